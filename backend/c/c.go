@@ -1,0 +1,150 @@
+// Package c is dlgen's C backend: it writes c/dlpack/dlpack.h, a drop-in
+// replacement for upstream dlpack.h of the chosen release, with layout
+// guards (_Static_assert / static_assert) for LP64 and i386.
+package c
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/dlgen/dlgen/backend"
+	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/templates"
+)
+
+// Path is where the header is written, relative to the output directory.
+const Path = "c/dlpack/dlpack.h"
+
+// Backend is the C backend.
+type Backend struct {
+	// Schema names the schema in the header comment.
+	Schema string
+}
+
+func (Backend) Name() string { return "c" }
+
+// Generate renders the header of api.
+func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
+	tmpl, err := templates.Parse("dlpack.h.tmpl", map[string]any{"comment": comment})
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, b.view(api)); err != nil {
+		return nil, fmt.Errorf("c backend: %w", err)
+	}
+	return []backend.File{{Path: Path, Content: buf.Bytes()}}, nil
+}
+
+// The view is what the template ranges over: every decision is made here,
+// the template only lays text out.
+type header struct {
+	Marker, Version, Schema, Guard string
+	Macros                         []macro
+	Decls                          []decl
+	ABIs                           []abiGuards
+}
+
+type macro struct {
+	Name, Kind, Doc, Value string
+}
+
+type decl struct {
+	Kind, Name, Tag, Doc, CXXBase, Decl string
+	Members                             []member
+}
+
+type member struct{ Name, Doc, Decl string }
+
+type abiGuards struct {
+	Name, Condition string
+	Checks          []check
+}
+
+type check struct {
+	Expr, What string
+	Want       int
+}
+
+func (b Backend) view(api *ir.API) header {
+	h := header{Marker: backend.Marker, Version: api.Version().String(), Schema: b.Schema, Guard: api.HeaderGuard}
+	for _, m := range api.Macros {
+		mv := macro{Name: m.Name, Doc: m.Doc}
+		switch m.Kind {
+		case ir.MacroExternC:
+			mv.Kind = "extern_c"
+		case ir.MacroDLL:
+			mv.Kind = "dll"
+		default:
+			mv.Kind = "value"
+			mv.Value = fmt.Sprint(m.ValueAt(api.Version()))
+		}
+		h.Macros = append(h.Macros, mv)
+	}
+	for _, d := range api.Decls {
+		switch d := d.(type) {
+		case *ir.Struct:
+			v := decl{Kind: "struct", Name: d.Name, Tag: d.Tag, Doc: d.Doc}
+			for _, f := range d.Fields {
+				v.Members = append(v.Members, member{Name: f.Name, Doc: f.Doc, Decl: f.Type.C(f.Name)})
+			}
+			h.Decls = append(h.Decls, v)
+		case *ir.Enum:
+			v := decl{Kind: "enum", Name: d.Name, Doc: d.Doc}
+			if d.CXXFixedSince != nil {
+				v.CXXBase = d.Underlying
+			}
+			suffix := ""
+			if d.UnsignedLiterals {
+				suffix = "U"
+			}
+			for _, e := range d.Values {
+				v.Members = append(v.Members, member{Name: e.Name, Doc: e.Doc, Decl: fmt.Sprintf("%s = %d%s", e.Name, e.Value, suffix)})
+			}
+			h.Decls = append(h.Decls, v)
+		case *ir.Flags:
+			v := decl{Kind: "flags", Name: d.Name, Doc: d.Doc}
+			for _, f := range d.Bits {
+				v.Members = append(v.Members, member{Name: f.Name, Doc: f.Doc, Decl: fmt.Sprintf("(1UL << %dUL)", f.Bit)})
+			}
+			h.Decls = append(h.Decls, v)
+		case *ir.FuncType:
+			h.Decls = append(h.Decls, decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Decl: d.Sig.C("(*" + d.Name + ")")})
+		}
+	}
+	for _, abi := range ir.ABIs {
+		g := abiGuards{Name: abi.Name, Condition: abi.CCondition}
+		for _, s := range api.Structs() {
+			l := abi.Layout(s)
+			g.Checks = append(g.Checks, check{Expr: "sizeof(" + s.Name + ")", Want: l.Size, What: "size of " + s.Name})
+			for _, f := range l.Fields {
+				g.Checks = append(g.Checks, check{
+					Expr: fmt.Sprintf("offsetof(%s, %s)", s.Name, f.Name), Want: f.Offset,
+					What: fmt.Sprintf("offset of %s.%s", s.Name, f.Name),
+				})
+			}
+		}
+		h.ABIs = append(h.ABIs, g)
+	}
+	return h
+}
+
+// comment renders doc as a C comment block at the given indent, or nothing
+// when doc is empty.
+func comment(indent, doc string) string {
+	lines := backend.Wrap(doc, 76-len(indent))
+	switch len(lines) {
+	case 0:
+		return ""
+	case 1:
+		return indent + "/*! " + lines[0] + " */"
+	}
+	var b strings.Builder
+	b.WriteString(indent + "/*!\n")
+	for _, l := range lines {
+		b.WriteString(indent + " * " + l + "\n")
+	}
+	b.WriteString(indent + " */")
+	return b.String()
+}

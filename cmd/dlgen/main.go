@@ -1,0 +1,109 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/dlgen/dlgen/generate"
+	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/schema"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("dlgen: ")
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dlgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]\n", strings.Join(generate.Languages(), ","))
+		fs.PrintDefaults()
+	}
+	lang := fs.String("lang", strings.Join(generate.Languages(), ","), "comma-separated languages to generate")
+	out := fs.String("out", ".", "output directory")
+	schemaFile := fs.String("schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
+	version := fs.String("dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
+	check := fs.Bool("check", false, "write nothing; print a diff and exit 1 if -out is not current")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dlgen: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, prefixLines("dlgen: ", err.Error()))
+		return 2
+	}
+
+	s, err := loadSchema(*schemaFile)
+	if err != nil {
+		return fail(err)
+	}
+	opts := generate.Options{Schema: s, SchemaName: schema.DefaultFile, Langs: splitList(*lang)}
+	if *schemaFile != "" {
+		opts.SchemaName = *schemaFile
+	}
+	if *version != "" {
+		v, err := ir.ParseVersion(*version)
+		if err != nil {
+			return fail(fmt.Errorf("-dlpack-version: %v (known: %s)", err, strings.Join(generate.Versions(s), ", ")))
+		}
+		opts.Version = v
+	}
+	files, err := generate.Files(opts)
+	if err != nil {
+		return fail(err)
+	}
+	if *check {
+		diff, err := generate.Check(*out, files)
+		if err != nil {
+			return fail(err)
+		}
+		if diff != "" {
+			fmt.Fprint(stdout, diff)
+			fmt.Fprintf(stderr, "dlgen: %s is stale; run dlgen without -check to update it\n", *out)
+			return 1
+		}
+		return 0
+	}
+	if _, err := generate.Write(*out, files); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+func loadSchema(path string) (*ir.Schema, error) {
+	if path == "" {
+		return schema.Default()
+	}
+	return schema.LoadFile(path)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// prefixLines puts prefix before the first line only; positioned schema
+// errors stay greppable as file:line:col.
+func prefixLines(prefix, msg string) string {
+	if strings.Contains(msg, "\n") || strings.Count(msg, ":") >= 3 && !strings.HasPrefix(msg, "-") {
+		return msg
+	}
+	return prefix + msg
+}

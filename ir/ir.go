@@ -1,0 +1,251 @@
+// Package ir is dlgen's validated intermediate representation of the DLPack
+// ABI: every declaration of every supported release, each with the release
+// that introduced it and its renames, plus the computed memory layout of each
+// struct on the LP64 and ILP32 ABIs.
+//
+// A Schema holds all releases at once; Schema.At selects one release and
+// returns an API, the flat, resolved view that backends render. Schemas are
+// built by package schema, which also validates them, so everything here may
+// assume well-formed input.
+package ir
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is a DLPack release, such as 1.3.
+type Version struct{ Major, Minor int }
+
+// ParseVersion parses "MAJOR.MINOR".
+func ParseVersion(s string) (Version, error) {
+	major, minor, ok := strings.Cut(s, ".")
+	if !ok {
+		return Version{}, fmt.Errorf("version %q is not of the form MAJOR.MINOR", s)
+	}
+	ma, err1 := strconv.ParseUint(major, 10, 16)
+	mi, err2 := strconv.ParseUint(minor, 10, 16)
+	if err1 != nil || err2 != nil || major == "" || minor == "" {
+		return Version{}, fmt.Errorf("version %q is not of the form MAJOR.MINOR", s)
+	}
+	return Version{int(ma), int(mi)}, nil
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// Less reports whether v is older than w.
+func (v Version) Less(w Version) bool {
+	if v.Major != w.Major {
+		return v.Major < w.Major
+	}
+	return v.Minor < w.Minor
+}
+
+// Pos is a position in a schema file.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Life says in which releases an element exists: from Since up to, but not
+// including, Until (when set).
+type Life struct {
+	Since Version
+	Until *Version
+}
+
+// In reports whether the element exists in release v.
+func (l Life) In(v Version) bool {
+	return !v.Less(l.Since) && (l.Until == nil || v.Less(*l.Until))
+}
+
+// Change records that before release In an element was spelled From (a
+// name for renames, a C type for retypes).
+type Change struct {
+	In   Version
+	From string
+}
+
+// Schema is every declaration of every supported release.
+type Schema struct {
+	Name        string
+	HeaderGuard string
+	Releases    []Release // oldest first
+	Macros      []*Macro
+	Decls       []Decl // in C declaration order
+	Python      []*PythonName
+}
+
+// Release is one supported DLPack release.
+type Release struct {
+	Version Version
+	Notes   string
+}
+
+// Newest returns the newest supported release.
+func (s *Schema) Newest() Version { return s.Releases[len(s.Releases)-1].Version }
+
+// Lookup returns the release v, if supported.
+func (s *Schema) Lookup(v Version) (Release, bool) {
+	for _, r := range s.Releases {
+		if r.Version == v {
+			return r, true
+		}
+	}
+	return Release{}, false
+}
+
+// MacroKind tells backends how to spell a macro.
+type MacroKind int
+
+const (
+	MacroInteger MacroKind = iota // an integer value that may change per release
+	MacroExternC                  // extern "C" under C++, empty under C
+	MacroDLL                      // the Windows dllexport/dllimport prefix
+)
+
+// Macro is a preprocessor macro of the header preamble.
+type Macro struct {
+	Name   string
+	Kind   MacroKind
+	Doc    string
+	Life   Life
+	Values []MacroValue // for MacroInteger, oldest first
+	Pos    Pos
+}
+
+// MacroValue is the value a macro takes from release Since on.
+type MacroValue struct {
+	Since Version
+	Value int64
+}
+
+// ValueAt returns the macro's value in release v.
+func (m *Macro) ValueAt(v Version) int64 {
+	var val int64
+	for _, mv := range m.Values {
+		if !v.Less(mv.Since) {
+			val = mv.Value
+		}
+	}
+	return val
+}
+
+// Decl is a top-level declaration: *Struct, *Enum, *Flags or *FuncType.
+type Decl interface {
+	DeclName() string
+	DeclLife() Life
+	DeclPos() Pos
+}
+
+// Struct is a C struct, declared as a typedef of an (optionally tagged)
+// struct.
+type Struct struct {
+	Name   string
+	Tag    string // the struct tag, or "" for an anonymous struct
+	Doc    string
+	Life   Life
+	Fields []*Field
+	Pos    Pos
+}
+
+// Field is a struct member.
+type Field struct {
+	Name    string
+	Type    *Type
+	Doc     string
+	Life    Life
+	Retyped *Change // its type before a release
+	Pos     Pos
+}
+
+// Enum is a C enum whose values are stored as Underlying.
+type Enum struct {
+	Name       string
+	Underlying string // a fixed-width C integer type, e.g. int32_t
+	// CXXFixedSince is the release from which the C++ spelling declares the
+	// underlying type (enum : int32_t); nil if never.
+	CXXFixedSince    *Version
+	UnsignedLiterals bool // enumerators are written with a U suffix
+	Doc              string
+	Life             Life
+	Values           []*Enumerator
+	Pos              Pos
+}
+
+// Enumerator is one named value of an Enum.
+type Enumerator struct {
+	Name    string
+	Value   int64
+	Doc     string
+	Life    Life
+	Renamed *Change
+	Pos     Pos
+}
+
+// Flags is a group of single-bit mask macros for one integer field.
+type Flags struct {
+	Name string // the common prefix; not emitted in C
+	Type string // the C type of the field the bits belong to
+	Doc  string
+	Life Life
+	Bits []*Flag
+	Pos  Pos
+}
+
+// Flag is one bit of a Flags group.
+type Flag struct {
+	Name string
+	Bit  int
+	Doc  string
+	Life Life
+	Pos  Pos
+}
+
+// FuncType is a typedef of a pointer to function.
+type FuncType struct {
+	Name string
+	Doc  string
+	Life Life
+	Sig  *Signature
+	Pos  Pos
+}
+
+// Signature is the return type and parameters of a function pointer.
+type Signature struct {
+	Returns *Type
+	Params  []*Param
+}
+
+// Param is a named parameter of a Signature.
+type Param struct {
+	Name string
+	Type *Type
+}
+
+// PythonName is a string of the Python-level protocol: a capsule name or a
+// type attribute.
+type PythonName struct {
+	Name    string
+	Kind    string // "capsule" or "attribute"
+	Doc     string
+	Life    Life
+	Renamed *Change
+	Pos     Pos
+}
+
+func (d *Struct) DeclName() string   { return d.Name }
+func (d *Enum) DeclName() string     { return d.Name }
+func (d *Flags) DeclName() string    { return d.Name }
+func (d *FuncType) DeclName() string { return d.Name }
+func (d *Struct) DeclLife() Life     { return d.Life }
+func (d *Enum) DeclLife() Life       { return d.Life }
+func (d *Flags) DeclLife() Life      { return d.Life }
+func (d *FuncType) DeclLife() Life   { return d.Life }
+func (d *Struct) DeclPos() Pos       { return d.Pos }
+func (d *Enum) DeclPos() Pos         { return d.Pos }
+func (d *Flags) DeclPos() Pos        { return d.Pos }
+func (d *FuncType) DeclPos() Pos     { return d.Pos }

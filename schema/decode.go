@@ -1,0 +1,362 @@
+package schema
+
+import (
+	"github.com/dlgen/dlgen/ir"
+	"gopkg.in/yaml.v3"
+)
+
+// releases is filled first so version tags can be range-checked as they
+// are read.
+type decoder struct {
+	*reader
+	releases []ir.Version
+}
+
+func (r *reader) schema(root *yaml.Node) *ir.Schema {
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
+		r.errorf(root, "the schema must be one YAML document")
+		return nil
+	}
+	d := &decoder{reader: r}
+	m := r.mapping(root.Content[0], "the schema", "name!", "header_guard!", "versions!", "macros", "declarations!", "python")
+	if m == nil {
+		return nil
+	}
+	s := &ir.Schema{
+		Name:        r.ident(m["name"], "name"),
+		HeaderGuard: r.ident(m["header_guard"], "header_guard"),
+	}
+	for _, n := range r.seq(m["versions"], "versions") {
+		vm := r.mapping(n, "a version", "version!", "notes")
+		if vm == nil {
+			continue
+		}
+		v := r.version(vm["version"], "version")
+		if len(d.releases) > 0 && !d.releases[len(d.releases)-1].Less(v) {
+			r.errorf(vm["version"], "versions must be listed oldest first without repeats; %s follows %s", v, d.releases[len(d.releases)-1])
+		}
+		d.releases = append(d.releases, v)
+		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.str(vm["notes"], "notes")})
+	}
+	if m["versions"] != nil && len(s.Releases) == 0 {
+		r.errorf(m["versions"], "versions must list at least one release")
+	}
+	if len(r.errs) > 0 {
+		return s
+	}
+	for _, n := range r.seq(m["macros"], "macros") {
+		s.Macros = append(s.Macros, d.macro(n))
+	}
+	for _, n := range r.seq(m["declarations"], "declarations") {
+		if decl := d.decl(n); decl != nil {
+			s.Decls = append(s.Decls, decl)
+		}
+	}
+	for _, n := range r.seq(m["python"], "python") {
+		pm := r.mapping(n, "a python name", "name!", "since!", "until", "kind!", "renamed", "doc")
+		if pm == nil {
+			continue
+		}
+		p := &ir.PythonName{
+			Name: r.ident(pm["name"], "name"), Kind: r.str(pm["kind"], "kind"),
+			Doc: r.str(pm["doc"], "doc"), Life: d.life(pm), Pos: r.pos(n),
+		}
+		if p.Kind != "capsule" && p.Kind != "attribute" && pm["kind"] != nil {
+			r.errorf(pm["kind"], "python kind must be capsule or attribute, not %q", p.Kind)
+		}
+		p.Renamed = d.change(pm["renamed"], "renamed", p.Life)
+		s.Python = append(s.Python, p)
+	}
+	return s
+}
+
+// life reads since/until and checks them against the listed releases.
+func (d *decoder) life(m map[string]*yaml.Node) ir.Life {
+	var l ir.Life
+	l.Since = d.release(m["since"], "since")
+	if m["until"] != nil {
+		u := d.release(m["until"], "until")
+		if !l.Since.Less(u) {
+			d.errorf(m["until"], "until %s must be later than since %s", u, l.Since)
+		}
+		l.Until = &u
+	}
+	return l
+}
+
+// release reads a version that must be one of the listed releases.
+func (d *decoder) release(n *yaml.Node, what string) ir.Version {
+	if n == nil {
+		return ir.Version{}
+	}
+	v := d.version(n, what)
+	for _, r := range d.releases {
+		if r == v {
+			return v
+		}
+	}
+	if len(d.errs) == 0 || d.errs[len(d.errs)-1].Pos != d.pos(n) {
+		d.errorf(n, "%s %s is not one of the schema's versions (%s to %s)", what, v, d.releases[0], d.releases[len(d.releases)-1])
+	}
+	return v
+}
+
+// within checks that a member's life lies inside its parent's.
+func (d *decoder) within(n *yaml.Node, what string, child, parent ir.Life) {
+	if child.Since.Less(parent.Since) {
+		d.errorf(n, "%s is since %s but what contains it only exists since %s", what, child.Since, parent.Since)
+	}
+	if parent.Until != nil && (child.Until == nil || parent.Until.Less(*child.Until)) {
+		d.errorf(n, "%s outlives what contains it (until %s)", what, parent.Until)
+	}
+}
+
+// change reads a renamed/retyped entry. Its version may predate the oldest
+// listed release (history), but may not be later than the element's since
+// unless it is a listed release inside the element's life.
+func (d *decoder) change(n *yaml.Node, what string, life ir.Life) *ir.Change {
+	if n == nil {
+		return nil
+	}
+	m := d.mapping(n, what, "in!", "from!")
+	if m == nil {
+		return nil
+	}
+	c := &ir.Change{In: d.version(m["in"], what+".in"), From: d.str(m["from"], what+".from")}
+	if m["in"] != nil && life.Since.Less(c.In) {
+		if _, ok := d.find(c.In); !ok || !life.In(c.In) {
+			d.errorf(m["in"], "%s.in %s must be a listed version within the element's life, or predate its since %s", what, c.In, life.Since)
+		}
+	}
+	return c
+}
+
+func (d *decoder) find(v ir.Version) (int, bool) {
+	for i, r := range d.releases {
+		if r == v {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (d *decoder) macro(n *yaml.Node) *ir.Macro {
+	m := d.mapping(n, "a macro", "name!", "since!", "until", "kind", "doc", "values")
+	if m == nil {
+		return &ir.Macro{Pos: d.pos(n)}
+	}
+	mac := &ir.Macro{Name: d.ident(m["name"], "macro name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	switch kind := d.str(m["kind"], "kind"); kind {
+	case "", "value":
+		mac.Kind = ir.MacroInteger
+		if m["values"] == nil {
+			d.errorf(n, "macro %s is missing required key \"values\"", mac.Name)
+		}
+	case "extern_c":
+		mac.Kind = ir.MacroExternC
+	case "dll":
+		mac.Kind = ir.MacroDLL
+	default:
+		d.errorf(m["kind"], "macro kind must be value, extern_c or dll, not %q", kind)
+	}
+	if mac.Kind != ir.MacroInteger && m["values"] != nil {
+		d.errorf(m["values"], "only value macros have values")
+	}
+	for i, vn := range d.seq(m["values"], "values") {
+		vm := d.mapping(vn, "a macro value", "since!", "value!")
+		if vm == nil {
+			continue
+		}
+		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value")}
+		switch {
+		case i == 0 && mv.Since != mac.Life.Since:
+			d.errorf(vm["since"], "the first value of %s must start at the macro's since %s", mac.Name, mac.Life.Since)
+		case i > 0 && !mac.Values[i-1].Since.Less(mv.Since):
+			d.errorf(vm["since"], "values of %s must be listed oldest first without repeats", mac.Name)
+		case !mac.Life.In(mv.Since):
+			d.errorf(vm["since"], "value since %s lies outside the life of %s", mv.Since, mac.Name)
+		}
+		mac.Values = append(mac.Values, mv)
+	}
+	return mac
+}
+
+func (d *decoder) decl(n *yaml.Node) ir.Decl {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		d.errorf(n, "a declaration must be a mapping starting with struct, enum, flags or functype")
+		return nil
+	}
+	switch kind := n.Content[0].Value; kind {
+	case "struct":
+		return d.structDecl(n)
+	case "enum":
+		return d.enumDecl(n)
+	case "flags":
+		return d.flagsDecl(n)
+	case "functype":
+		return d.funcDecl(n)
+	default:
+		d.errorf(n.Content[0], "unknown declaration kind %q (want struct, enum, flags or functype first)", kind)
+		return nil
+	}
+}
+
+func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
+	m := d.mapping(n, "a struct", "struct!", "since!", "until", "tag", "doc", "fields!")
+	if m == nil {
+		return nil
+	}
+	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	for _, fn := range d.seq(m["fields"], "fields") {
+		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "doc")
+		if fm == nil {
+			continue
+		}
+		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.str(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
+		d.within(fn, "field "+f.Name, f.Life, s.Life)
+		f.Type = d.typ(fm["type"], "type of "+s.Name+"."+f.Name)
+		f.Retyped = d.change(fm["retyped"], "retyped", f.Life)
+		if f.Retyped != nil {
+			if _, err := ir.ParseType(f.Retyped.From); err != nil {
+				d.errorf(fm["retyped"], "retyped.from: %v", err)
+			}
+		}
+		s.Fields = append(s.Fields, f)
+	}
+	if m["fields"] != nil && len(s.Fields) == 0 {
+		d.errorf(m["fields"], "struct %s has no fields", s.Name)
+	}
+	return s
+}
+
+func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
+	m := d.mapping(n, "an enum", "enum!", "since!", "until", "underlying!", "cxx_fixed_since", "unsigned_literals", "doc", "values!")
+	if m == nil {
+		return nil
+	}
+	e := &ir.Enum{
+		Name: d.ident(m["enum"], "enum name"), Underlying: d.str(m["underlying"], "underlying"),
+		UnsignedLiterals: d.boolean(m["unsigned_literals"], "unsigned_literals"),
+		Doc:              d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
+	}
+	lo, hi, ok := ir.IntRange(e.Underlying)
+	if !ok && m["underlying"] != nil {
+		d.errorf(m["underlying"], "underlying type %q is not a fixed-width integer type", e.Underlying)
+	}
+	if m["cxx_fixed_since"] != nil {
+		v := d.release(m["cxx_fixed_since"], "cxx_fixed_since")
+		e.CXXFixedSince = &v
+	}
+	seen := map[int64]string{}
+	for _, vn := range d.seq(m["values"], "values") {
+		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "doc")
+		if vm == nil {
+			continue
+		}
+		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.str(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
+		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
+		ev.Renamed = d.change(vm["renamed"], "renamed", ev.Life)
+		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
+			d.errorf(vm["value"], "value %d of %s does not fit the underlying type %s [%d, %d]", ev.Value, ev.Name, e.Underlying, lo, hi)
+		} else if vm["value"] != nil && (ev.Value < -1<<31 || ev.Value > 1<<31-1) {
+			d.errorf(vm["value"], "value %d of %s does not fit a C int, which C enumerators must", ev.Value, ev.Name)
+		}
+		if prev, dup := seen[ev.Value]; dup && vm["value"] != nil {
+			d.errorf(vm["value"], "value %d of %s duplicates %s", ev.Value, ev.Name, prev)
+		}
+		seen[ev.Value] = ev.Name
+		e.Values = append(e.Values, ev)
+	}
+	return e
+}
+
+func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
+	m := d.mapping(n, "a flags group", "flags!", "since!", "until", "type!", "doc", "bits!")
+	if m == nil {
+		return nil
+	}
+	f := &ir.Flags{Name: d.ident(m["flags"], "flags name"), Type: d.str(m["type"], "type"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	_, hi, ok := ir.IntRange(f.Type)
+	if (!ok || ir.Scalars[f.Type].Signed) && m["type"] != nil {
+		d.errorf(m["type"], "flags type %q is not an unsigned fixed-width integer type", f.Type)
+	}
+	seen := map[int64]string{}
+	for _, bn := range d.seq(m["bits"], "bits") {
+		bm := d.mapping(bn, "a flag", "name!", "bit!", "since!", "until", "doc")
+		if bm == nil {
+			continue
+		}
+		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.str(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
+		d.within(bn, "flag "+b.Name, b.Life, f.Life)
+		bit := d.integer(bm["bit"], "bit")
+		if ok && bm["bit"] != nil && (bit < 0 || hi>>uint(bit) == 0 && bit != int64(ir.Scalars[f.Type].Size*8-1)) {
+			d.errorf(bm["bit"], "bit %d of %s does not fit %s", bit, b.Name, f.Type)
+		}
+		if prev, dup := seen[bit]; dup {
+			d.errorf(bm["bit"], "bit %d of %s duplicates %s", bit, b.Name, prev)
+		}
+		seen[bit] = b.Name
+		b.Bit = int(bit)
+		f.Bits = append(f.Bits, b)
+	}
+	return f
+}
+
+func (d *decoder) funcDecl(n *yaml.Node) ir.Decl {
+	m := d.mapping(n, "a functype", "functype!", "since!", "until", "doc", "returns!", "params")
+	if m == nil {
+		return nil
+	}
+	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f.Sig = d.signature(m, f.Name)
+	return f
+}
+
+// signature reads returns/params from a mapping.
+func (d *decoder) signature(m map[string]*yaml.Node, what string) *ir.Signature {
+	sig := &ir.Signature{Returns: d.returnType(m["returns"], "return type of "+what)}
+	names := map[string]bool{}
+	for _, pn := range d.seq(m["params"], "params") {
+		pm := d.mapping(pn, "a parameter", "name!", "type!")
+		if pm == nil {
+			continue
+		}
+		p := &ir.Param{Name: d.ident(pm["name"], "parameter name")}
+		if names[p.Name] {
+			d.errorf(pm["name"], "duplicate parameter %q in %s", p.Name, what)
+		}
+		names[p.Name] = true
+		p.Type = d.typ(pm["type"], "type of parameter "+p.Name+" of "+what)
+		sig.Params = append(sig.Params, p)
+	}
+	return sig
+}
+
+func (d *decoder) returnType(n *yaml.Node, what string) *ir.Type {
+	if n != nil && n.Kind == yaml.ScalarNode && n.Value == "void" {
+		return &ir.Type{Kind: ir.Scalar, Name: "void"}
+	}
+	return d.typ(n, what)
+}
+
+// typ reads a C type: a string, or a mapping {returns, params} for an
+// inline function pointer.
+func (d *decoder) typ(n *yaml.Node, what string) *ir.Type {
+	if n == nil {
+		return &ir.Type{Kind: ir.Scalar, Name: "int"}
+	}
+	if n.Kind == yaml.MappingNode {
+		m := d.mapping(n, "a function type", "returns!", "params")
+		if m == nil {
+			return &ir.Type{Kind: ir.Scalar, Name: "int"}
+		}
+		return &ir.Type{Kind: ir.Func, Sig: d.signature(m, what)}
+	}
+	t, err := ir.ParseType(d.str(n, what))
+	if err != nil {
+		d.errorf(n, "%s: %v", what, err)
+		return &ir.Type{Kind: ir.Scalar, Name: "int"}
+	}
+	t.Walk(func(t *ir.Type) { t.Pos = d.pos(n) })
+	return t
+}

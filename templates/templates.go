@@ -1,0 +1,16 @@
+// Package templates embeds the text templates of the template-driven
+// backends (C and Python). The Go backend builds its output with jennifer.
+package templates
+
+import (
+	"embed"
+	"text/template"
+)
+
+//go:embed *.tmpl
+var files embed.FS
+
+// Parse parses the named template with funcs available to it.
+func Parse(name string, funcs template.FuncMap) (*template.Template, error) {
+	return template.New(name).Funcs(funcs).Option("missingkey=error").ParseFS(files, name)
+}
