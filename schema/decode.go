@@ -28,7 +28,7 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 	}
 	for _, n := range r.seq(m["versions"], "versions") {
 		vm := r.mapping(n, "a version", "version!", "notes")
-		if vm == nil {
+		if vm == nil || vm["version"] == nil {
 			continue
 		}
 		v := r.version(vm["version"], "version")

@@ -71,7 +71,7 @@ func Load(file string, data []byte) (*ir.Schema, error) {
 	}
 	r := &reader{file: file}
 	s := r.schema(&root)
-	if len(r.errs) == 0 {
+	if s != nil && len(s.Releases) > 0 {
 		r.validate(s)
 	}
 	if len(r.errs) > 0 {
@@ -110,7 +110,12 @@ type reader struct {
 	errs ErrorList
 }
 
-func (r *reader) pos(n *yaml.Node) ir.Pos { return ir.Pos{File: r.file, Line: n.Line, Col: n.Column} }
+func (r *reader) pos(n *yaml.Node) ir.Pos {
+	if n == nil { // callers check required keys first; this is a last resort
+		return ir.Pos{File: r.file, Line: 1, Col: 1}
+	}
+	return ir.Pos{File: r.file, Line: n.Line, Col: n.Column}
+}
 
 func (r *reader) errorf(n *yaml.Node, format string, args ...any) {
 	r.errs = append(r.errs, &Error{Pos: r.pos(n), Msg: fmt.Sprintf(format, args...)})

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"strings"
 
@@ -14,8 +14,6 @@ import (
 )
 
 func main() {
-	log.SetFlags(0)
-	log.SetPrefix("dlgen: ")
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -41,7 +39,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fail := func(err error) int {
-		fmt.Fprintln(stderr, prefixLines("dlgen: ", err.Error()))
+		var positioned schema.ErrorList
+		if errors.As(err, &positioned) {
+			fmt.Fprintln(stderr, err) // file:line:col: message, one per line
+		} else {
+			fmt.Fprintln(stderr, "dlgen:", err)
+		}
 		return 2
 	}
 
@@ -97,13 +100,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// prefixLines puts prefix before the first line only; positioned schema
-// errors stay greppable as file:line:col.
-func prefixLines(prefix, msg string) string {
-	if strings.Contains(msg, "\n") || strings.Count(msg, ":") >= 3 && !strings.HasPrefix(msg, "-") {
-		return msg
-	}
-	return prefix + msg
 }

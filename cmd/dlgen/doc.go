@@ -1,0 +1,35 @@
+// Dlgen turns the versioned DLPack schema into bindings: a C header that
+// replaces upstream dlpack.h, and a pure-Go package with the same layout.
+//
+// Usage:
+//
+//	dlgen [-lang c,go] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
+//
+// Flags:
+//
+//	-lang            comma-separated languages; default: all (c, go).
+//	-out DIR         output directory; default ".". The C header goes to
+//	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/.
+//	-schema FILE     schema to read; default: the embedded schema/dlpack.yaml.
+//	-dlpack-version  the DLPack release to emit, e.g. 0.6 or 1.3; default: the
+//	                 newest. An unknown release is an error that lists the known.
+//	-check           write nothing; print a unified diff of what would change and
+//	                 exit 1 if anything under -out is stale or missing.
+//
+// Only files whose content changes are written, and the output is
+// byte-identical across runs and machines, so generated files can be checked
+// in and verified in CI with -check.
+//
+// Exit status: 0 on success (and a current -out with -check), 1 when -check
+// finds drift, 2 on a usage error or an invalid schema. Schema errors are
+// reported one per line as file:line:col: message.
+//
+// To vendor a header for DLPack 1.3 and keep it current:
+//
+//	dlgen -lang c -dlpack-version 1.3 -out third_party/
+//	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
+//
+// In a Go project:
+//
+//	//go:generate go run github.com/dlgen/dlgen/cmd/dlgen -lang go -out internal
+package main

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func dlgen(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestGenerateThenCheck(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := dlgen(t, "-out", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.FileExists(t, filepath.Join(dir, "c", "dlpack", "dlpack.h"))
+	assert.FileExists(t, filepath.Join(dir, "go", "dlpack", "dlpack.go"))
+
+	code, stdout, _ := dlgen(t, "-out", dir, "-check")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stdout)
+
+	// Another release is drift for a tree generated at the newest.
+	code, stdout, stderr = dlgen(t, "-out", dir, "-check", "-dlpack-version", "1.2")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "-#define DLPACK_MINOR_VERSION 3\n+#define DLPACK_MINOR_VERSION 2")
+	assert.Contains(t, stderr, "is stale")
+}
+
+func TestCheckFindsMissingFiles(t *testing.T) {
+	code, stdout, _ := dlgen(t, "-out", t.TempDir(), "-check", "-lang", "c")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "--- /dev/null")
+}
+
+func TestRewritesNothingWhenCurrent(t *testing.T) {
+	dir := t.TempDir()
+	code, _, _ := dlgen(t, "-out", dir, "-lang", "c")
+	require.Equal(t, 0, code)
+	path := filepath.Join(dir, "c", "dlpack", "dlpack.h")
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	require.NoError(t, os.Chtimes(path, old, old))
+	code, _, _ = dlgen(t, "-out", dir, "-lang", "c")
+	require.Equal(t, 0, code)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, old, info.ModTime(), "an unchanged file must not be rewritten")
+}
+
+func TestUnknownVersion(t *testing.T) {
+	code, _, stderr := dlgen(t, "-out", t.TempDir(), "-dlpack-version", "2.0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "unknown DLPack version 2.0 (known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3)")
+	code, _, stderr = dlgen(t, "-dlpack-version", "one")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "known: 0.6")
+}
+
+func TestUnknownLanguage(t *testing.T) {
+	code, _, stderr := dlgen(t, "-out", t.TempDir(), "-lang", "c,fortran")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unknown language "fortran"`)
+}
+
+func TestBrokenSchemaGivesPositionsAndExit2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broken.yaml")
+	src := "name: dlpack\nheader_guard: G\nversions:\n  - version: \"1.0\"\ndeclarations:\n  - struct: S\n    since: \"1.0\"\n    fields:\n      - {name: a, type: Missing, since: \"1.0\"}\n      - {name: b, type: int32_t, since: \"1.0\", size: 4}\n"
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	code, stdout, stderr := dlgen(t, "-schema", path, "-out", t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	require.Len(t, lines, 2, stderr)
+	assert.Equal(t, path+`:9:25: S.a uses undefined type Missing`, lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], path+`:10:48: unknown key "size" in a field`), lines[1])
+}
+
+func TestMissingSchemaFile(t *testing.T) {
+	code, _, stderr := dlgen(t, "-schema", filepath.Join(t.TempDir(), "nope.yaml"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "no such file")
+}
+
+func TestUsageErrors(t *testing.T) {
+	code, _, stderr := dlgen(t, "-bogus")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "usage: dlgen")
+	code, _, _ = dlgen(t, "stray")
+	assert.Equal(t, 2, code)
+}

@@ -1,0 +1,124 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/ir"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultSchemaLoads(t *testing.T) {
+	s, err := Default()
+	require.NoError(t, err)
+	var versions []string
+	for _, r := range s.Releases {
+		versions = append(versions, r.Version.String())
+	}
+	assert.Equal(t, []string{"0.6", "0.7", "0.8", "1.0", "1.1", "1.2", "1.3"}, versions)
+}
+
+// base is a small valid schema; each case below breaks one thing in it.
+const base = `name: dlpack
+header_guard: G_H_
+versions:
+  - version: "0.6"
+  - version: "1.0"
+macros:
+  - name: DLPACK_VERSION
+    since: "0.6"
+    values:
+      - {since: "0.6", value: 60}
+declarations:
+  - enum: DLDeviceType
+    since: "0.6"
+    underlying: int32_t
+    values:
+      - {name: kDLCPU, value: 1, since: "0.6"}
+      - {name: kDLCUDA, value: 2, since: "1.0"}
+  - struct: DLDevice
+    since: "0.6"
+    fields:
+      - {name: device_type, type: DLDeviceType, since: "0.6"}
+      - {name: device_id, type: int32_t, since: "0.6"}
+`
+
+func TestBaseSchemaIsValid(t *testing.T) {
+	s, err := Load("base.yaml", []byte(base))
+	require.NoError(t, err)
+	api := s.At(ir.Version{Major: 0, Minor: 6})
+	require.Len(t, api.Enums(), 1)
+	assert.Len(t, api.Enums()[0].Values, 1, "kDLCUDA only exists from 1.0")
+}
+
+func TestLoadRejects(t *testing.T) {
+	cases := []struct {
+		name, old, new, want string
+	}{
+		{"unknown top-level key", "header_guard: G_H_\n", "header_guard: G_H_\ncolour: blue\n", `base.yaml:3:1: unknown key "colour" in the schema`},
+		{"unknown nested key", "{name: kDLCPU, value: 1, since: \"0.6\"}", "{name: kDLCPU, value: 1, since: \"0.6\", colour: red}", `base.yaml:16:48: unknown key "colour" in an enumerator`},
+		{"missing required key", "    underlying: int32_t\n", "", `base.yaml:12:5: an enum is missing required key "underlying"`},
+		{"duplicate name", "struct: DLDevice", "struct: DLDeviceType", "base.yaml:18:5: duplicate name DLDeviceType (first declared at base.yaml:12:5)"},
+		{"duplicate enumerator value", "{name: kDLCUDA, value: 2,", "{name: kDLCUDA, value: 1,", "base.yaml:17:32: value 1 of kDLCUDA duplicates kDLCPU"},
+		{"value does not fit", "{name: kDLCUDA, value: 2,", "{name: kDLCUDA, value: 2147483648,", "value 2147483648 of kDLCUDA does not fit the underlying type int32_t"},
+		{"undefined type", "type: DLDeviceType,", "type: DLDeviceKind,", "base.yaml:21:35: DLDevice.device_type uses undefined type DLDeviceKind"},
+		{"malformed version", `- {name: kDLCPU, value: 1, since: "0.6"}`, `- {name: kDLCPU, value: 1, since: "zero"}`, `since: version "zero" is not of the form MAJOR.MINOR`},
+		{"version out of range", `- {name: kDLCPU, value: 1, since: "0.6"}`, `- {name: kDLCPU, value: 1, since: "2.0"}`, "base.yaml:16:41: since 2.0 is not one of the schema's versions (0.6 to 1.0)"},
+		{"member older than parent", "  - struct: DLDevice\n    since: \"0.6\"", "  - struct: DLDevice\n    since: \"1.0\"", "field device_type is since 0.6 but what contains it only exists since 1.0"},
+		{"type used before it exists", "{name: device_id, type: int32_t, since: \"0.6\"}", "{name: device_id, type: int32_t, since: \"0.6\"}\n      - {name: pad, type: DLDevice, since: \"0.6\"}", "DLDevice.pad uses DLDevice before it is declared"},
+		{"until before since", "    since: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", "    since: \"0.6\"\n    until: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", "until 0.6 must be later than since 0.6"},
+		{"bad C type", "type: int32_t, since", "type: \"int32_t)\", since", "cannot parse C type"},
+		{"yaml syntax", "versions:\n", "versions: [\n", "base.yaml:"},
+		{"alias", "header_guard: G_H_", "header_guard: &g G_H_\nname2: *g", `unknown key "name2"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(base, tc.old, tc.new, 1)
+			require.NotEqual(t, base, src, "the case must change the schema")
+			_, err := Load("base.yaml", []byte(src))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			var list ErrorList
+			require.ErrorAs(t, err, &list)
+			for _, e := range list {
+				assert.Regexp(t, `^base\.yaml:\d+:\d+: `, e.Error())
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryError(t *testing.T) {
+	src := strings.Replace(base, "header_guard: G_H_\n", "header_guard: G_H_\nx: 1\ny: 2\n", 1)
+	_, err := Load("base.yaml", []byte(src))
+	var list ErrorList
+	require.ErrorAs(t, err, &list)
+	assert.Len(t, list, 2)
+}
+
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(base))
+	f.Add(DefaultBytes())
+	f.Add([]byte("versions: [{version: '1.0'}]\ndeclarations: [{struct: A, since: '1.0', fields: [{name: a, type: 'struct A*', since: '1.0'}]}]"))
+	f.Add([]byte("- [a, b]\n- {c: d}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Load("fuzz.yaml", data)
+		if err != nil {
+			for _, e := range err.(ErrorList) {
+				if !strings.HasPrefix(e.Error(), "fuzz.yaml:") {
+					t.Fatalf("error without position: %v", e)
+				}
+			}
+			return
+		}
+		// A schema that loads must render every release without panicking.
+		for _, r := range s.Releases {
+			api := s.At(r.Version)
+			for _, st := range api.Structs() {
+				for _, abi := range ir.ABIs {
+					abi.Layout(st)
+				}
+			}
+		}
+	})
+}
