@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a fresh Debian machine:
+# Debian packages (the upstream v0.6 header, cross-compilers, valgrind),
+# a Python venv in .venv with pinned packages, and the Go modules.
+# Safe to re-run: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  libdlpack-dev                                   # upstream DLPack v0.6 header
+  gcc g++ binutils
+  gcc-i686-linux-gnu binutils-i686-linux-gnu libc6-dev-i386-cross
+  gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
+  python3-venv
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "deps: apt-get install ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! cmp -s tests/requirements.txt .venv/.requirements 2>/dev/null; then
+  echo "deps: python venv in .venv"
+  rm -rf .venv
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r tests/requirements.txt
+  cp tests/requirements.txt .venv/.requirements
+fi
+
+go mod download

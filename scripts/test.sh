@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what it needs, then checks
+# formatting, vet, generated-file drift, every Go test under -race (golden,
+# CLI, end-to-end compiles, ABI against upstream headers, cgo layout) and a
+# short fuzz run of the schema loader.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/deps.sh
+
+export PATH="$PWD/.venv/bin:$PATH"
+export DLGEN_REQUIRE_TOOLS=1   # a missing tool fails the tests instead of skipping them
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(find . -name '*.go' -not -path './.venv/*'))
+if [ -n "$unformatted" ]; then echo "not gofmt'd: $unformatted"; exit 1; fi
+echo "== go vet"
+go vet ./...
+echo "== generated/ is current"
+go run ./cmd/dlgen -out generated -check
+echo "== go test -race"
+go test -race -count=1 ./...
+echo "== fuzz the schema loader"
+go test -run='^$' -fuzz=FuzzLoad -fuzztime=10s ./schema

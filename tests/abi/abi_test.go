@@ -1,0 +1,136 @@
+package abi
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/generate"
+	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/tests/internal/tooltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMatchesDebianLibdlpackDev(t *testing.T) {
+	const dir = "/usr/include"
+	if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
+		tooltest.Missing(t, "Debian's libdlpack-dev is not installed")
+	}
+	compareWithUpstream(t, "libdlpack-dev", dir)
+}
+
+func TestMatchesTVMFFIHeader(t *testing.T) {
+	config := os.Getenv("DLGEN_TVM_FFI_CONFIG")
+	if config == "" {
+		config = tooltest.Require(t, "tvm-ffi-config")
+	}
+	dir := strings.TrimSpace(tooltest.Run(t, "", nil, config, "--dlpack-includedir"))
+	compareWithUpstream(t, "apache-tvm-ffi", dir)
+}
+
+// upstreamVersion reads the release an upstream header declares.
+func upstreamVersion(t *testing.T, d Declarations) ir.Version {
+	if v, ok := d.Macros["DLPACK_VERSION"]; ok { // before 1.0: major*100 + minor*10
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err)
+		return ir.Version{Major: n / 100, Minor: n % 100 / 10}
+	}
+	major, err1 := strconv.Atoi(d.Macros["DLPACK_MAJOR_VERSION"])
+	minor, err2 := strconv.Atoi(d.Macros["DLPACK_MINOR_VERSION"])
+	require.NoError(t, err1)
+	require.NoError(t, err2)
+	return ir.Version{Major: major, Minor: minor}
+}
+
+func compareWithUpstream(t *testing.T, source, upstreamDir string) {
+	s, err := schema.Default()
+	require.NoError(t, err)
+	theirs := Declare(t, upstreamDir)
+	v := upstreamVersion(t, theirs)
+	_, ok := s.Lookup(v)
+	require.True(t, ok, "%s ships DLPack %s, which the schema does not describe", source, v)
+
+	ourDir := t.TempDir()
+	files, err := generate.Files(generate.Options{Schema: s, Version: v, Langs: []string{"c"}})
+	require.NoError(t, err)
+	_, err = generate.Write(ourDir, files)
+	require.NoError(t, err)
+	ourDir = filepath.Join(ourDir, "c")
+
+	// The same declarations: macros with their definitions, every struct
+	// and enum with its members in order, every function-pointer typedef.
+	ours := Declare(t, ourDir)
+	assert.Equal(t, theirs.Macros, ours.Macros, "DLPACK_* macros differ from %s", source)
+	assert.Equal(t, theirs.Members, ours.Members, "struct/enum members differ from %s", source)
+	assert.Equal(t, theirs.FuncPtrs, ours.FuncPtrs, "function-pointer typedefs differ from %s", source)
+
+	api := s.At(v)
+	probes := Probes(api)
+	for _, target := range Targets {
+		want := Measure(t, target, api, upstreamDir)
+		got := Measure(t, target, api, ourDir)
+		equal := 0
+		for i, p := range probes {
+			if want[i] == got[i] {
+				equal++
+				continue
+			}
+			t.Errorf("v%s %s: %s: upstream %d, dlgen %d", v, target.Name, p.Name, want[i], got[i])
+		}
+		// The IR's own layout must agree with what the compiler measured.
+		index := map[string]int{}
+		for i, p := range probes {
+			index[p.Name] = i
+		}
+		for _, st := range api.Structs() {
+			l := target.ABI.Layout(st)
+			assert.EqualValues(t, l.Size, got[index["size of "+st.Name]], "IR size of %s on %s", st.Name, target.Name)
+			for _, f := range l.Fields {
+				assert.EqualValues(t, f.Offset, got[index["offset of "+st.Name+"."+f.Name]], "IR offset of %s.%s on %s", st.Name, f.Name, target.Name)
+			}
+		}
+		fmt.Printf("ABI v%s vs %s on %s: %d/%d probes equal (%.0f%%)\n", v, source, target.Name, equal, len(probes), 100*float64(equal)/float64(len(probes)))
+	}
+}
+
+// TestProbesSeeDifferences guards the guard: a header with one wrong
+// enumerator value and one widened field must fail the comparison exactly
+// there.
+func TestProbesSeeDifferences(t *testing.T) {
+	s, err := schema.Default()
+	require.NoError(t, err)
+	api := s.At(s.Newest())
+	files, err := generate.Files(generate.Options{Schema: s, Langs: []string{"c"}})
+	require.NoError(t, err)
+	good, bad := t.TempDir(), t.TempDir()
+	_, err = generate.Write(good, files)
+	require.NoError(t, err)
+	text := string(files[0].Content)
+	text = strings.Replace(text, "kDLCUDA = 2,", "kDLCUDA = 5,", 1)
+	text = strings.Replace(text, "uint16_t lanes;", "uint32_t lanes;", 1)
+	files[0].Content = []byte(text)
+	_, err = generate.Write(bad, files)
+	require.NoError(t, err)
+
+	decl := Declare(t, filepath.Join(good, "c"))
+	assert.Equal(t, []string{"data", "device", "ndim", "dtype", "shape", "strides", "byte_offset"}, decl.Members["struct DLTensor"])
+	assert.Contains(t, decl.Members["enum DLDeviceType"], "kDLTrn")
+
+	a := Measure(t, Targets[0], api, filepath.Join(good, "c"))
+	b := Measure(t, Targets[0], api, filepath.Join(bad, "c"))
+	var differ []string
+	for i, p := range Probes(api) {
+		if a[i] != b[i] {
+			differ = append(differ, p.Name)
+		}
+	}
+	assert.Contains(t, differ, "value of kDLCUDA")
+	assert.Contains(t, differ, "size of DLDataType.lanes")
+	assert.Contains(t, differ, "size of DLTensor")
+	assert.Contains(t, differ, "offset of DLTensor.shape")
+}

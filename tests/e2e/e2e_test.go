@@ -1,0 +1,207 @@
+// Package e2e builds dlgen, generates every supported DLPack release and
+// compiles what it wrote: the C header with gcc and g++ in several
+// standards and with the i686 and aarch64 cross-compilers, the Go package
+// for amd64, arm64 and 386. It also proves the layout guards bite.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/tests/internal/tooltest"
+	"github.com/stretchr/testify/require"
+)
+
+// consumer uses every type of the header the way a framework would; the
+// versioned parts only where the release has them.
+const consumer = `#include <dlpack/dlpack.h>
+#include <stdlib.h>
+
+static int deleted;
+static void drop(DLManagedTensor* self) { deleted++; free(self); }
+#ifdef DLPACK_MAJOR_VERSION
+static void drop_versioned(DLManagedTensorVersioned* self) { deleted++; free(self); }
+#endif
+
+int main(void) {
+  static int64_t shape[2] = {2, 3};
+  static int64_t strides[2] = {3, 1};
+  static float data[6];
+  DLManagedTensor* m = (DLManagedTensor*)calloc(1, sizeof(DLManagedTensor));
+  DLDevice cpu = {kDLCPU, 0};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  if (!m) return 1;
+  m->dl_tensor.data = data;
+  m->dl_tensor.device = cpu;
+  m->dl_tensor.ndim = 2;
+  m->dl_tensor.dtype = f32;
+  m->dl_tensor.shape = shape;
+  m->dl_tensor.strides = strides;
+  m->dl_tensor.byte_offset = 0;
+  m->deleter = drop;
+  m->deleter(m);
+#ifdef DLPACK_MAJOR_VERSION
+  {
+    DLManagedTensorVersioned* v = (DLManagedTensorVersioned*)calloc(1, sizeof(DLManagedTensorVersioned));
+    if (!v) return 1;
+    v->version.major = DLPACK_MAJOR_VERSION;
+    v->version.minor = DLPACK_MINOR_VERSION;
+    v->flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
+    v->dl_tensor.device = cpu;
+    v->deleter = drop_versioned;
+    v->deleter(v);
+  }
+#endif
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MINOR_VERSION >= 2
+  {
+    DLPackExchangeAPI api;
+    api.header.version.major = DLPACK_MAJOR_VERSION;
+    api.header.prev_api = NULL;
+    api.current_work_stream = NULL;
+    (void)api;
+  }
+#endif
+  return deleted == 0;
+}
+`
+
+type compiler struct {
+	name  string // for messages
+	cmd   string
+	args  []string
+	run   bool // the result runs on this machine
+	cplus bool
+}
+
+var compilers = []compiler{
+	{name: "gcc c99", cmd: "gcc", args: []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}, run: true},
+	{name: "gcc c11", cmd: "gcc", args: []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"}, run: true},
+	{name: "g++ c++11", cmd: "g++", args: []string{"-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic"}, run: true, cplus: true},
+	{name: "g++ c++17", cmd: "g++", args: []string{"-std=c++17", "-Wall", "-Werror"}, run: true, cplus: true},
+	{name: "i686 c99", cmd: "i686-linux-gnu-gcc", args: []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}},
+	{name: "i686 c11", cmd: "i686-linux-gnu-gcc", args: []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"}},
+	{name: "aarch64 c99", cmd: "aarch64-linux-gnu-gcc", args: []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}},
+	{name: "aarch64 c11", cmd: "aarch64-linux-gnu-gcc", args: []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"}},
+}
+
+func versions(t *testing.T) []string {
+	s, err := schema.Default()
+	require.NoError(t, err)
+	var out []string
+	for _, r := range s.Releases {
+		out = append(out, r.Version.String())
+	}
+	return out
+}
+
+// generate runs the dlgen binary for one release into a fresh directory.
+func generate(t *testing.T, version string, langs string) string {
+	dir := t.TempDir()
+	tooltest.Run(t, "", nil, tooltest.Dlgen(t), "-lang", langs, "-dlpack-version", version, "-out", dir)
+	return dir
+}
+
+func TestCHeaderCompilesEverywhere(t *testing.T) {
+	for _, cc := range compilers {
+		tooltest.Require(t, cc.cmd)
+	}
+	for _, v := range versions(t) {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			dir := generate(t, v, "c")
+			for _, cc := range compilers {
+				ext := ".c"
+				if cc.cplus {
+					ext = ".cc"
+				}
+				src := filepath.Join(dir, "consumer"+ext)
+				require.NoError(t, os.WriteFile(src, []byte(consumer), 0o644))
+				exe := filepath.Join(dir, "consumer")
+				args := append(append([]string{}, cc.args...), "-I", filepath.Join(dir, "c"), src, "-o", exe)
+				if !cc.run {
+					args = append(args, "-c")
+				}
+				if out, err := tooltest.Try(dir, nil, cc.cmd, args...); err != nil {
+					t.Fatalf("%s rejects the v%s header: %v\n%s", cc.name, v, err, out)
+				}
+				if cc.run {
+					tooltest.Run(t, dir, nil, exe)
+				}
+			}
+		})
+	}
+}
+
+func goModule(t *testing.T, dir string) string {
+	mod := filepath.Join(dir, "go")
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/vendored\n\ngo 1.22\n"), 0o644))
+	return mod
+}
+
+func TestGoPackageBuildsForEveryArch(t *testing.T) {
+	tooltest.Require(t, "go")
+	for _, v := range versions(t) {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			mod := goModule(t, generate(t, v, "go"))
+			if out := tooltest.Run(t, mod, nil, "gofmt", "-l", "."); out != "" {
+				t.Fatalf("not gofmt'd: %s", out)
+			}
+			for _, arch := range []string{"amd64", "arm64", "386"} {
+				env := []string{"GOARCH=" + arch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod"}
+				tooltest.Run(t, mod, env, "go", "vet", "./...")
+				tooltest.Run(t, mod, env, "go", "build", "./...")
+			}
+		})
+	}
+}
+
+// TestLayoutGuardsBreakTheBuild corrupts one expected size per ABI and
+// checks that the compilers refuse the result.
+func TestLayoutGuardsBreakTheBuild(t *testing.T) {
+	dir := generate(t, "1.3", "c,go")
+	header := filepath.Join(dir, "c", "dlpack", "dlpack.h")
+	good, err := os.ReadFile(header)
+	require.NoError(t, err)
+	src := filepath.Join(dir, "consumer.c")
+	require.NoError(t, os.WriteFile(src, []byte(consumer), 0o644))
+
+	cases := []struct{ cc, guard, bad string }{
+		{"gcc", "DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 48, \"size of DLTensor on LP64\")", "size of DLTensor on LP64"},
+		{"aarch64-linux-gnu-gcc", "DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 24, \"offset of DLManagedTensorVersioned.flags on LP64\")", "offset of DLManagedTensorVersioned.flags on LP64"},
+		{"i686-linux-gnu-gcc", "DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 36, \"size of DLTensor on ILP32\")", "size of DLTensor on ILP32"},
+	}
+	for _, tc := range cases {
+		tooltest.Require(t, tc.cc)
+		require.Contains(t, string(good), tc.guard)
+		broken := strings.Replace(string(good), tc.guard, strings.Replace(tc.guard, " == ", " == 1 + ", 1), 1)
+		require.NoError(t, os.WriteFile(header, []byte(broken), 0o644))
+		out, err := tooltest.Try(dir, nil, tc.cc, "-std=c11", "-I", filepath.Join(dir, "c"), "-c", src, "-o", filepath.Join(dir, "x.o"))
+		require.Error(t, err, "%s accepted a wrong layout", tc.cc)
+		require.Contains(t, out, tc.bad)
+		// The switch turns them off.
+		tooltest.Run(t, dir, nil, tc.cc, "-std=c11", "-DDLGEN_NO_LAYOUT_GUARDS", "-I", filepath.Join(dir, "c"), "-c", src, "-o", filepath.Join(dir, "x.o"))
+	}
+	require.NoError(t, os.WriteFile(header, good, 0o644))
+
+	mod := goModule(t, dir)
+	for file, arches := range map[string][2]string{"layout_lp64.go": {"amd64", "386"}, "layout_ilp32.go": {"386", "amd64"}} {
+		path := filepath.Join(mod, "dlpack", file)
+		goodGo, err := os.ReadFile(path)
+		require.NoError(t, err)
+		want := "_ = x[unsafe.Sizeof(Tensor{})-"
+		require.Contains(t, string(goodGo), want)
+		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(goodGo), want, want+"1-", 1)), 0o644))
+		broken, fine := arches[0], arches[1]
+		out, err := tooltest.Try(mod, []string{"GOARCH=" + broken, "CGO_ENABLED=0"}, "go", "build", "./...")
+		require.Error(t, err, "go build for %s accepted a wrong layout", broken)
+		require.Contains(t, out, file)
+		tooltest.Run(t, mod, []string{"GOARCH=" + fine, "CGO_ENABLED=0"}, "go", "build", "./...")
+		require.NoError(t, os.WriteFile(path, goodGo, 0o644))
+	}
+	fmt.Println("layout guards: C (x86_64, aarch64, i686) and Go (LP64, ILP32) builds break on a wrong layout")
+}
