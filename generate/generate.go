@@ -13,6 +13,7 @@ import (
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/backend/golang"
+	"github.com/dlgen/dlgen/backend/python"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/pmezard/go-difflib/difflib"
 )
@@ -23,6 +24,7 @@ func Backends(schemaName string) []backend.Backend {
 	return []backend.Backend{
 		c.Backend{Schema: schemaName},
 		golang.Backend{Schema: schemaName},
+		python.Backend{Schema: schemaName},
 	}
 }
 

@@ -1,0 +1,228 @@
+// Package python is dlgen's Python backend. It writes python/dlpack_ctypes.py,
+// a standard-library-only module: a ctypes.Structure per struct, an IntEnum
+// per enum, flag and version constants, the capsule names of the Python
+// protocol, an import-time layout check, and the DLPack protocol itself
+// (from_dlpack, Tensor, __dlpack__) in pure ctypes; plus a .pyi stub.
+package python
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/dlgen/dlgen/backend"
+	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/templates"
+)
+
+// Dir is where the module is written, relative to the output directory.
+const Dir = "python"
+
+// Backend is the Python backend.
+type Backend struct {
+	Schema string
+}
+
+func (Backend) Name() string { return "python" }
+
+// Generate renders the ctypes module of api and its stub.
+func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
+	m, err := b.module(api)
+	if err != nil {
+		return nil, err
+	}
+	var files []backend.File
+	for _, name := range []string{"dlpack_ctypes.py", "dlpack_ctypes.pyi"} {
+		tmpl, err := templates.Parse(name+".tmpl", map[string]any{"comment": comment, "pystr": pystr})
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := tmpl.Execute(&buf, m); err != nil {
+			return nil, fmt.Errorf("python backend: %w", err)
+		}
+		files = append(files, backend.File{Path: Dir + "/" + name, Content: buf.Bytes()})
+	}
+	return files, nil
+}
+
+// module is the view the templates render.
+type module struct {
+	Marker, Version, Schema string
+	Major, Minor            int
+	Constants               []constant
+	Enums                   []enum
+	Structs                 []structure
+	FuncTypes               []functype
+	Capsules                map[string]string // protocol name -> spelling
+	ExchangeAttr            string
+	Layouts                 []layout
+}
+
+type constant struct {
+	Name, Doc string
+	Value     int64
+	Flag      bool
+}
+
+type enum struct {
+	Name, Doc string
+	Members   []constant
+}
+
+type structure struct {
+	Name, Doc string
+	Fields    []field
+}
+
+type field struct{ Name, Type, Doc string }
+
+type functype struct{ Name, Doc, Type string }
+
+type layout struct {
+	ABI, Condition string
+	Checks         []check
+}
+
+type check struct {
+	Struct, Field string // Field is "" for the size
+	Want          int
+}
+
+func (b Backend) module(api *ir.API) (*module, error) {
+	v := api.Version()
+	m := &module{Marker: backend.Marker, Version: v.String(), Schema: b.Schema, Capsules: map[string]string{}}
+	if mj := api.Macro("DLPACK_MAJOR_VERSION"); mj != nil {
+		m.Major, m.Minor = int(mj.ValueAt(v)), int(api.Macro("DLPACK_MINOR_VERSION").ValueAt(v))
+	}
+	for _, mac := range api.Macros {
+		if mac.Kind == ir.MacroInteger {
+			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: mac.ValueAt(v)})
+		}
+	}
+	for _, p := range api.Python {
+		switch p.Kind {
+		case "capsule":
+			m.Capsules[p.Name] = p.Name
+		case "attribute":
+			m.ExchangeAttr = p.Name
+		}
+	}
+	for _, d := range api.Decls {
+		switch d := d.(type) {
+		case *ir.Enum:
+			e := enum{Name: d.Name, Doc: d.Doc}
+			for _, ev := range d.Values {
+				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: ev.Value})
+			}
+			m.Enums = append(m.Enums, e)
+		case *ir.Flags:
+			for _, f := range d.Bits {
+				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: 1 << f.Bit, Flag: true})
+			}
+		case *ir.Struct:
+			s := structure{Name: d.Name, Doc: d.Doc}
+			for _, f := range d.Fields {
+				t, err := ctype(f.Type)
+				if err != nil {
+					return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
+				}
+				s.Fields = append(s.Fields, field{Name: f.Name, Type: t, Doc: f.Doc})
+			}
+			m.Structs = append(m.Structs, s)
+		case *ir.FuncType:
+			t, err := ctype(&ir.Type{Kind: ir.Func, Sig: d.Sig})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", d.Name, err)
+			}
+			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: t})
+		}
+	}
+	for _, abi := range ir.ABIs {
+		l := layout{ABI: abi.Name}
+		if abi.PtrSize == 8 {
+			l.Condition = "_POINTER_SIZE == 8"
+		} else {
+			l.Condition = "_POINTER_SIZE == 4 and _MACHINE in ('i386', 'i486', 'i586', 'i686', 'x86')"
+		}
+		for _, s := range api.Structs() {
+			sl := abi.Layout(s)
+			l.Checks = append(l.Checks, check{Struct: s.Name, Want: sl.Size})
+			for _, f := range sl.Fields {
+				l.Checks = append(l.Checks, check{Struct: s.Name, Field: f.Name, Want: f.Offset})
+			}
+		}
+		m.Layouts = append(m.Layouts, l)
+	}
+	return m, nil
+}
+
+var ctypesScalar = map[string]string{
+	"char": "ctypes.c_char", "int": "ctypes.c_int",
+	"int8_t": "ctypes.c_int8", "int16_t": "ctypes.c_int16", "int32_t": "ctypes.c_int32", "int64_t": "ctypes.c_int64",
+	"uint8_t": "ctypes.c_uint8", "uint16_t": "ctypes.c_uint16", "uint32_t": "ctypes.c_uint32", "uint64_t": "ctypes.c_uint64",
+}
+
+// ctype returns the ctypes expression for t.
+func ctype(t *ir.Type) (string, error) {
+	switch t.Kind {
+	case ir.Scalar:
+		if t.Name == "void" {
+			return "None", nil
+		}
+		return ctypesScalar[t.Name], nil
+	case ir.Pointer:
+		e := t.Elem
+		switch {
+		case e.Kind == ir.Scalar && e.Name == "void":
+			return "ctypes.c_void_p", nil
+		case e.Kind == ir.Scalar && e.Name == "char":
+			return "ctypes.c_char_p", nil
+		}
+		inner, err := ctype(e)
+		if err != nil {
+			return "", err
+		}
+		return "ctypes.POINTER(" + inner + ")", nil
+	case ir.Func:
+		parts := []string{}
+		ret, err := ctype(t.Sig.Returns)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, ret)
+		for _, p := range t.Sig.Params {
+			pt, err := ctype(p.Type)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, pt)
+		}
+		return "ctypes.CFUNCTYPE(" + strings.Join(parts, ", ") + ")", nil
+	}
+	switch d := t.Decl.(type) {
+	case *ir.Enum:
+		if ir.Scalars[d.Underlying].Signed {
+			return "ctypes.c_int32", nil // C stores enums as int
+		}
+		return "ctypes.c_uint32", nil
+	case *ir.Struct, *ir.FuncType:
+		return t.Name, nil
+	}
+	return "", fmt.Errorf("no ctypes type for %s", t.Name)
+}
+
+// comment renders doc as # lines at indent.
+func comment(indent, doc string) string {
+	var b strings.Builder
+	for i, l := range backend.Wrap(doc, 78-len(indent)) {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(indent + "# " + l)
+	}
+	return b.String()
+}
+
+// pystr quotes s as a Python string literal.
+func pystr(s string) string { return fmt.Sprintf("%q", s) }
