@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what it needs, then checks
 # formatting, vet, generated-file drift, every Go test under -race (golden,
-# CLI, end-to-end compiles, ABI against upstream headers, cgo layout) and a
-# short fuzz run of the schema loader.
+# CLI, end-to-end compiles, ABI against upstream headers, cgo layout), the
+# Python protocol tests, and a short fuzz run of the schema loader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -19,5 +19,7 @@ echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
+python -m pytest -q -p no:cacheprovider tests/python
 echo "== fuzz the schema loader"
 go test -run='^$' -fuzz=FuzzLoad -fuzztime=10s ./schema

@@ -1,0 +1,74 @@
+"""Shared fixtures: the generated modules under test and a malformed producer."""
+import ctypes
+import importlib
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GENERATED = os.environ.get("DLGEN_PYTHON_DIR", os.path.join(ROOT, "generated", "python"))
+sys.path.insert(0, GENERATED)
+
+MODULES = ["dlpack_ctypes"]
+
+
+@pytest.fixture(params=MODULES)
+def dl(request):
+    """Each generated Python module; every protocol test runs against all."""
+    return importlib.import_module(request.param)
+
+
+class Producer:
+    """Builds hand-made (possibly malformed) managed tensors in capsules, and
+    counts how often their deleter runs."""
+
+    def __init__(self, dl):
+        self.dl = dl
+        self.deleted = 0
+        self._keep = []
+        vtype = dict(dl.DLManagedTensorVersioned._fields_)["deleter"]
+        ltype = dict(dl.DLManagedTensor._fields_)["deleter"]
+        self._vdeleter = vtype(self._count)
+        self._ldeleter = ltype(self._count)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._new = new
+
+    def _count(self, _):
+        self.deleted += 1
+
+    def capsule(self, *, versioned=True, major=None, minor=None, ndim=1, shape=(4,), strides=(1,),
+                code=None, bits=32, lanes=1, device_type=None, data=True, flags=0, byte_offset=0):
+        dl = self.dl
+        storage = (ctypes.c_char * 64)()
+        shape_arr = (ctypes.c_int64 * max(len(shape), 1))(*shape) if shape is not None else None
+        stride_arr = (ctypes.c_int64 * max(len(strides), 1))(*strides) if strides is not None else None
+        mt = dl.DLManagedTensorVersioned() if versioned else dl.DLManagedTensor()
+        if versioned:
+            mt.version.major = dl.DLPACK_MAJOR_VERSION if major is None else major
+            mt.version.minor = dl.DLPACK_MINOR_VERSION if minor is None else minor
+            mt.flags = flags
+            mt.deleter = self._vdeleter
+        else:
+            mt.deleter = self._ldeleter
+        t = mt.dl_tensor
+        t.data = ctypes.addressof(storage) if data else None
+        t.device.device_type = dl.DLDeviceType.kDLCPU if device_type is None else device_type
+        t.ndim = ndim
+        t.dtype.code = dl.DLDataTypeCode.kDLFloat if code is None else code
+        t.dtype.bits, t.dtype.lanes = bits, lanes
+        if shape_arr is not None:
+            t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
+        if stride_arr is not None:
+            t.strides = ctypes.cast(stride_arr, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = byte_offset
+        self._keep.append((storage, shape_arr, stride_arr, mt))
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        return self._new(ctypes.addressof(mt), name, None)
+
+
+@pytest.fixture
+def producer(dl):
+    return Producer(dl)
