@@ -12,6 +12,7 @@ import (
 	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -22,22 +23,29 @@ func defaultSchema(t testing.TB) *ir.Schema {
 	return s
 }
 
-// TestGolden pins the output of every backend for every release.
+// TestGolden pins the output of every backend for every release, one
+// txtar archive per release.
 func TestGolden(t *testing.T) {
 	s := defaultSchema(t)
 	for _, r := range s.Releases {
 		files, err := Files(Options{Schema: s, SchemaName: schema.DefaultFile, Version: r.Version})
 		require.NoError(t, err)
-		dir := filepath.Join("testdata", "golden", "v"+r.Version.String())
+		archive := &txtar.Archive{Comment: []byte("dlgen output for DLPack v" + r.Version.String() + "; refresh with go test ./generate -update\n")}
+		for _, f := range files {
+			archive.Files = append(archive.Files, txtar.File{Name: f.Path, Data: f.Content})
+		}
+		path := filepath.Join("testdata", "golden", "v"+r.Version.String()+".txtar")
 		if *update {
-			require.NoError(t, os.RemoveAll(dir))
-			_, err := Write(dir, files)
-			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, txtar.Format(archive), 0o644))
 			continue
 		}
-		diff, err := Check(dir, files)
-		require.NoError(t, err)
-		assert.Empty(t, diff, "golden files of v%s are stale; run go test ./generate -update", r.Version)
+		want, err := txtar.ParseFile(path)
+		require.NoError(t, err, "run go test ./generate -update")
+		require.Equal(t, len(want.Files), len(archive.Files), "files of v%s; run go test ./generate -update", r.Version)
+		for i, f := range want.Files {
+			assert.Equal(t, f.Name, archive.Files[i].Name)
+			assert.Equal(t, string(f.Data), string(archive.Files[i].Data), "%s of v%s is stale; run go test ./generate -update", f.Name, r.Version)
+		}
 	}
 }
 

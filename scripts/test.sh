@@ -19,6 +19,8 @@ echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== ABI report (upstream headers vs dlgen)"
+go test -count=1 -v -run 'TestMatches' ./tests/abi | grep -E '^(ABI|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
 echo "== fuzz the schema loader"
