@@ -1,0 +1,120 @@
+// Package cproducer is a DLPack producer written in C, for tests: it makes
+// managed tensors (well-formed or not) whose deleters count their calls.
+package cproducer
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../../generated/c
+#include <stdlib.h>
+#include <string.h>
+#include <dlpack/dlpack.h>
+
+typedef struct {
+  DLManagedTensorVersioned versioned;
+  DLManagedTensor legacy;
+  int calls;
+  int64_t dims[128];
+  void* buffer;
+} record;
+
+static long total_calls;
+
+static void delete_versioned(DLManagedTensorVersioned* m) {
+  record* r = (record*)m->manager_ctx;
+  r->calls++;
+  __atomic_add_fetch(&total_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void delete_legacy(DLManagedTensor* m) {
+  record* r = (record*)m->manager_ctx;
+  r->calls++;
+  __atomic_add_fetch(&total_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static record* new_record(size_t buffer_bytes) {
+  record* r = (record*)calloc(1, sizeof(record));
+  r->buffer = buffer_bytes ? calloc(1, buffer_bytes) : NULL;
+  r->versioned.manager_ctx = r;
+  r->versioned.deleter = delete_versioned;
+  r->legacy.manager_ctx = r;
+  r->legacy.deleter = delete_legacy;
+  return r;
+}
+
+static long get_total(void) { return __atomic_load_n(&total_calls, __ATOMIC_SEQ_CST); }
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/dlgen/dlgen/generated/go/dlpack"
+)
+
+// Spec describes a tensor to produce. Shape or Strides nil means NULL.
+type Spec struct {
+	Major, Minor uint32
+	Flags        uint64
+	Device       dlpack.Device
+	DType        dlpack.DataType
+	NDim         int32
+	Shape        []int64
+	Strides      []int64
+	ByteOffset   uint64
+	BufferBytes  int  // size of the C buffer data points into
+	NullData     bool // data is NULL even with a buffer
+}
+
+// Record is one produced tensor.
+type Record struct{ r *C.record }
+
+// New allocates a tensor per spec (never freed: tests inspect it after the
+// deleter ran).
+func New(s Spec) Record {
+	r := C.new_record(C.size_t(s.BufferBytes))
+	dims := unsafe.Slice((*int64)(unsafe.Pointer(&r.dims[0])), 128)
+	m := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(&r.versioned))
+	m.Version = dlpack.Version{Major: s.Major, Minor: s.Minor}
+	m.Flags = s.Flags
+	fill := func(dl *dlpack.Tensor) {
+		dl.Device, dl.Dtype, dl.Ndim, dl.ByteOffset = s.Device, s.DType, s.NDim, s.ByteOffset
+		if !s.NullData {
+			dl.Data = r.buffer
+		}
+		if s.Shape != nil {
+			n := copy(dims[:64], s.Shape)
+			dl.Shape = &dims[0]
+			_ = n
+		}
+		if s.Strides != nil {
+			copy(dims[64:], s.Strides)
+			dl.Strides = &dims[64]
+		}
+	}
+	fill(&m.DLTensor)
+	fill(&(*dlpack.ManagedTensor)(unsafe.Pointer(&r.legacy)).DLTensor)
+	return Record{r}
+}
+
+// Versioned is the record as a DLManagedTensorVersioned.
+func (r Record) Versioned() *dlpack.ManagedTensorVersioned {
+	return (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(&r.r.versioned))
+}
+
+// Legacy is the record as a DLManagedTensor.
+func (r Record) Legacy() *dlpack.ManagedTensor {
+	return (*dlpack.ManagedTensor)(unsafe.Pointer(&r.r.legacy))
+}
+
+// Calls is how often the record's deleter ran.
+func (r Record) Calls() int { return int(r.r.calls) }
+
+// Buffer is the record's data buffer.
+func (r Record) Buffer(n int) []byte {
+	if r.r.buffer == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(r.r.buffer), n)
+}
+
+// TotalCalls counts every deleter call of this package.
+func TotalCalls() int64 { return int64(C.get_total()) }

@@ -1,0 +1,309 @@
+package runtime_test
+
+import (
+	"errors"
+	goruntime "runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime"
+	"github.com/dlgen/dlgen/runtime/internal/cproducer"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	cpu = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+	f32 = runtime.DataTypeOf[float32]()
+)
+
+// quiet waits for finalizers and checks that nothing is left alive.
+func requireNoLiveExports(t *testing.T) {
+	t.Helper()
+	assert.Zero(t, runtime.LiveExports(), "live exports")
+}
+
+func TestExportIsZeroCopyAndDeletesOnce(t *testing.T) {
+	data := []float32{1, 2, 3, 4, 5, 6}
+	tensor, err := runtime.FromSlice(data, 2, 3)
+	require.NoError(t, err)
+	m, err := tensor.Export()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(dlpack.MajorVersion), m.Version.Major)
+	assert.Equal(t, unsafe.Pointer(&data[0]), m.DLTensor.Data)
+	assert.Equal(t, []int64{2, 3}, unsafe.Slice(m.DLTensor.Shape, 2))
+	assert.Equal(t, []int64{3, 1}, unsafe.Slice(m.DLTensor.Strides, 2))
+	assert.Equal(t, f32, m.DLTensor.Dtype)
+	assert.Zero(t, m.Flags)
+
+	unsafe.Slice((*float32)(m.DLTensor.Data), 6)[4] = 42 // a consumer writes
+	assert.Equal(t, float32(42), data[4])
+
+	assert.EqualValues(t, 1, runtime.LiveExports())
+	runtime.DeleteVersioned(m)
+	requireNoLiveExports(t)
+	tensor.Close()
+	tensor.Close()
+}
+
+func TestGoSideClosedFirstKeepsMemoryForTheConsumer(t *testing.T) {
+	before := runtime.LiveTensors()
+	tensor, err := runtime.FromSlice(make([]int64, 1<<16))
+	require.NoError(t, err)
+	v, err := runtime.View[int64](tensor)
+	require.NoError(t, err)
+	v[100] = 7
+	m, err := tensor.Export()
+	require.NoError(t, err)
+	tensor.Close()
+	v = nil
+	for i := 0; i < 3; i++ {
+		goruntime.GC()
+	}
+	assert.Equal(t, int64(7), unsafe.Slice((*int64)(m.DLTensor.Data), 1<<16)[100], "memory must survive until the consumer deletes")
+	assert.Equal(t, before+1, runtime.LiveTensors())
+	runtime.DeleteVersioned(m)
+	assert.Equal(t, before, runtime.LiveTensors())
+}
+
+func TestLegacyExport(t *testing.T) {
+	tensor, err := runtime.FromSlice([]uint8{1, 2, 3})
+	require.NoError(t, err)
+	defer tensor.Close()
+	m, err := tensor.ExportLegacy()
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), m.DLTensor.Ndim)
+	runtime.DeleteLegacy(m)
+	requireNoLiveExports(t)
+
+	tensor.SetReadOnly()
+	_, err = tensor.ExportLegacy()
+	assert.ErrorContains(t, err, "read-only")
+	mv, err := tensor.Export()
+	require.NoError(t, err)
+	assert.Equal(t, dlpack.FlagBitmaskReadOnly, mv.Flags&dlpack.FlagBitmaskReadOnly)
+	runtime.DeleteVersioned(mv)
+}
+
+func TestScalarExportHasNullShape(t *testing.T) {
+	tensor := runtime.Scalar(3.5)
+	defer tensor.Close()
+	m, err := tensor.Export()
+	require.NoError(t, err)
+	assert.Zero(t, m.DLTensor.Ndim)
+	assert.Nil(t, m.DLTensor.Shape)
+	assert.Equal(t, 3.5, *(*float64)(m.DLTensor.Data))
+	runtime.DeleteVersioned(m)
+}
+
+func goodSpec() cproducer.Spec {
+	return cproducer.Spec{
+		Major: dlpack.MajorVersion, Minor: dlpack.MinorVersion, Device: cpu, DType: f32,
+		NDim: 2, Shape: []int64{2, 3}, Strides: []int64{3, 1}, BufferBytes: 24,
+	}
+}
+
+func TestImportViewAndClose(t *testing.T) {
+	r := cproducer.New(goodSpec())
+	tensor, err := runtime.Import(r.Versioned())
+	require.NoError(t, err)
+	v, err := runtime.View[float32](tensor)
+	require.NoError(t, err)
+	v[5] = 2.5
+	assert.Equal(t, float32(2.5), *(*float32)(unsafe.Pointer(&r.Buffer(24)[20])), "the view aliases the producer's memory")
+	assert.Equal(t, 0, r.Calls())
+	tensor.Close()
+	tensor.Close()
+	assert.Equal(t, 1, r.Calls())
+}
+
+func TestImportRefusesTheSamePointerTwice(t *testing.T) {
+	r := cproducer.New(goodSpec())
+	tensor, err := runtime.Import(r.Versioned())
+	require.NoError(t, err)
+	_, err = runtime.Import(r.Versioned())
+	require.ErrorIs(t, err, runtime.ErrMalformed)
+	assert.Equal(t, 0, r.Calls(), "a refused duplicate must not delete the owner's tensor")
+	tensor.Close()
+	assert.Equal(t, 1, r.Calls())
+}
+
+func TestImportRejectsMalformedTensors(t *testing.T) {
+	cases := map[string]func(*cproducer.Spec){
+		"major version 0":         func(s *cproducer.Spec) { s.Major = 0 },
+		"major version 2":         func(s *cproducer.Spec) { s.Major = 2 },
+		"negative ndim":           func(s *cproducer.Spec) { s.NDim = -1 },
+		"absurd ndim":             func(s *cproducer.Spec) { s.NDim = 1000 },
+		"negative shape":          func(s *cproducer.Spec) { s.Shape = []int64{2, -3} },
+		"NULL shape":              func(s *cproducer.Spec) { s.Shape = nil },
+		"NULL strides in 1.2+":    func(s *cproducer.Spec) { s.Strides = nil },
+		"unknown dtype code":      func(s *cproducer.Spec) { s.DType.Code = 99 },
+		"opaque dtype":            func(s *cproducer.Spec) { s.DType.Code = uint8(dlpack.DataTypeCodeOpaqueHandle) },
+		"zero lanes":              func(s *cproducer.Spec) { s.DType.Lanes = 0 },
+		"zero bits":               func(s *cproducer.Spec) { s.DType.Bits = 0 },
+		"unknown device":          func(s *cproducer.Spec) { s.Device.DeviceType = 99 },
+		"NULL data":               func(s *cproducer.Spec) { s.NullData = true },
+		"shape overflow":          func(s *cproducer.Spec) { s.Shape = []int64{1 << 40, 1 << 40}; s.Strides = []int64{1, 1} },
+		"stride overflow":         func(s *cproducer.Spec) { s.Strides = []int64{1 << 62, 1} },
+		"byte offset overflow":    func(s *cproducer.Spec) { s.ByteOffset = 1 << 63 },
+		"minimum stride":          func(s *cproducer.Spec) { s.Strides = []int64{-1 << 63, 1} },
+		"offset plus span beyond": func(s *cproducer.Spec) { s.ByteOffset = 1<<63 - 8 },
+	}
+	for name, breakIt := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := goodSpec()
+			breakIt(&spec)
+			r := cproducer.New(spec)
+			_, err := runtime.Import(r.Versioned())
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, runtime.ErrMalformed), err)
+			assert.Equal(t, 1, r.Calls(), "the deleter runs exactly once")
+		})
+	}
+}
+
+func TestNullStridesBefore12MeanContiguous(t *testing.T) {
+	spec := goodSpec()
+	spec.Minor, spec.Strides = 1, nil
+	r := cproducer.New(spec)
+	tensor, err := runtime.Import(r.Versioned())
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3, 1}, tensor.Strides())
+	tensor.Close()
+}
+
+func TestLegacyImportIsReadOnly(t *testing.T) {
+	r := cproducer.New(goodSpec())
+	tensor, err := runtime.ImportLegacy(r.Legacy())
+	require.NoError(t, err)
+	assert.True(t, tensor.ReadOnly())
+	_, err = runtime.View[float32](tensor)
+	assert.ErrorContains(t, err, "read-only")
+	c, err := tensor.Contiguous()
+	require.NoError(t, err)
+	assert.True(t, c.Copied())
+	assert.False(t, c.ReadOnly())
+	m, err := c.Export()
+	require.NoError(t, err)
+	assert.Equal(t, dlpack.FlagBitmaskIsCopied, m.Flags)
+	runtime.DeleteVersioned(m)
+	c.Close()
+	tensor.Close()
+	assert.Equal(t, 1, r.Calls())
+}
+
+func TestReexportOutlivesTheImport(t *testing.T) {
+	r := cproducer.New(goodSpec())
+	tensor, err := runtime.Import(r.Versioned())
+	require.NoError(t, err)
+	m, err := tensor.Export()
+	require.NoError(t, err)
+	tensor.Close()
+	assert.Equal(t, 0, r.Calls(), "the export still holds the producer's tensor")
+	runtime.DeleteVersioned(m)
+	assert.Equal(t, 1, r.Calls())
+}
+
+func TestContiguousOfNegativeStrides(t *testing.T) {
+	spec := goodSpec()
+	spec.Strides = []int64{-3, -1}
+	spec.ByteOffset = 20 // the first element is the last float
+	r := cproducer.New(spec)
+	buf := unsafe.Slice((*float32)(unsafe.Pointer(&r.Buffer(24)[0])), 6)
+	for i := range buf {
+		buf[i] = float32(i)
+	}
+	tensor, err := runtime.Import(r.Versioned())
+	require.NoError(t, err)
+	defer tensor.Close()
+	c, err := tensor.Contiguous()
+	require.NoError(t, err)
+	defer c.Close()
+	v, err := runtime.View[float32](c)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{5, 4, 3, 2, 1, 0}, v)
+}
+
+func TestCopyToOtherDevicesNeedsABackend(t *testing.T) {
+	tensor, err := runtime.FromSlice([]float32{1})
+	require.NoError(t, err)
+	defer tensor.Close()
+	_, err = tensor.CopyTo(dlpack.Device{DeviceType: dlpack.DeviceTypeCUDA})
+	assert.EqualError(t, err, "devices: no backend for kDLCUDA")
+}
+
+func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
+	leaked := runtime.LeakedImports()
+	r := cproducer.New(goodSpec())
+	func() {
+		_, err := runtime.Import(r.Versioned())
+		require.NoError(t, err)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Calls() == 0 && time.Now().Before(deadline) {
+		goruntime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, 1, r.Calls())
+	assert.Equal(t, leaked+1, runtime.LeakedImports())
+}
+
+func TestViewChecksType(t *testing.T) {
+	tensor, err := runtime.FromSlice([]int32{1, 2})
+	require.NoError(t, err)
+	defer tensor.Close()
+	_, err = runtime.View[float32](tensor)
+	assert.ErrorContains(t, err, "viewed as float32")
+}
+
+// TestConcurrentExportImportRetainRelease hammers shared tensors from 64
+// goroutines: run under -race.
+func TestConcurrentExportImportRetainRelease(t *testing.T) {
+	shared := make([]*runtime.Tensor, 4)
+	for i := range shared {
+		var err error
+		shared[i], err = runtime.FromSlice(make([]float64, 256), 16, 16)
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				src := shared[(g+i)%len(shared)]
+				m, err := src.Export()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				imp, err := runtime.Import(m) // a Go consumer of a Go producer
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%3 == 0 {
+					again, err := imp.Export()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					go runtime.DeleteVersioned(again) // deleters from other threads
+				}
+				imp.Close()
+			}
+		}(g)
+	}
+	wg.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.LiveExports() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	requireNoLiveExports(t)
+	for _, s := range shared {
+		s.Close()
+	}
+}
