@@ -51,10 +51,10 @@ func Import(m *dlpack.ManagedTensorVersioned) (*Tensor, error) {
 		return nil, err
 	}
 	deleter := func() { unclaim(p); DeleteVersioned(m) }
-	if m.Version.Major != dlpack.MajorVersion {
-		deleter()
+	if major := m.Version.Major; major != dlpack.MajorVersion {
+		deleter() // m is gone after this: report what was read before
 		return nil, fmt.Errorf("dlgen/runtime: DLPack major version %d, this runtime speaks %d.%d: %w",
-			m.Version.Major, dlpack.MajorVersion, dlpack.MinorVersion, ErrMalformed)
+			major, dlpack.MajorVersion, dlpack.MinorVersion, ErrMalformed)
 	}
 	nullStridesOK := m.Version.Minor < 2 // NULL strides meant contiguous before 1.2
 	t, err := describe(&m.DLTensor, nullStridesOK)

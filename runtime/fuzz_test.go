@@ -1,0 +1,91 @@
+package runtime_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dlgen/dlgen/devices"
+	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime"
+	"github.com/dlgen/dlgen/runtime/internal/cproducer"
+)
+
+// FuzzImport feeds Import arbitrary field values. Whatever it decides, the
+// deleter must run exactly once; and whatever it accepts must be readable
+// (the producer's buffer is sized to the extent Import accepted).
+func FuzzImport(f *testing.F) {
+	f.Add(uint32(1), uint32(3), uint64(0), int32(1), uint8(2), uint8(32), uint16(1), int32(2), int64(2), int64(3), int64(3), int64(1), uint64(0), false)
+	f.Add(uint32(1), uint32(3), uint64(1), int32(1), uint8(0), uint8(8), uint16(1), int32(2), int64(4), int64(5), int64(-5), int64(-1), uint64(19), false)
+	f.Add(uint32(1), uint32(1), uint64(0), int32(1), uint8(1), uint8(16), uint16(2), int32(1), int64(0), int64(7), int64(0), int64(0), uint64(0), true)
+	f.Add(uint32(0), uint32(0), uint64(0), int32(2), uint8(5), uint8(64), uint16(1), int32(-1), int64(-1), int64(-1), int64(0), int64(0), uint64(1<<63), false)
+	f.Fuzz(func(t *testing.T, major, minor uint32, flags uint64, device int32, code, bits uint8, lanes uint16,
+		ndim int32, d0, d1, s0, s1 int64, byteOffset uint64, nullStrides bool) {
+		spec := cproducer.Spec{
+			Major: major, Minor: minor, Flags: flags,
+			Device: dlpack.Device{DeviceType: dlpack.DeviceType(device)},
+			DType:  dlpack.DataType{Code: code, Bits: bits, Lanes: lanes},
+			NDim:   ndim, Shape: []int64{d0, d1}, Strides: []int64{s0, s1}, ByteOffset: byteOffset,
+		}
+		if nullStrides {
+			spec.Strides = nil
+		}
+		// Size the buffer for the layout if it is small enough to allocate;
+		// otherwise leave it tiny, and Import must refuse or never read.
+		spec.BufferBytes = 64
+		if need, ok := extent(spec); ok && need <= 1<<20 {
+			spec.BufferBytes = int(need) + 64
+		}
+		r := cproducer.New(spec)
+		tensor, err := runtime.Import(r.Versioned())
+		if err != nil {
+			if !errors.Is(err, runtime.ErrMalformed) {
+				t.Fatalf("error not wrapping ErrMalformed: %v", err)
+			}
+			if r.Calls() != 1 {
+				t.Fatalf("refused tensor: deleter ran %d times", r.Calls())
+			}
+			return
+		}
+		if need, ok := extent(spec); ok && need <= 1<<20 && tensor.Device().DeviceType == dlpack.DeviceTypeCPU {
+			if c, err := tensor.Contiguous(); err == nil {
+				c.Close()
+			}
+		}
+		tensor.Close()
+		if r.Calls() != 1 {
+			t.Fatalf("accepted tensor: deleter ran %d times", r.Calls())
+		}
+	})
+}
+
+// extent is the number of bytes from the buffer start that the elements of
+// spec reach, if the layout lies at or after the start.
+func extent(s cproducer.Spec) (int64, bool) {
+	if s.NDim < 0 || s.NDim > 2 || s.DType.Bits == 0 || s.DType.Lanes == 0 || s.ByteOffset > 1<<20 {
+		return 0, false
+	}
+	item := (int64(s.DType.Bits)*int64(s.DType.Lanes) + 7) / 8
+	shape := s.Shape[:s.NDim]
+	strides := devices.ContiguousStrides(shape)
+	if s.Strides != nil {
+		strides = s.Strides[:s.NDim]
+	}
+	lo, hi := int64(0), int64(0)
+	for i, n := range shape {
+		if n < 0 || n > 1<<20 || strides[i] > 1<<20 || strides[i] < -1<<20 {
+			return 0, false
+		}
+		if n == 0 {
+			return 0, true
+		}
+		if strides[i] < 0 {
+			lo += (n - 1) * strides[i]
+		} else {
+			hi += (n - 1) * strides[i]
+		}
+	}
+	if int64(s.ByteOffset)+lo*item < 0 {
+		return 0, false // the layout reaches before the buffer: keep it unreadable
+	}
+	return int64(s.ByteOffset) + (hi+1)*item, true
+}
