@@ -12,6 +12,7 @@ packages=(
   gcc-i686-linux-gnu binutils-i686-linux-gnu libc6-dev-i386-cross
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   python3-venv
+  valgrind                                        # the bridge's memcheck test
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what it needs, then checks
 # formatting, vet, generated-file drift, every Go test under -race (golden,
-# CLI, end-to-end compiles, ABI against upstream headers, cgo layout), the
-# Python protocol tests, and a short fuzz run of the schema loader.
+# CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
+# runtime, the copy engine, the c-shared bridge from C under sanitizers and
+# valgrind), the runtime again under cgocheck2, the Python tests (protocol,
+# peers, the bridge from NumPy), and short fuzz runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -19,9 +21,13 @@ echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== runtime and bridge under GOEXPERIMENT=cgocheck2"
+GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches' ./tests/abi | grep -E '^(ABI|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
 echo "== fuzz the schema loader"
 go test -run='^$' -fuzz=FuzzLoad -fuzztime=10s ./schema
+echo "== fuzz runtime.Import"
+go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./runtime

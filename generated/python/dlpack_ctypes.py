@@ -759,7 +759,35 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return t
 
 
-def _consume(capsule):
+def from_managed(address, /, *, versioned=True):
+    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
+    versioned) that C code handed over, such as a c-shared library's export:
+    the Tensor owns it, validates it and calls its deleter exactly once."""
+    if not address:
+        raise ValueError("from_managed of a NULL pointer")
+    return Tensor._adopt(address, versioned)
+
+
+def to_managed(x, /, *, versioned=True):
+    """Consumes x (an object with __dlpack__, or a capsule) and returns
+    (address, is_versioned) of the managed tensor it held. The caller owns
+    it now and must see its deleter called exactly once, typically by
+    handing it to a C or Go importer."""
+    if _is_capsule(x):
+        capsule = x
+    elif versioned:
+        try:
+            capsule = x.__dlpack__(max_version=(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+        except TypeError:
+            capsule = x.__dlpack__()
+    else:
+        capsule = x.__dlpack__()
+    address, is_versioned = _take(capsule)
+    return address, is_versioned
+
+
+def _take(capsule):
+    """Takes the managed tensor out of a capsule, renaming it used_*."""
     """Takes the managed tensor out of a capsule (renaming it used_*)."""
     if not _is_capsule(capsule):
         raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
@@ -775,7 +803,12 @@ def _consume(capsule):
     if not address:
         raise BufferError("the capsule holds a NULL tensor")
     _capsule_set_name(capsule, used)
-    return Tensor._adopt(address, versioned)
+    return address, versioned
+
+
+def _consume(capsule):
+    """Adopts the managed tensor of a capsule as a Tensor."""
+    return Tensor._adopt(*_take(capsule))
 
 
 __all__ = [name for name in dir() if not name.startswith("_")]
