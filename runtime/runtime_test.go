@@ -307,3 +307,19 @@ func TestConcurrentExportImportRetainRelease(t *testing.T) {
 		s.Close()
 	}
 }
+
+func TestDataTypeOfEveryGoNumericType(t *testing.T) {
+	dt := func(code dlpack.DataTypeCode, bits uint8) dlpack.DataType {
+		return dlpack.DataType{Code: uint8(code), Bits: bits, Lanes: 1}
+	}
+	word := uint8(unsafe.Sizeof(0) * 8)
+	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 8), runtime.DataTypeOf[int8]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 64), runtime.DataTypeOf[int64]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeInt, word), runtime.DataTypeOf[int]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, 16), runtime.DataTypeOf[uint16]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, word), runtime.DataTypeOf[uint]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, word), runtime.DataTypeOf[uintptr]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeFloat, 32), runtime.DataTypeOf[float32]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeComplex, 128), runtime.DataTypeOf[complex128]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeBool, 8), runtime.DataTypeOf[bool]())
+}

@@ -132,7 +132,7 @@ func (t *Tensor) decRef() {
 
 // Element is a Go type that has a DLPack data type.
 type Element interface {
-	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 |
+	int8 | int16 | int32 | int64 | int | uint8 | uint16 | uint32 | uint64 | uint | uintptr |
 		float32 | float64 | complex64 | complex128 | bool
 }
 
@@ -142,7 +142,7 @@ func DataTypeOf[T Element]() dlpack.DataType {
 	bits := uint8(unsafe.Sizeof(zero) * 8)
 	code := dlpack.DataTypeCodeInt
 	switch any(zero).(type) {
-	case uint8, uint16, uint32, uint64:
+	case uint8, uint16, uint32, uint64, uint, uintptr:
 		code = dlpack.DataTypeCodeUInt
 	case float32, float64:
 		code = dlpack.DataTypeCodeFloat
