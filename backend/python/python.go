@@ -1,8 +1,12 @@
-// Package python is dlgen's Python backend. It writes python/dlpack_ctypes.py,
-// a standard-library-only module: a ctypes.Structure per struct, an IntEnum
-// per enum, flag and version constants, the capsule names of the Python
-// protocol, an import-time layout check, and the DLPack protocol itself
-// (from_dlpack, Tensor, __dlpack__) in pure ctypes; plus a .pyi stub.
+// Package python is dlgen's Python backend. It writes, under python/:
+//   - dlpack_ctypes.py, standard library only: a ctypes.Structure per
+//     struct, an IntEnum per enum, flag and version constants, the capsule
+//     names, an import-time layout check, and the DLPack protocol itself
+//     (from_dlpack, Tensor, __dlpack__) in pure ctypes;
+//   - dlpack_cython.pxd (declarations to cimport), dlpack_cython.pyx (the
+//     same API, fast, with the buffer protocol and the C exchange API) and
+//     dlpack/dlpack.h, which the .pyx includes (DLPack >= 1.0 only);
+//   - .pyi stubs for both modules.
 package python
 
 import (
@@ -11,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dlgen/dlgen/backend"
+	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/templates"
 )
@@ -32,17 +37,44 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		return nil, err
 	}
 	var files []backend.File
-	for _, name := range []string{"dlpack_ctypes.py", "dlpack_ctypes.pyi"} {
-		tmpl, err := templates.Parse(name+".tmpl", map[string]any{"comment": comment, "pystr": pystr})
+	render := func(out, tmplName string, cython bool) error {
+		tmpl, err := templates.Parse(tmplName, map[string]any{"comment": comment, "pystr": pystr})
 		if err != nil {
+			return err
+		}
+		view := *m
+		view.Cython = cython
+		var buf bytes.Buffer
+		if err := tmpl.Execute(&buf, &view); err != nil {
+			return fmt.Errorf("python backend: %w", err)
+		}
+		files = append(files, backend.File{Path: Dir + "/" + out, Content: buf.Bytes()})
+		return nil
+	}
+	if err := render("dlpack_ctypes.py", "dlpack_ctypes.py.tmpl", false); err != nil {
+		return nil, err
+	}
+	if err := render("dlpack_ctypes.pyi", "dlpack.pyi.tmpl", false); err != nil {
+		return nil, err
+	}
+	if m.Major == 0 {
+		return files, nil // the Cython module needs DLPack >= 1.0
+	}
+	for _, f := range [][2]string{
+		{"dlpack_cython.pxd", "dlpack_cython.pxd.tmpl"},
+		{"dlpack_cython.pyx", "dlpack_cython.pyx.tmpl"},
+		{"dlpack_cython.pyi", "dlpack.pyi.tmpl"},
+	} {
+		if err := render(f[0], f[1], true); err != nil {
 			return nil, err
 		}
-		var buf bytes.Buffer
-		if err := tmpl.Execute(&buf, m); err != nil {
-			return nil, fmt.Errorf("python backend: %w", err)
-		}
-		files = append(files, backend.File{Path: Dir + "/" + name, Content: buf.Bytes()})
 	}
+	// The header the .pyx includes, beside it.
+	header, err := c.Backend{Schema: b.Schema}.Generate(api)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, backend.File{Path: Dir + "/dlpack/dlpack.h", Content: header[0].Content})
 	return files, nil
 }
 
@@ -57,6 +89,8 @@ type module struct {
 	Capsules                map[string]string // protocol name -> spelling
 	ExchangeAttr            string
 	Layouts                 []layout
+	CythonDecls             []string // the body of the .pxd's extern block
+	Cython                  bool     // rendering the Cython module's files
 }
 
 type constant struct {
@@ -137,6 +171,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			}
 			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: t})
 		}
+		m.CythonDecls = append(m.CythonDecls, cythonDecl(d))
 	}
 	for _, abi := range ir.ABIs {
 		l := layout{ABI: abi.Name}
@@ -226,3 +261,47 @@ func comment(indent, doc string) string {
 
 // pystr quotes s as a Python string literal.
 func pystr(s string) string { return fmt.Sprintf("%q", s) }
+
+// cythonDecl renders a declaration for a "cdef extern from" block.
+func cythonDecl(d ir.Decl) string {
+	var b strings.Builder
+	switch d := d.(type) {
+	case *ir.Struct:
+		fmt.Fprintf(&b, "    ctypedef struct %s:\n", d.Name)
+		for _, f := range d.Fields {
+			fmt.Fprintf(&b, "        %s\n", cythonType(f.Type, f.Name))
+		}
+	case *ir.Enum:
+		fmt.Fprintf(&b, "    ctypedef enum %s:\n", d.Name)
+		for _, e := range d.Values {
+			fmt.Fprintf(&b, "        %s\n", e.Name)
+		}
+	case *ir.Flags:
+		return "    # " + d.Doc
+	case *ir.FuncType:
+		fmt.Fprintf(&b, "    ctypedef %s\n", cythonType(&ir.Type{Kind: ir.Func, Sig: d.Sig}, d.Name))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// cythonType spells t for Cython around a declarator: C's spelling without
+// struct tags, function pointers marked noexcept nogil so that deleters
+// can be called and implemented without the GIL.
+func cythonType(t *ir.Type, name string) string {
+	switch t.Kind {
+	case ir.Func:
+		params := make([]string, len(t.Sig.Params))
+		for i, p := range t.Sig.Params {
+			params[i] = cythonType(p.Type, p.Name)
+		}
+		return cythonType(t.Sig.Returns, "") + " (*" + name + ")(" + strings.Join(params, ", ") + ") noexcept nogil"
+	case ir.Pointer:
+		inner := cythonType(t.Elem, "")
+		return strings.TrimSpace(inner + "* " + name)
+	}
+	s := t.Name
+	if t.Const {
+		s = "const " + s
+	}
+	return strings.TrimSpace(s + " " + name)
+}

@@ -2,15 +2,47 @@
 import ctypes
 import importlib
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATED = os.environ.get("DLGEN_PYTHON_DIR", os.path.join(ROOT, "generated", "python"))
-sys.path.insert(0, GENERATED)
+REQUIRED = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
+
+def build_cython():
+    """Builds dlpack_cython the way the generated module's docstring says
+    (cythonize -i inside a copy of the generated directory) and returns that
+    directory. Any Cython warning is a failure."""
+    try:
+        import Cython  # noqa: F401
+    except ImportError:
+        if REQUIRED:
+            raise RuntimeError("Cython is not installed (DLGEN_REQUIRE_TOOLS=1)")
+        return None
+    build = tempfile.mkdtemp(prefix="dlgen-cython-")
+    shutil.copytree(GENERATED, build, dirs_exist_ok=True)
+    cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
+    r = subprocess.run([cythonize, "-i", "-f", "dlpack_cython.pyx"], cwd=build, capture_output=True, text=True)
+    log = r.stdout + r.stderr
+    if r.returncode != 0:
+        raise RuntimeError("cythonize failed:\n" + log)
+    warnings = [line for line in log.splitlines() if "warning" in line.lower() and "dlpack_cython.pyx" in line]
+    if warnings:
+        raise RuntimeError("Cython warnings:\n" + "\n".join(warnings))
+    return build
+
+
+CYTHON_DIR = os.environ.get("DLGEN_CYTHON_DIR") or build_cython()
+sys.path.insert(0, GENERATED)
 MODULES = ["dlpack_ctypes"]
+if CYTHON_DIR:
+    sys.path.insert(0, CYTHON_DIR)
+    MODULES.append("dlpack_cython")
 
 
 @pytest.fixture(params=MODULES)
@@ -21,9 +53,11 @@ def dl(request):
 
 class Producer:
     """Builds hand-made (possibly malformed) managed tensors in capsules, and
-    counts how often their deleter runs."""
+    counts how often their deleter runs. It is written with the ctypes
+    module's structs whatever module is under test."""
 
-    def __init__(self, dl):
+    def __init__(self):
+        dl = importlib.import_module("dlpack_ctypes")
         self.dl = dl
         self.deleted = 0
         self._keep = []
@@ -70,5 +104,5 @@ class Producer:
 
 
 @pytest.fixture
-def producer(dl):
-    return Producer(dl)
+def producer():
+    return Producer()

@@ -1,0 +1,138 @@
+"""The C exchange API (__dlpack_c_exchange_api__) of the Cython module, as
+producer and consumer, and against apache-tvm-ffi."""
+import ctypes
+
+import numpy as np
+import pytest
+
+import dlpack_ctypes as ct
+from conftest import MODULES
+
+pytestmark = pytest.mark.skipif("dlpack_cython" not in MODULES, reason="dlpack_cython is not built")
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+@pytest.fixture
+def cy():
+    import dlpack_cython
+    return dlpack_cython
+
+
+def table(cls):
+    """The producer's table, through the ctypes module's struct."""
+    capsule = cls.__dlpack_c_exchange_api__
+    return ct.DLPackExchangeAPI.from_address(_get_pointer(capsule, b"dlpack_exchange_api"))
+
+
+def test_table_is_complete(cy):
+    api = table(cy.Tensor)
+    assert (api.header.version.major, api.header.version.minor) == (cy.DLPACK_MAJOR_VERSION, cy.DLPACK_MINOR_VERSION)
+    assert not api.header.prev_api
+    for name, _ in ct.DLPackExchangeAPI._fields_[1:]:
+        assert getattr(api, name), name + " is NULL"
+
+
+def test_from_py_object_and_back(cy):
+    api = table(cy.Tensor)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = cy.from_dlpack(a)
+    out = ctypes.POINTER(ct.DLManagedTensorVersioned)()
+    assert api.managed_tensor_from_py_object_no_sync(id(t), ctypes.byref(out)) == 0
+    assert out.contents.dl_tensor.ndim == 2 and out.contents.dl_tensor.data == a.ctypes.data
+    obj = ctypes.c_void_p()
+    assert api.managed_tensor_to_py_object_no_sync(out, ctypes.byref(obj)) == 0
+    back = ctypes.cast(obj, ctypes.py_object).value
+    ctypes.pythonapi.Py_DecRef(ctypes.py_object(back))  # the new reference the call returned
+    assert type(back) is cy.Tensor and back.shape == (2, 3)
+    np.from_dlpack(back)[1, 2] = 7
+    assert a[1, 2] == 7
+
+
+def test_from_py_object_refuses_foreign_objects(cy):
+    api = table(cy.Tensor)
+    out = ctypes.POINTER(ct.DLManagedTensorVersioned)()
+    with pytest.raises(TypeError):
+        # ctypes turns the -1 with an exception set into this exception
+        ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)(
+            ctypes.cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value)(
+            np.arange(3), ctypes.addressof(out))
+
+
+def test_dltensor_from_py_object_borrows(cy):
+    api = table(cy.Tensor)
+    t = cy.from_dlpack(np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::2])
+    dl = ct.DLTensor()
+    assert api.dltensor_from_py_object_no_sync(id(t), ctypes.byref(dl)) == 0
+    assert [dl.shape[i] for i in range(2)] == [3, 2]
+    assert [dl.strides[i] for i in range(2)] == [4, 2]
+    assert (dl.dtype.code, dl.dtype.bits) == (ct.DLDataTypeCode.kDLInt, 16)
+
+
+def test_allocator(cy):
+    api = table(cy.Tensor)
+    proto = ct.DLTensor()
+    shape = (ctypes.c_int64 * 2)(4, 5)
+    proto.ndim, proto.shape = 2, ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = ct.DLDataTypeCode.kDLFloat, 64, 1
+    proto.device.device_type = ct.DLDeviceType.kDLCPU
+    errors = []
+    set_error = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)(
+        lambda ctx, kind, msg: errors.append((kind, msg)))
+    out = ctypes.POINTER(ct.DLManagedTensorVersioned)()
+    assert api.managed_tensor_allocator(ctypes.byref(proto), ctypes.byref(out), None, set_error) == 0
+    t = cy.from_managed(ctypes.cast(out, ctypes.c_void_p).value)
+    assert t.shape == (4, 5) and not np.from_dlpack(t).any()
+    proto.device.device_type = ct.DLDeviceType.kDLCUDA
+    assert api.managed_tensor_allocator(ctypes.byref(proto), ctypes.byref(out), None, set_error) == -1
+    assert errors and errors[0][0] == b"BufferError"
+
+
+def test_current_work_stream_is_null_on_cpu(cy):
+    stream = ctypes.c_void_p(1)
+    assert table(cy.Tensor).current_work_stream(ct.DLDeviceType.kDLCPU, 0, ctypes.byref(stream)) == 0
+    assert not stream.value
+
+
+def test_consumer_uses_the_table_not_dunder_dlpack(cy):
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    wrapper_type = tvm_ffi.core.DLTensorTestWrapper
+
+    class NoDunder(wrapper_type):
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("__dlpack__ must not be called when the exchange API exists")
+
+    a = np.arange(5, dtype=np.float32)
+    t = cy.from_dlpack(NoDunder(tvm_ffi.from_dlpack(a)))
+    np.from_dlpack(t)[2] = 9
+    assert a[2] == 9
+
+
+def test_consumer_walks_prev_api_to_its_major(cy):
+    real = _get_pointer(cy.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    future = ct.DLPackExchangeAPI()
+    future.header.version.major = cy.DLPACK_MAJOR_VERSION + 1
+    future.header.prev_api = ctypes.cast(real, ctypes.POINTER(ct.DLPackExchangeAPIHeader))
+
+    class Future:
+        __dlpack_c_exchange_api__ = _new_capsule(ctypes.addressof(future), b"dlpack_exchange_api", None)
+
+    # The real table is reached through prev_api; it accepts only its own
+    # Tensor type, which proves where the call went.
+    with pytest.raises(TypeError, match="dlpack_cython.Tensor"):
+        cy.from_dlpack(Future())
+    assert future  # kept alive for the call
+
+
+def test_tvm_ffi_consumes_through_our_table(cy):
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    a = np.arange(4, dtype=np.int32)
+    x = tvm_ffi.from_dlpack(cy.from_dlpack(a))
+    back = np.from_dlpack(cy.from_dlpack(x))
+    back[0] = 11
+    assert a[0] == 11
