@@ -1,7 +1,7 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
-# make bench: the benchmarks.
-.PHONY: test deps generate bench golden
+# make bench: the benchmarks (bench-runtime, bench-python, generation).
+.PHONY: test deps generate bench bench-python bench-runtime golden
 
 test:
 	./scripts/test.sh
@@ -15,5 +15,14 @@ generate:
 golden:
 	go test ./generate -update
 
-bench:
+bench: bench-runtime bench-python
 	go test -run='^$$' -bench=. -benchmem ./generate
+
+bench-runtime: deps
+	.venv/bin/python bench/runtime.py
+
+# Builds dlpack_cython in a scratch copy of generated/python, then compares.
+bench-python: deps
+	rm -rf .cache/cython && mkdir -p .cache && cp -r generated/python .cache/cython
+	cd .cache/cython && ../../.venv/bin/cythonize -q -i dlpack_cython.pyx
+	DLGEN_CYTHON_DIR=.cache/cython .venv/bin/python bench/python_exchange.py

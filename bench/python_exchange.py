@@ -15,9 +15,9 @@ import timeit
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "generated", "python"))
 if os.environ.get("DLGEN_CYTHON_DIR"):
     sys.path.insert(0, os.environ["DLGEN_CYTHON_DIR"])
+sys.path.insert(0, os.path.join(ROOT, "generated", "python"))  # the current ctypes module, not a build copy
 
 
 def best(fn, number=20000, repeat=7):

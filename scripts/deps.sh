@@ -13,6 +13,7 @@ packages=(
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   python3-venv
   valgrind                                        # the bridge's memcheck test
+  python3-torch                                   # PyTorch 1.13 for Debian's own python3
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -28,7 +28,9 @@ rather than deleted, and __buffer__ needs Python 3.12.
 
 import ctypes
 import enum
+import math
 import platform
+import struct
 import threading
 from typing import NamedTuple, Optional, Tuple
 
@@ -328,8 +330,13 @@ def _check_layout():
 _check_layout()
 
 # --- The Python protocol -----------------------------------------------------
+#
+# The hot paths read and write a whole managed struct with one precompiled
+# struct.Struct (built from the ctypes offsets above) rather than field by
+# field: ctypes attribute access costs more than everything else together.
 
 _py = ctypes.pythonapi
+_P = "Q" if _POINTER_SIZE == 8 else "I"
 
 
 def _permanent_cstring(text):
@@ -353,41 +360,91 @@ _NAME = _permanent_cstring(CAPSULE_NAME)
 _USED_NAME = _permanent_cstring(USED_CAPSULE_NAME)
 _VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
 _USED_VNAME = _permanent_cstring(USED_VERSIONED_CAPSULE_NAME)
+_NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
+          VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
+_USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
 
 def _api(name, restype, *argtypes):
-    proto = ctypes.PYFUNCTYPE(restype, *argtypes)
-    return proto((name, _py))
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
 
 
 _capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
 _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-_capsule_check = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 # The destructor sees a capsule whose reference count is already zero: it
 # must not be wrapped in a Python object, so these take the raw address.
 _raw_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 _raw_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_is_initialized = _api("Py_IsInitialized", ctypes.c_int)
+_CapsuleType = type(_capsule_new(_NAME, _NAME, None))
+_string_at = ctypes.string_at
 
-_PVersioned = ctypes.POINTER(DLManagedTensorVersioned)
-_PLegacy = ctypes.POINTER(DLManagedTensor)
-_VersionedDeleter = dict(DLManagedTensorVersioned._fields_)["deleter"]
-_LegacyDeleter = dict(DLManagedTensor._fields_)["deleter"]
+
+def _struct_of(ctype, fields):
+    """A struct.Struct reading the (path, code) fields of ctype, listed in
+    offset order, at their C offsets."""
+    fmt, pos = "=", 0
+    for path, code in fields:
+        offset, t = 0, ctype
+        for name in path.split("."):
+            offset += getattr(t, name).offset
+            t = dict(t._fields_)[name]
+        if offset > pos:
+            fmt += "%dx" % (offset - pos)
+        fmt += code
+        pos = offset + struct.calcsize("=" + code)
+    return struct.Struct(fmt)
+
+
+_TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
+           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P), ("strides", _P),
+           ("byte_offset", "Q")]
+_VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
+                        ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
+                        [("dl_tensor." + p, c) for p, c in _TENSOR])
+_LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR] +
+                     [("manager_ctx", _P), ("deleter", _P)])
+_VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
+_LSIZE = ctypes.sizeof(DLManagedTensor)
+_dims_structs = {}
+_buffer_types = {}
+
+
+def _dims(n):
+    s = _dims_structs.get(n)
+    if s is None:
+        s = _dims_structs[n] = struct.Struct("=%dq" % n)
+    return s
+
+
+# Calling a producer's deleter: a ctypes prototype per function address.
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_deleters = {}
+
+
+def _call_deleter(fn, address):
+    call = _deleters.get(fn)
+    if call is None:
+        call = _Deleter(fn)
+        if len(_deleters) < 256:
+            _deleters[fn] = call
+    call(address)
 
 
 def _delete_unconsumed(capsule_addr):
     # Only a capsule still carrying its original name owns its tensor; a
     # consumer renames it to used_* when it takes the deleter over.
     if _raw_is_valid(capsule_addr, _VNAME):
-        mt = ctypes.cast(_raw_get_pointer(capsule_addr, _VNAME), _PVersioned)
+        address = _raw_get_pointer(capsule_addr, _VNAME)
+        deleter = _VERSIONED.unpack_from(_string_at(address, _VSIZE))[3]
     elif _raw_is_valid(capsule_addr, _NAME):
-        mt = ctypes.cast(_raw_get_pointer(capsule_addr, _NAME), _PLegacy)
+        address = _raw_get_pointer(capsule_addr, _NAME)
+        deleter = _LEGACY.unpack_from(_string_at(address, _LSIZE))[-1]
     else:
         return
-    if mt.contents.deleter:
-        mt.contents.deleter(mt)
+    if deleter:
+        _call_deleter(deleter, address)
 
 
 _capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_delete_unconsumed)
@@ -395,16 +452,15 @@ _CAPSULE_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
 
 # Exports alive until their deleter runs, by struct address.
 _exports = {}
-_exports_lock = threading.Lock()
 
 
-def _release_export(mt):
-    with _exports_lock:
-        _exports.pop(ctypes.cast(mt, ctypes.c_void_p).value, None)
+def _release_export(address):
+    _exports.pop(address, None)
 
 
-_versioned_deleter = _VersionedDeleter(_release_export)
-_legacy_deleter = _LegacyDeleter(_release_export)
+_export_deleter = _Deleter(_release_export)
+_EXPORT_DELETER = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+_close_lock = threading.Lock()
 
 
 class DataType(NamedTuple):
@@ -428,11 +484,14 @@ class Device(NamedTuple):
 
 _CPU = Device(DLDeviceType.kDLCPU, 0)
 # Devices whose memory the CPU can read directly.
-_HOST_ACCESSIBLE = {DLDeviceType.kDLCPU, DLDeviceType.kDLCUDAHost, DLDeviceType.kDLROCMHost, DLDeviceType.kDLCUDAManaged}
+_HOST_ACCESSIBLE = {int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost), int(DLDeviceType.kDLROCMHost),
+                    int(DLDeviceType.kDLCUDAManaged)}
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
+_KNOWN_DEVICES = {int(d) for d in DLDeviceType}
 _MAX_NDIM = 64
-_TYPESTR = {DLDataTypeCode.kDLInt: "i", DLDataTypeCode.kDLUInt: "u", DLDataTypeCode.kDLFloat: "f",
-            DLDataTypeCode.kDLComplex: "c", DLDataTypeCode.kDLBool: "b"}
+_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
+            int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
 _FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
            ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
            ("c", 16): "Zd", ("b", 1): "?"}
@@ -450,80 +509,21 @@ class Tensor:
     """A DLPack tensor: either imported from a producer (and owning the
     producer's managed tensor until close()), or a private copy."""
 
-    __slots__ = ("_mt", "_versioned", "_keep", "shape", "strides", "dtype", "device",
-                 "readonly", "copied", "byte_offset", "_data", "_lock", "__weakref__")
+    __slots__ = ("_addr", "_deleter", "_versioned", "_keep", "shape", "strides", "_code", "_bits", "_lanes",
+                 "_dev_type", "_dev_id", "readonly", "copied", "byte_offset", "_data", "__weakref__")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
 
-    # -- construction ---------------------------------------------------------
-
-    @classmethod
-    def _adopt(cls, address, versioned):
-        """Takes ownership of a managed tensor; validates it before use and
-        calls its deleter (exactly once) if it is refused."""
-        t = object.__new__(cls)
-        t._lock = threading.Lock()
-        t._keep = None
-        t._versioned = versioned
-        t._mt = ctypes.cast(address, _PVersioned if versioned else _PLegacy)
-        try:
-            t._describe()
-        except BaseException:
-            t.close()
-            raise
-        return t
-
-    def _describe(self):
-        mt = self._mt.contents
-        if self._versioned:
-            if mt.version.major != DLPACK_MAJOR_VERSION:
-                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                                  % (mt.version.major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
-            version = (mt.version.major, mt.version.minor)
-            self.readonly = bool(mt.flags & DLPACK_FLAG_BITMASK_READ_ONLY)
-            self.copied = bool(mt.flags & DLPACK_FLAG_BITMASK_IS_COPIED)
-        else:
-            self.copied = False
-            version = (0, 0)
-            self.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
-        dl = mt.dl_tensor
-        ndim = dl.ndim
-        if ndim < 0 or ndim > _MAX_NDIM:
-            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
-        if ndim and not dl.shape:
-            raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
-        shape = tuple(dl.shape[i] for i in range(ndim))
-        if any(extent < 0 for extent in shape):
-            raise BufferError("negative extent in shape %r" % (shape,))
-        if ndim and not dl.strides:
-            if version >= (1, 2):
-                raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-            strides = _contiguous_strides(shape)
-        else:
-            strides = tuple(dl.strides[i] for i in range(ndim))
-        dtype = DataType(dl.dtype.code, dl.dtype.bits, dl.dtype.lanes)
-        if dtype.code not in _KNOWN_CODES:
-            raise BufferError("unknown DLDataTypeCode %d" % dtype.code)
-        if dtype.code == DLDataTypeCode.kDLOpaqueHandle:
-            raise BufferError("opaque-handle tensors cannot be read")
-        if dtype.lanes == 0 or dtype.bits == 0:
-            raise BufferError("invalid dtype %r: bits and lanes must be positive" % (dtype,))
-        device = Device(int(dl.device.device_type), dl.device.device_id)
-        if device.device_type not in _HOST_ACCESSIBLE:
-            raise BufferError("cannot access memory on device %r from the CPU" % (device,))
-        size = 1
-        for extent in shape:
-            size *= extent
-        if size and not dl.data:
-            raise BufferError("data is NULL for a tensor of %d elements" % size)
-        if size * dtype.itemsize >= 1 << 63:
-            raise BufferError("tensor of %d elements overflows the address space" % size)
-        self.shape, self.strides, self.dtype, self.device = shape, strides, dtype, device
-        self.byte_offset = dl.byte_offset
-        self._data = dl.data or 0
-
     # -- properties -----------------------------------------------------------
+
+    @property
+    def dtype(self):
+        return DataType(self._code, self._bits, self._lanes)
+
+    @property
+    def device(self):
+        return Device(self._dev_type, self._dev_id)
 
     @property
     def ndim(self):
@@ -537,30 +537,35 @@ class Tensor:
         return n
 
     @property
+    def _itemsize(self):
+        return (self._bits * self._lanes + 7) // 8
+
+    @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
         return self._data + self.byte_offset
 
     @property
     def closed(self):
-        return self._mt is None and self._keep is None
+        return not self._addr and self._keep is None
 
     def is_contiguous(self):
         return self.size == 0 or all(s == c for s, c, n in zip(self.strides, _contiguous_strides(self.shape), self.shape) if n != 1)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once)."""
-        with self._lock:
-            mt, self._mt = self._mt, None
+        with _close_lock:
+            address, self._addr = self._addr, 0
             self._keep = None
-        if mt is not None and mt.contents.deleter:
-            mt.contents.deleter(mt)
+        if address and self._deleter:
+            _call_deleter(self._deleter, address)
 
     def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: nothing left to report to
-            pass
+        if getattr(self, "_addr", 0):
+            try:
+                self.close()
+            except Exception:  # interpreter shutdown: nothing left to report to
+                pass
 
     def __enter__(self):
         return self
@@ -581,10 +586,10 @@ class Tensor:
     @property
     def __array_interface__(self):
         self._check_open()
-        kind = _TYPESTR.get(self.dtype.code)
-        if kind is None or self.dtype.lanes != 1 or self.dtype.bits % 8:
+        kind = _TYPESTR.get(self._code)
+        if kind is None or self._lanes != 1 or self._bits % 8:
             raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
-        itemsize = self.dtype.bits // 8
+        itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
         return {
             "version": 3,
@@ -597,12 +602,12 @@ class Tensor:
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_open()
-        fmt = _FORMAT.get((_TYPESTR.get(self.dtype.code), self.dtype.itemsize))
-        if fmt is None or self.dtype.lanes != 1:
+        fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
+        if fmt is None or self._lanes != 1:
             raise BufferError("dtype %r has no buffer format" % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
-        nbytes = self.size * self.dtype.itemsize
+        nbytes = self.size * self._itemsize
         raw = (ctypes.c_char * nbytes).from_address(self.data_ptr) if nbytes else bytearray()
         view = memoryview(raw)
         if self.readonly:
@@ -617,7 +622,7 @@ class Tensor:
     # -- producers ------------------------------------------------------------
 
     def __dlpack_device__(self):
-        return (int(self.device.device_type), self.device.device_id)
+        return (self._dev_type, self._dev_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
@@ -626,7 +631,7 @@ class Tensor:
         if dl_device is not None:
             if not isinstance(dl_device, tuple) or len(dl_device) != 2:
                 raise TypeError("dl_device must be a (device_type, device_id) tuple")
-            if tuple(dl_device) not in (tuple(self.device), tuple(_CPU)):
+            if dl_device != (self._dev_type, self._dev_id) and dl_device != (DLDeviceType.kDLCPU, 0):
                 raise BufferError("cannot export to device %r" % (dl_device,))
         versioned = max_version is not None and max_version[0] >= 1
         if not versioned and self.readonly:
@@ -636,13 +641,77 @@ class Tensor:
         if copy:
             source, flags = _private_copy(self), DLPACK_FLAG_BITMASK_IS_COPIED
         elif self.readonly:
-            flags |= DLPACK_FLAG_BITMASK_READ_ONLY
+            flags = DLPACK_FLAG_BITMASK_READ_ONLY
         return _export(source, versioned, flags)
+
+
+def _adopt(address, versioned):
+    """Takes ownership of a managed tensor: validates it before use and
+    calls its deleter (exactly once) if it is refused."""
+    if versioned:
+        (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
+         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_string_at(address, _VSIZE))
+    else:
+        (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
+         _, deleter) = _LEGACY.unpack_from(_string_at(address, _LSIZE))
+    t = Tensor.__new__(Tensor)
+    t._addr, t._deleter, t._versioned, t._keep = address, deleter, versioned, None
+    try:
+        if versioned:
+            if major != DLPACK_MAJOR_VERSION:
+                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
+                                  % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+            t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+            t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
+        else:
+            minor = None
+            t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
+            t.copied = False
+        if ndim < 0 or ndim > _MAX_NDIM:
+            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+        if ndim:
+            if not shape_p:
+                raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+            if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
+                both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
+                shape, strides_read = both[:ndim], both[ndim:]
+            else:
+                shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
+                strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim)) if strides_p else None
+            if min(shape) < 0:
+                raise BufferError("negative extent in shape %r" % (shape,))
+            if strides_read is not None:
+                strides = strides_read
+            elif minor is not None and minor >= 2:
+                raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
+            else:
+                strides = _contiguous_strides(shape)
+        else:
+            shape = strides = ()
+        if code not in _KNOWN_CODES:
+            raise BufferError("unknown DLDataTypeCode %d" % code)
+        if code == DLDataTypeCode.kDLOpaqueHandle:
+            raise BufferError("opaque-handle tensors cannot be read")
+        if lanes == 0 or bits == 0:
+            raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+        if dev_type not in _HOST_ACCESSIBLE:
+            raise BufferError("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+        size = math.prod(shape)
+        if size and not data:
+            raise BufferError("data is NULL for a tensor of %d elements" % size)
+        if size * ((bits * lanes + 7) // 8) >= 1 << 63:
+            raise BufferError("tensor of %d elements overflows the address space" % size)
+    except BaseException:
+        t.close()
+        raise
+    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
+    t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
+    return t
 
 
 def _copy_contiguous(t):
     """A bytearray holding t's elements in C order."""
-    itemsize = t.dtype.itemsize
+    itemsize = t._itemsize
     out = bytearray(t.size * itemsize)
     if not out:
         return out
@@ -677,56 +746,49 @@ def _outer_indices(shape):
 
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
+    if t._dev_type not in _HOST_ACCESSIBLE:
+        raise BufferError("cannot copy memory on device %r" % (t.device,))
     buf = _copy_contiguous(t)
-    c = object.__new__(Tensor)
-    c._lock = threading.Lock()
-    c._mt = None
-    c._versioned = True
-    storage = (ctypes.c_char * max(len(buf), 1)).from_buffer(buf) if buf else None
-    c._keep = (buf, storage)
+    c = Tensor.__new__(Tensor)
+    storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
+    c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
-    c.dtype, c.device, c.readonly, c.copied, c.byte_offset = t.dtype, _CPU, False, True, 0
+    c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
+    c.readonly, c.copied, c.byte_offset = False, True, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; t stays alive until the consumer deletes."""
+    """Wraps t in a new capsule; the struct lives in memory this module owns
+    and keeps t alive until the consumer calls the deleter."""
     ndim = len(t.shape)
-    dims = (ctypes.c_int64 * (2 * ndim or 1))(*(t.shape + t.strides))
+    head = _VSIZE if versioned else _LSIZE
+    size = head + 16 * ndim
+    buffer_type = _buffer_types.get(size)
+    if buffer_type is None:
+        buffer_type = _buffer_types[size] = ctypes.c_char * size
+    buf = buffer_type()
+    address = ctypes.addressof(buf)
+    shape_p = address + head if ndim else 0
+    strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        mt = DLManagedTensorVersioned()
-        mt.version.major, mt.version.minor = DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION
-        mt.flags = flags
-        mt.deleter = _versioned_deleter
+        _VERSIONED.pack_into(buf, 0, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER, flags,
+                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p,
+                             t.byte_offset)
         name = _VNAME
     else:
-        mt = DLManagedTensor()
-        mt.deleter = _legacy_deleter
+        _LEGACY.pack_into(buf, 0, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p,
+                          strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
-    dl = mt.dl_tensor
-    dl.data = t._data or None
-    dl.device.device_type, dl.device.device_id = t.device
-    dl.ndim = ndim
-    dl.dtype.code, dl.dtype.bits, dl.dtype.lanes = t.dtype
     if ndim:
-        dl.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
-        dl.strides = ctypes.cast(ctypes.addressof(dims) + 8 * ndim, ctypes.POINTER(ctypes.c_int64))
-    dl.byte_offset = t.byte_offset
-    address = ctypes.addressof(mt)
-    mt.manager_ctx = address
-    with _exports_lock:
-        _exports[address] = (mt, dims, t)
+        _dims(2 * ndim).pack_into(buf, head, *t.shape, *t.strides)
+    _exports[address] = (buf, t)
     try:
         return _capsule_new(address, name, _CAPSULE_DESTRUCTOR)
     except BaseException:
-        with _exports_lock:
-            _exports.pop(address, None)
+        _exports.pop(address, None)
         raise
-
-
-def _is_capsule(obj):
-    return type(obj).__name__ == "PyCapsule"
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -737,21 +799,24 @@ def from_dlpack(x, /, *, device=None, copy=None):
     be the CPU, (kDLCPU, 0)."""
     if device is not None and tuple(device) != tuple(_CPU):
         raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
-    if _is_capsule(x):
+    if type(x) is _CapsuleType:
         capsule = x
     elif hasattr(x, "__dlpack__"):
         try:
-            kwargs = {"max_version": (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)}
-            if copy is not None:
-                kwargs["copy"] = copy
-            if device is not None:
-                kwargs["dl_device"] = tuple(device)
-            capsule = x.__dlpack__(**kwargs)
+            if copy is None and device is None:
+                capsule = x.__dlpack__(max_version=_MAX_VERSION)
+            else:
+                kwargs = {"max_version": _MAX_VERSION}
+                if copy is not None:
+                    kwargs["copy"] = copy
+                if device is not None:
+                    kwargs["dl_device"] = tuple(device)
+                capsule = x.__dlpack__(**kwargs)
         except TypeError:
             capsule = x.__dlpack__()
     else:
         raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
-    t = _consume(capsule)
+    t = _adopt(*_take(capsule))
     if copy and not t.copied:
         c = _private_copy(t)
         t.close()
@@ -765,7 +830,7 @@ def from_managed(address, /, *, versioned=True):
     the Tensor owns it, validates it and calls its deleter exactly once."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
-    return Tensor._adopt(address, versioned)
+    return _adopt(address, versioned)
 
 
 def to_managed(x, /, *, versioned=True):
@@ -773,42 +838,41 @@ def to_managed(x, /, *, versioned=True):
     (address, is_versioned) of the managed tensor it held. The caller owns
     it now and must see its deleter called exactly once, typically by
     handing it to a C or Go importer."""
-    if _is_capsule(x):
+    if type(x) is _CapsuleType:
         capsule = x
     elif versioned:
         try:
-            capsule = x.__dlpack__(max_version=(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+            capsule = x.__dlpack__(max_version=_MAX_VERSION)
         except TypeError:
             capsule = x.__dlpack__()
     else:
         capsule = x.__dlpack__()
-    address, is_versioned = _take(capsule)
-    return address, is_versioned
+    return _take(capsule)
 
 
 def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
-    """Takes the managed tensor out of a capsule (renaming it used_*)."""
-    if not _is_capsule(capsule):
+    if type(capsule) is not _CapsuleType:
         raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
-    if _capsule_is_valid(capsule, _VNAME):
-        name, used, versioned = _VNAME, _USED_VNAME, True
-    elif _capsule_is_valid(capsule, _NAME):
-        name, used, versioned = _NAME, _USED_NAME, False
-    elif _capsule_is_valid(capsule, _USED_VNAME) or _capsule_is_valid(capsule, _USED_NAME):
-        raise ValueError("this DLPack capsule was already consumed")
-    else:
+    try:  # the common case first: one call instead of asking for the name
+        address = _capsule_get_pointer(capsule, _VNAME)
+    except ValueError:  # another name: CPython says so with a ValueError
+        address = None
+    if address:
+        _capsule_set_name(capsule, _USED_VNAME)
+        return address, True
+    name = _capsule_get_name(capsule)
+    entry = _NAMES.get(name)
+    if entry is None:
+        if name in _USED_NAMES:
+            raise ValueError("this DLPack capsule was already consumed")
         raise ValueError("not a DLPack capsule")
-    address = _capsule_get_pointer(capsule, name)
+    cname, used, versioned = entry
+    address = _capsule_get_pointer(capsule, cname)
     if not address:
         raise BufferError("the capsule holds a NULL tensor")
     _capsule_set_name(capsule, used)
     return address, versioned
-
-
-def _consume(capsule):
-    """Adopts the managed tensor of a capsule as a Tensor."""
-    return Tensor._adopt(*_take(capsule))
 
 
 __all__ = [name for name in dir() if not name.startswith("_")]

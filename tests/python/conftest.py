@@ -38,11 +38,11 @@ def build_cython():
 
 
 CYTHON_DIR = os.environ.get("DLGEN_CYTHON_DIR") or build_cython()
-sys.path.insert(0, GENERATED)
 MODULES = ["dlpack_ctypes"]
 if CYTHON_DIR:
     sys.path.insert(0, CYTHON_DIR)
     MODULES.append("dlpack_cython")
+sys.path.insert(0, GENERATED)  # first: the build directory holds a copy of the ctypes module
 
 
 @pytest.fixture(params=MODULES)
