@@ -1,15 +1,19 @@
 // Dlgen turns the versioned DLPack schema into bindings: a C header that
-// replaces upstream dlpack.h, and a pure-Go package with the same layout.
+// replaces upstream dlpack.h, a pure-Go package with the same layout, and
+// Python modules (ctypes, standard library only; Cython, fast) that
+// implement the DLPack protocol.
 //
 // Usage:
 //
-//	dlgen [-lang c,go] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
+//	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
 //
 // Flags:
 //
-//	-lang            comma-separated languages; default: all (c, go).
+//	-lang            comma-separated languages; default: all (c, go, python).
 //	-out DIR         output directory; default ".". The C header goes to
-//	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/.
+//	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/,
+//	                 the Python modules to DIR/python/ (build the Cython one
+//	                 there with `cythonize -i dlpack_cython.pyx`).
 //	-schema FILE     schema to read; default: the embedded schema/dlpack.yaml.
 //	-dlpack-version  the DLPack release to emit, e.g. 0.6 or 1.3; default: the
 //	                 newest. An unknown release is an error that lists the known.
