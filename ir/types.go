@@ -90,7 +90,7 @@ func ParseType(s string) (*Type, error) {
 		}
 		words = words[1:]
 	}
-	if len(words) != 1 || !isIdent(words[0]) {
+	if len(words) != 1 || !isIdent(words[0]) || words[0] == "struct" || words[0] == "const" {
 		return nil, fmt.Errorf("cannot parse C type %q", s)
 	}
 	t.Name = words[0]

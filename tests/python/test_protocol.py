@@ -246,3 +246,19 @@ print("ok")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
     assert "Fatal" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+
+
+def test_memoryview_is_zero_copy(dl):
+    if dl.__name__ == "dlpack_ctypes" and sys.version_info < (3, 12):
+        pytest.skip("pure ctypes can only offer __buffer__, which memoryview uses from Python 3.12")
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    t = dl.from_dlpack(a)
+    m = memoryview(t)
+    assert m.shape == (2, 3) and m.format == "i" and not m.readonly
+    m[1, 2] = 42
+    assert a[1, 2] == 42
+    strided = memoryview(dl.from_dlpack(a[:, ::-2]))  # strides are offered to consumers that take them
+    assert strided.strides == (12, -8) and strided.tolist() == [[2, 0], [42, 3]]
+    ro = dl.from_dlpack(a.__dlpack__())  # a legacy capsule: read-only
+    assert memoryview(ro).readonly
+    del m, strided

@@ -1,0 +1,90 @@
+package ir
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseVersion(t *testing.T) {
+	v, err := ParseVersion("1.3")
+	require.NoError(t, err)
+	assert.Equal(t, Version{1, 3}, v)
+	assert.True(t, Version{0, 8}.Less(Version{1, 0}))
+	assert.True(t, Version{1, 2}.Less(Version{1, 10}))
+	for _, bad := range []string{"1", "1.", ".3", "1.3.0", "a.b", "-1.0", ""} {
+		_, err := ParseVersion(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestLife(t *testing.T) {
+	until := Version{1, 0}
+	l := Life{Since: Version{0, 6}, Until: &until}
+	assert.True(t, l.In(Version{0, 6}))
+	assert.True(t, l.In(Version{0, 8}))
+	assert.False(t, l.In(Version{1, 0}), "until is exclusive")
+	assert.False(t, Life{Since: Version{1, 2}}.In(Version{1, 1}))
+}
+
+func TestParseTypeRoundTripsToC(t *testing.T) {
+	for in, want := range map[string]string{
+		"int64_t*":                   "int64_t* x",
+		"const char*":                "const char* x",
+		"struct DLManagedTensor*":    "struct DLManagedTensor* x",
+		"DLManagedTensorVersioned**": "DLManagedTensorVersioned** x",
+		"uint8_t":                    "uint8_t x",
+	} {
+		typ, err := ParseType(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, typ.C("x"))
+	}
+	for _, bad := range []string{"void", "int64_t[]", "unsigned long", "struct", "*"} {
+		_, err := ParseType(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestIntRange(t *testing.T) {
+	lo, hi, ok := IntRange("int32_t")
+	assert.True(t, ok)
+	assert.Equal(t, int64(-1<<31), lo)
+	assert.Equal(t, int64(1<<31-1), hi)
+	_, hi, _ = IntRange("uint8_t")
+	assert.Equal(t, int64(255), hi)
+	_, _, ok = IntRange("void")
+	assert.False(t, ok)
+}
+
+// TestLayoutPacksLikeC checks the two data models on a struct that has
+// every kind of member: on i386 a 64-bit integer is 4-byte aligned.
+func TestLayoutPacksLikeC(t *testing.T) {
+	mustType := func(s string) *Type {
+		typ, err := ParseType(s)
+		require.NoError(t, err)
+		return typ
+	}
+	s := &Struct{Name: "S", Fields: []*Field{
+		{Name: "c", Type: mustType("uint8_t")},
+		{Name: "p", Type: mustType("void*")},
+		{Name: "h", Type: mustType("uint16_t")},
+		{Name: "q", Type: mustType("uint64_t")},
+		{Name: "i", Type: mustType("int32_t")},
+	}}
+	lp := LP64.Layout(s)
+	assert.Equal(t, []int{0, 8, 16, 24, 32}, offsets(lp))
+	assert.Equal(t, 40, lp.Size)
+	il := ILP32.Layout(s)
+	assert.Equal(t, []int{0, 4, 8, 12, 20}, offsets(il))
+	assert.Equal(t, 24, il.Size)
+	assert.Equal(t, 4, il.Align)
+}
+
+func offsets(l Layout) []int {
+	var out []int
+	for _, f := range l.Fields {
+		out = append(out, f.Offset)
+	}
+	return out
+}
