@@ -46,27 +46,34 @@ func Import(m *dlpack.ManagedTensorVersioned) (*Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("dlgen/runtime: import of a NULL tensor: %w", ErrMalformed)
 	}
-	p := unsafe.Pointer(m)
-	if err := claim(p); err != nil {
+	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	deleter := func() { unclaim(p); DeleteVersioned(m) }
 	if major := m.Version.Major; major != dlpack.MajorVersion {
-		deleter() // m is gone after this: report what was read before
+		deleteManaged(m, false) // m is gone after this: report what was read before
 		return nil, fmt.Errorf("dlgen/runtime: DLPack major version %d, this runtime speaks %d.%d: %w",
 			major, dlpack.MajorVersion, dlpack.MinorVersion, ErrMalformed)
 	}
 	nullStridesOK := m.Version.Minor < 2 // NULL strides meant contiguous before 1.2
 	t, err := describe(&m.DLTensor, nullStridesOK)
 	if err != nil {
-		deleter()
+		deleteManaged(m, false)
 		return nil, err
 	}
 	t.readOnly = m.Flags&dlpack.FlagBitmaskReadOnly != 0
 	t.copied = m.Flags&dlpack.FlagBitmaskIsCopied != 0
-	t.release = deleter
-	t.foreign = true
+	t.managed = m
 	return newTensor(t), nil
+}
+
+// deleteManaged gives an imported tensor back to its producer.
+func deleteManaged(m *dlpack.ManagedTensorVersioned, legacy bool) {
+	unclaim(unsafe.Pointer(m))
+	if legacy {
+		DeleteLegacy((*dlpack.ManagedTensor)(unsafe.Pointer(m)))
+	} else {
+		DeleteVersioned(m)
+	}
 }
 
 // ImportLegacy takes ownership of a DLManagedTensor (DLPack < 1.0). As
@@ -75,19 +82,19 @@ func ImportLegacy(m *dlpack.ManagedTensor) (*Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("dlgen/runtime: import of a NULL tensor: %w", ErrMalformed)
 	}
-	p := unsafe.Pointer(m)
-	if err := claim(p); err != nil {
+	// Stored in the versioned field, flagged legacy: the layouts differ, so
+	// it is only ever passed back to DeleteLegacy.
+	managed := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(m))
+	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	deleter := func() { unclaim(p); DeleteLegacy(m) }
 	t, err := describe(&m.DLTensor, true)
 	if err != nil {
-		deleter()
+		deleteManaged(managed, true)
 		return nil, err
 	}
 	t.readOnly = true
-	t.release = deleter
-	t.foreign = true
+	t.managed, t.legacy = managed, true
 	return newTensor(t), nil
 }
 
@@ -118,15 +125,17 @@ func describe(dl *dlpack.Tensor, nullStridesOK bool) (*Tensor, error) {
 		if dl.Shape == nil {
 			return nil, malformed("shape is NULL for %d dimensions", ndim)
 		}
-		t.shape = append([]int64(nil), unsafe.Slice(dl.Shape, ndim)...)
+		dims := make([]int64, 2*ndim) // shape and strides in one allocation
+		t.shape, t.strides = dims[:ndim:ndim], dims[ndim:]
+		copy(t.shape, unsafe.Slice(dl.Shape, ndim))
 		if anyNegative(t.shape) {
 			return nil, malformed("negative extent in shape %v", t.shape)
 		}
 		switch {
 		case dl.Strides != nil:
-			t.strides = append([]int64(nil), unsafe.Slice(dl.Strides, ndim)...)
+			copy(t.strides, unsafe.Slice(dl.Strides, ndim))
 		case nullStridesOK:
-			t.strides = devices.ContiguousStrides(t.shape)
+			copy(t.strides, devices.ContiguousStrides(t.shape))
 		default:
 			return nil, malformed("strides is NULL, which DLPack 1.2+ forbids for ndim %d", ndim)
 		}

@@ -68,7 +68,10 @@ type Tensor struct {
 	pinner  goruntime.Pinner
 	goMem   bool   // data is Go memory: pinned while exported
 	release func() // frees what backs data once the last reference goes
-	foreign bool   // imported: a finalizer that runs reports a leak
+	// managed is the producer's DLManagedTensor(Versioned) of an import,
+	// deleted once the last reference goes (no closure: imports are hot).
+	managed *dlpack.ManagedTensorVersioned
+	legacy  bool // managed is really a *dlpack.ManagedTensor
 }
 
 var (
@@ -100,7 +103,7 @@ func newTensor(t *Tensor) *Tensor {
 // keep their tensor reachable, so only the owner's reference can be left.
 func finalize(t *Tensor) {
 	if t.closed.CompareAndSwap(false, true) {
-		if t.foreign {
+		if t.managed != nil {
 			leaked.Add(1)
 		}
 		t.decRef()
@@ -122,6 +125,9 @@ func (t *Tensor) decRef() {
 	switch n := t.refs.Add(-1); {
 	case n == 0:
 		liveTensors.Add(-1)
+		if t.managed != nil {
+			deleteManaged(t.managed, t.legacy)
+		}
 		if t.release != nil {
 			t.release()
 		}
