@@ -237,6 +237,9 @@ func TestCopyToOtherDevicesNeedsABackend(t *testing.T) {
 
 func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
 	leaked := runtime.LeakedImports()
+	reports := make(chan []int64, 1)
+	defer func(old func([]int64, dlpack.DataType)) { runtime.ReportLeak = old }(runtime.ReportLeak)
+	runtime.ReportLeak = func(shape []int64, _ dlpack.DataType) { reports <- shape }
 	r := cproducer.New(goodSpec())
 	func() {
 		_, err := runtime.Import(r.Versioned())
@@ -249,6 +252,12 @@ func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
 	}
 	assert.Equal(t, 1, r.Calls())
 	assert.Equal(t, leaked+1, runtime.LeakedImports())
+	select {
+	case shape := <-reports:
+		assert.Equal(t, []int64{2, 3}, shape)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the leak was not reported")
+	}
 }
 
 func TestViewChecksType(t *testing.T) {

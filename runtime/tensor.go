@@ -16,8 +16,8 @@
 //     DLManagedTensor): it validates everything before touching data, and on
 //     any error calls the producer's deleter and returns an error wrapping
 //     ErrMalformed. The deleter runs exactly once, when the last reference
-//     goes; a finalizer is a safety net that also counts the leak
-//     (LeakedImports).
+//     goes; a finalizer is a safety net that also reports the leak
+//     (ReportLeak, LeakedImports).
 //
 // Handing tensors out: Export returns a DLManagedTensorVersioned (metadata
 // in C memory, one reference held) whose deleter is a C trampoline into Go,
@@ -33,6 +33,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"log"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,14 @@ func LiveExports() int64 { return liveExports.Load() }
 // without Close; their deleter ran from the finalizer.
 func LeakedImports() int64 { return leaked.Load() }
 
+// ReportLeak is called, from the finalizer goroutine, for every imported
+// tensor that was garbage collected without Close. By default it logs to
+// standard error; set it before importing to route or silence the reports.
+var ReportLeak = func(shape []int64, dtype dlpack.DataType) {
+	log.Printf("dlgen/runtime: an imported tensor (shape %v, dtype %+v) was garbage collected without Close; "+
+		"its deleter ran from the finalizer", shape, dtype)
+}
+
 func newTensor(t *Tensor) *Tensor {
 	t.id = nextID.Add(1)
 	t.refs.Store(1)
@@ -105,6 +114,9 @@ func finalize(t *Tensor) {
 	if t.closed.CompareAndSwap(false, true) {
 		if t.managed != nil {
 			leaked.Add(1)
+			if report := ReportLeak; report != nil {
+				report(t.shape, t.dtype)
+			}
 		}
 		t.decRef()
 	}

@@ -14,6 +14,25 @@ GENERATED = os.environ.get("DLGEN_PYTHON_DIR", os.path.join(ROOT, "generated", "
 REQUIRED = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
 
+CIMPORT_CHECK = """# cython: language_level=3
+from dlpack_cython cimport (DLManagedTensorVersioned, DLManagedTensor, DLTensor, DLPackExchangeAPI,
+                            DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLBool)
+
+
+def facts():
+    cdef DLManagedTensorVersioned m
+    m.version.major = DLPACK_MAJOR_VERSION
+    return {
+        "DLManagedTensorVersioned": sizeof(DLManagedTensorVersioned),
+        "DLManagedTensor": sizeof(DLManagedTensor),
+        "DLTensor": sizeof(DLTensor),
+        "DLPackExchangeAPI": sizeof(DLPackExchangeAPI),
+        "version": (m.version.major, DLPACK_MINOR_VERSION),
+        "values": (DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLBool),
+    }
+"""
+
+
 def build_cython():
     """Builds dlpack_cython the way the generated module's docstring says
     (cythonize -i inside a copy of the generated directory) and returns that
@@ -26,12 +45,16 @@ def build_cython():
         return None
     build = tempfile.mkdtemp(prefix="dlgen-cython-")
     shutil.copytree(GENERATED, build, dirs_exist_ok=True)
+    # A maintainer's own module, written against the generated .pxd.
+    with open(os.path.join(build, "cimport_check.pyx"), "w") as f:
+        f.write(CIMPORT_CHECK)
     cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
-    r = subprocess.run([cythonize, "-i", "-f", "dlpack_cython.pyx"], cwd=build, capture_output=True, text=True)
+    r = subprocess.run([cythonize, "-i", "-f", "dlpack_cython.pyx", "cimport_check.pyx"], cwd=build,
+                       capture_output=True, text=True)
     log = r.stdout + r.stderr
     if r.returncode != 0:
         raise RuntimeError("cythonize failed:\n" + log)
-    warnings = [line for line in log.splitlines() if "warning" in line.lower() and "dlpack_cython.pyx" in line]
+    warnings = [line for line in log.splitlines() if "warning" in line.lower() and "dlpack_cython." in line]
     if warnings:
         raise RuntimeError("Cython warnings:\n" + "\n".join(warnings))
     return build
