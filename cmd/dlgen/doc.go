@@ -33,7 +33,7 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
-// In a Go project:
+// In a Go project that has dlgen as a module dependency:
 //
 //	//go:generate go run github.com/dlgen/dlgen/cmd/dlgen -lang go -out internal
 package main
