@@ -87,7 +87,8 @@ type module struct {
 	Structs                 []structure
 	FuncTypes               []functype
 	Capsules                map[string]string // protocol name -> spelling
-	ExchangeAttr            string
+	ExchangeAttr            string // the type attribute of the exchange API, from v1.2
+	ExchangeCapsule         string // its capsule name, from v1.3 (before: an integer address)
 	Layouts                 []layout
 	CythonDecls             []string // the body of the .pxd's extern block
 	Cython                  bool     // rendering the Cython module's files
@@ -141,6 +142,9 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		case "attribute":
 			m.ExchangeAttr = p.Name
 		}
+	}
+	if m.ExchangeAttr != "" {
+		m.ExchangeCapsule = m.Capsules["dlpack_exchange_api"]
 	}
 	for _, d := range api.Decls {
 		switch d := d.(type) {

@@ -31,6 +31,7 @@ cdef extern from "Python.h":
     void PyErr_Fetch(PyObject** ptype, PyObject** pvalue, PyObject** ptraceback) nogil
     void PyErr_Restore(PyObject* ptype, PyObject* pvalue, PyObject* ptraceback) nogil
     void* PyLong_AsVoidPtr(object) except? NULL
+    object PyLong_FromVoidPtr(void*)
 
 DLPACK_VERSION_STRING = "1.3"
 # The macros, read from the header, under their C names (which the .pxd
@@ -96,7 +97,6 @@ cdef const char* _USED_NAME = "used_dltensor"
 cdef const char* _VNAME = "dltensor_versioned"
 cdef const char* _USED_VNAME = "used_dltensor_versioned"
 cdef const char* _API_NAME = "dlpack_exchange_api"
-_EXCHANGE_ATTR = "__dlpack_c_exchange_api__"
 
 cdef enum:
     _MAX_NDIM = 64
@@ -602,8 +602,6 @@ cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
     Py_INCREF(t)
     m.manager_ctx = <void*>t
     return m
-
-
 # --- The C exchange API: producer ----------------------------------------------
 
 cdef int _api_allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
@@ -711,11 +709,11 @@ cdef DLPackExchangeAPI* _exchange_api_of(object x) except? NULL:
 
 cdef DLPackExchangeAPI* _lookup_exchange_api(object cls) except? NULL:
     cdef DLPackExchangeAPIHeader* header = NULL
-    attr = getattr(cls, _EXCHANGE_ATTR, None)
+    attr = getattr(cls, "__dlpack_c_exchange_api__", None)
     if attr is not None and PyCapsule_IsValid(attr, _API_NAME):
         header = <DLPackExchangeAPIHeader*>PyCapsule_GetPointer(attr, _API_NAME)
     else:
-        attr = getattr(cls, "__c_dlpack_exchange_api__", None)  # DLPack 1.2: an integer
+        attr = getattr(cls, "__c_dlpack_exchange_api__", None)  # DLPack 1.2 producers: an integer
         if type(attr) is int:
             header = <DLPackExchangeAPIHeader*>PyLong_AsVoidPtr(attr)
     while header != NULL and header.version.major != DLPACK_MAJOR_VERSION:
