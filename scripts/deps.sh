@@ -35,4 +35,21 @@ if ! cmp -s tests/requirements.txt .venv/.requirements 2>/dev/null; then
   cp tests/requirements.txt .venv/.requirements
 fi
 
+# DLPack 1.2 as shipped by an older wheel of the same package, apache-tvm-ffi
+# 0.1.0: only its header is kept, for the ABI test.
+upstream12=.cache/upstream/apache-tvm-ffi-0.1.0
+if [ ! -s "$upstream12/dlpack/dlpack.h" ]; then
+  echo "deps: the DLPack 1.2 header from apache-tvm-ffi 0.1.0"
+  wheels=$(mktemp -d)
+  .venv/bin/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d "$wheels" apache-tvm-ffi==0.1.0
+  mkdir -p "$upstream12/dlpack"
+  .venv/bin/python - "$wheels" "$upstream12/dlpack/dlpack.h" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z, open(sys.argv[2], "wb") as out:
+    out.write(z.read("tvm_ffi/include/dlpack/dlpack.h"))
+PY
+  rm -rf "$wheels"
+fi
+
 go mod download

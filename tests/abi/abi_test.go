@@ -33,6 +33,16 @@ func TestMatchesTVMFFIHeader(t *testing.T) {
 	compareWithUpstream(t, "apache-tvm-ffi", dir)
 }
 
+// TestMatchesTVMFFI010Header compares with DLPack 1.2, as an older wheel
+// of apache-tvm-ffi (0.1.0) ships it; scripts/deps.sh fetches it from PyPI.
+func TestMatchesTVMFFI010Header(t *testing.T) {
+	dir := filepath.Join(tooltest.Root(), ".cache", "upstream", "apache-tvm-ffi-0.1.0")
+	if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
+		tooltest.Missing(t, "the DLPack 1.2 header of apache-tvm-ffi 0.1.0 is not downloaded")
+	}
+	compareWithUpstream(t, "apache-tvm-ffi 0.1.0", dir)
+}
+
 // upstreamVersion reads the release an upstream header declares.
 func upstreamVersion(t *testing.T, d Declarations) ir.Version {
 	if v, ok := d.Macros["DLPACK_VERSION"]; ok { // before 1.0: major*100 + minor*10
