@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
+//	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check | -diff X.Y]
 //
 // Flags:
 //
@@ -19,13 +19,20 @@
 //	                 newest. An unknown release is an error that lists the known.
 //	-check           write nothing; print a unified diff of what would change and
 //	                 exit 1 if anything under -out is stale or missing.
+//	-diff X.Y        write nothing; list what changed from release X.Y to
+//	                 -dlpack-version, one finding per line as
+//	                 "CATEGORY RULE: message" (ABI, API or INFO; rules such as
+//	                 STRUCT_SIZE_SAME, FIELD_OFFSET_SAME, ENUM_VALUE_SAME,
+//	                 ENUM_VALUE_NO_DELETE), and exit 1 if any ABI or API
+//	                 finding breaks code written for X.Y.
 //
 // Only files whose content changes are written, and the output is
 // byte-identical across runs and machines, so generated files can be checked
 // in and verified in CI with -check.
 //
 // Exit status: 0 on success (and a current -out with -check), 1 when -check
-// finds drift, 2 on a usage error or an invalid schema. Schema errors are
+// finds drift or -diff a breaking change, 2 on a usage error or an invalid
+// schema. Schema errors are
 // reported one per line as file:line:col: message.
 //
 // To vendor a header for DLPack 1.3 and keep it current:

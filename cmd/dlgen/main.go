@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
@@ -22,7 +23,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dlgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]\n", strings.Join(generate.Languages(), ","))
+		fmt.Fprintf(stderr, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check | -diff X.Y]\n", strings.Join(generate.Languages(), ","))
 		fs.PrintDefaults()
 	}
 	lang := fs.String("lang", strings.Join(generate.Languages(), ","), "comma-separated languages to generate")
@@ -30,6 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	schemaFile := fs.String("schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	version := fs.String("dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	check := fs.Bool("check", false, "write nothing; print a diff and exit 1 if -out is not current")
+	diffFrom := fs.String("diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -63,6 +65,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.Version = v
 	}
+	if *diffFrom != "" {
+		return runDiff(s, *diffFrom, opts.Version, stdout, fail)
+	}
 	files, err := generate.Files(opts)
 	if err != nil {
 		return fail(err)
@@ -83,6 +88,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// runDiff prints the findings of abidiff between two releases.
+func runDiff(s *ir.Schema, from string, to ir.Version, stdout io.Writer, fail func(error) int) int {
+	if to == (ir.Version{}) {
+		to = s.Newest()
+	}
+	old, err := ir.ParseVersion(from)
+	if err != nil {
+		return fail(fmt.Errorf("-diff: %v", err))
+	}
+	for _, v := range []ir.Version{old, to} {
+		if _, ok := s.Lookup(v); !ok {
+			return fail(fmt.Errorf("unknown DLPack version %s (known: %s)", v, strings.Join(generate.Versions(s), ", ")))
+		}
+	}
+	status := 0
+	for _, f := range abidiff.Compare(s.At(old), s.At(to)) {
+		fmt.Fprintln(stdout, f)
+		if f.Breaking() {
+			status = 1
+		}
+	}
+	return status
 }
 
 func loadSchema(path string) (*ir.Schema, error) {

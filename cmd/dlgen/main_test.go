@@ -98,3 +98,19 @@ func TestUsageErrors(t *testing.T) {
 	code, _, _ = dlgen(t, "stray")
 	assert.Equal(t, 2, code)
 }
+
+func TestDiffBetweenReleases(t *testing.T) {
+	code, stdout, _ := dlgen(t, "-diff", "1.2", "-dlpack-version", "1.3")
+	assert.Equal(t, 0, code, "1.2 to 1.3 breaks nothing")
+	assert.Contains(t, stdout, "INFO MACRO_VALUE: DLPACK_MINOR_VERSION is 3, was 2")
+
+	code, stdout, _ = dlgen(t, "-diff", "0.8")
+	assert.Equal(t, 1, code, "macros removed in 1.0 break source code")
+	assert.Contains(t, stdout, "API MACRO_NO_DELETE: macro DLPACK_VERSION is no longer defined")
+	assert.Contains(t, stdout, "INFO ADDITION: new DLManagedTensorVersioned")
+	assert.NotContains(t, stdout, "\nABI ")
+
+	code, _, stderr := dlgen(t, "-diff", "0.5")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "unknown DLPack version 0.5")
+}
