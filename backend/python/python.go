@@ -87,8 +87,8 @@ type module struct {
 	Structs                 []structure
 	FuncTypes               []functype
 	Capsules                map[string]string // protocol name -> spelling
-	ExchangeAttr            string // the type attribute of the exchange API, from v1.2
-	ExchangeCapsule         string // its capsule name, from v1.3 (before: an integer address)
+	ExchangeAttr            string            // the type attribute of the exchange API, from v1.2
+	ExchangeCapsule         string            // its capsule name, from v1.3 (before: an integer address)
 	Layouts                 []layout
 	CythonDecls             []string // the body of the .pxd's extern block
 	Cython                  bool     // rendering the Cython module's files
