@@ -81,9 +81,8 @@ func New(s Spec) Record {
 			dl.Data = r.buffer
 		}
 		if s.Shape != nil {
-			n := copy(dims[:64], s.Shape)
+			copy(dims[:64], s.Shape)
 			dl.Shape = &dims[0]
-			_ = n
 		}
 		if s.Strides != nil {
 			copy(dims[64:], s.Strides)
