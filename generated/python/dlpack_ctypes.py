@@ -497,6 +497,10 @@ _FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1):
            ("c", 16): "Zd", ("b", 1): "?"}
 
 
+class _Inaccessible(BufferError):
+    """The tensor lives where the CPU cannot read it."""
+
+
 def _contiguous_strides(shape):
     strides, step = [], 1
     for extent in reversed(shape):
@@ -695,7 +699,7 @@ def _adopt(address, versioned):
         if lanes == 0 or bits == 0:
             raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
         if dev_type not in _HOST_ACCESSIBLE:
-            raise BufferError("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+            raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
         size = math.prod(shape)
         if size and not data:
             raise BufferError("data is NULL for a tensor of %d elements" % size)
@@ -800,7 +804,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     if device is not None and tuple(device) != tuple(_CPU):
         raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
     if type(x) is _CapsuleType:
-        capsule = x
+        t = _adopt(*_take(x))
     elif hasattr(x, "__dlpack__"):
         try:
             if copy is None and device is None:
@@ -814,14 +818,32 @@ def from_dlpack(x, /, *, device=None, copy=None):
                 capsule = x.__dlpack__(**kwargs)
         except TypeError:
             capsule = x.__dlpack__()
+        try:
+            t = _adopt(*_take(capsule))
+        except _Inaccessible:
+            if copy is False:
+                raise
+            t = _adopt(*_take(_host_copy_of(x, copy)))
     else:
         raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
-    t = _adopt(*_take(capsule))
     if copy and not t.copied:
         c = _private_copy(t)
         t.close()
         return c
     return t
+
+
+def _host_copy_of(x, copy):
+    """Asks x's producer for its tensor on the CPU (the array API's
+    dl_device): the tensor it gave first lives where the CPU cannot read."""
+    kwargs = {"max_version": _MAX_VERSION, "dl_device": (int(DLDeviceType.kDLCPU), 0)}
+    if copy is not None:
+        kwargs["copy"] = copy
+    try:
+        return x.__dlpack__(**kwargs)
+    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
+        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
+                          "cannot copy it to the CPU: %s" % e) from e
 
 
 def from_managed(address, /, *, versioned=True):

@@ -206,6 +206,10 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     return NULL
 
 
+class _Inaccessible(BufferError):
+    """The tensor lives where the CPU cannot read it."""
+
+
 cdef bint _host_accessible(int device_type) noexcept:
     return device_type == kDLCPU or device_type == kDLCUDAHost or device_type == kDLROCMHost or device_type == kDLCUDAManaged
 
@@ -472,8 +476,8 @@ cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
     if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
         raise BufferError("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
     if not _known_DLDeviceType(dl.device.device_type) or not _host_accessible(dl.device.device_type):
-        raise BufferError("cannot access memory on device (%d, %d) from the CPU"
-                          % (dl.device.device_type, dl.device.device_id))
+        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
+                            % (dl.device.device_type, dl.device.device_id))
     if size and dl.data == NULL:
         raise BufferError("data is NULL for a tensor of %d elements" % size)
     t._dtype = dl.dtype
@@ -765,32 +769,58 @@ def from_dlpack(x, /, *, device=None, copy=None):
         address = _take(x, &versioned)
         t = _adopt(address, versioned)
     else:
-        api = _exchange_api_of(x)
-        if api != NULL:
-            _call_from_py(api, x, &out)
-            t = _adopt(out, True)
-        elif hasattr(x, "__dlpack__"):
-            try:
-                if copy is None and device is None:
-                    capsule = x.__dlpack__(max_version=_MAX_VERSION)
-                else:
-                    kwargs = {"max_version": _MAX_VERSION}
-                    if copy is not None:
-                        kwargs["copy"] = copy
-                    if device is not None:
-                        kwargs["dl_device"] = tuple(device)
-                    capsule = x.__dlpack__(**kwargs)
-            except TypeError:
-                capsule = x.__dlpack__()
-            address = _take(capsule, &versioned)
+        try:
+            api = _exchange_api_of(x)
+            if api != NULL:
+                _call_from_py(api, x, &out)
+                t = _adopt(out, True)
+            elif hasattr(x, "__dlpack__"):
+                t = _from_dunder(x, copy, device)
+            else:
+                raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+        except _Inaccessible:
+            if copy is False or not hasattr(x, "__dlpack__"):
+                raise
+            address = _take(_host_copy_of(x, copy), &versioned)
             t = _adopt(address, versioned)
-        else:
-            raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
     if copy and not t._copied:
         c = _private_copy(t)
         t._release()
         return c
     return t
+
+
+cdef Tensor _from_dunder(object x, object copy, object device):
+    """Asks __dlpack__ for a versioned capsule, or a plain one from producers
+    that do not know the keywords."""
+    cdef bint versioned
+    try:
+        if copy is None and device is None:
+            capsule = x.__dlpack__(max_version=_MAX_VERSION)
+        else:
+            kwargs = {"max_version": _MAX_VERSION}
+            if copy is not None:
+                kwargs["copy"] = copy
+            if device is not None:
+                kwargs["dl_device"] = tuple(device)
+            capsule = x.__dlpack__(**kwargs)
+    except TypeError:
+        capsule = x.__dlpack__()
+    cdef void* address = _take(capsule, &versioned)
+    return _adopt(address, versioned)
+
+
+def _host_copy_of(x, copy):
+    """Asks x's producer for its tensor on the CPU (the array API's
+    dl_device): the tensor it gave first lives where the CPU cannot read."""
+    kwargs = {"max_version": _MAX_VERSION, "dl_device": (kDLCPU, 0)}
+    if copy is not None:
+        kwargs["copy"] = copy
+    try:
+        return x.__dlpack__(**kwargs)
+    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
+        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
+                          "cannot copy it to the CPU: %s" % e) from e
 
 
 def from_managed(address, /, *, versioned=True):
