@@ -24,5 +24,5 @@ bench-runtime: deps
 # Builds dlpack_cython in a scratch copy of generated/python, then compares.
 bench-python: deps
 	rm -rf .cache/cython && mkdir -p .cache && cp -r generated/python .cache/cython
-	cd .cache/cython && ../../.venv/bin/cythonize -q -i dlpack_cython.pyx
+	cd .cache/cython && ../../.venv/bin/cythonize -q -i dlpack_cython.pyx > build.log
 	DLGEN_CYTHON_DIR=.cache/cython .venv/bin/python bench/python_exchange.py
