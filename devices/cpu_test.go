@@ -144,3 +144,28 @@ func TestUnknownDeviceHasNoBackend(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, make([]byte, 16), unsafe.Slice((*byte)(p), 16))
 }
+
+// hostAlias is a backend for a device type whose memory the CPU reads
+// directly: it reuses the CPU engine and counts its copies.
+type hostAlias struct {
+	CPU
+	copies *int
+}
+
+func (h hostAlias) Copy(dst, src Array) error { *h.copies++; return h.CPU.Copy(dst, src) }
+
+func TestRegisterInstallsABackend(t *testing.T) {
+	copies := 0
+	Register(dlpack.DeviceTypeExtDev, hostAlias{copies: &copies})
+	defer func() {
+		mu.Lock()
+		delete(backends, dlpack.DeviceTypeExtDev)
+		mu.Unlock()
+	}()
+	b, err := For(dlpack.DeviceTypeExtDev)
+	require.NoError(t, err)
+	src, dst := []uint32{1, 2, 3}, make([]uint32, 3)
+	require.NoError(t, b.Copy(view(dst, 0, []int64{3}, []int64{1}), view(src, 0, []int64{3}, []int64{1})))
+	assert.Equal(t, src, dst)
+	assert.Equal(t, 1, copies)
+}

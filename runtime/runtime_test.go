@@ -332,3 +332,36 @@ func TestDataTypeOfEveryGoNumericType(t *testing.T) {
 	assert.Equal(t, dt(dlpack.DataTypeCodeComplex, 128), runtime.DataTypeOf[complex128]())
 	assert.Equal(t, dt(dlpack.DataTypeCodeBool, 8), runtime.DataTypeOf[bool]())
 }
+
+// TestFromCFreesOnceInEitherOrder wraps C memory (a C producer's buffer)
+// with a free function and checks it runs once, after both the Go side and
+// the consumer are done, whichever finishes first.
+func TestFromCFreesOnceInEitherOrder(t *testing.T) {
+	for _, goFirst := range []bool{true, false} {
+		r := cproducer.New(goodSpec())
+		buf := r.Buffer(24)
+		unsafe.Slice((*float32)(unsafe.Pointer(&buf[0])), 6)[5] = 7
+		freed := 0
+		tensor, err := runtime.FromC(unsafe.Pointer(&buf[0]), f32, []int64{2, 3}, nil, func(unsafe.Pointer) { freed++ })
+		require.NoError(t, err)
+		assert.Equal(t, []int64{3, 1}, tensor.Strides())
+		m, err := tensor.Export()
+		require.NoError(t, err)
+		assert.Equal(t, unsafe.Pointer(&buf[0]), m.DLTensor.Data, "zero-copy")
+		assert.Equal(t, float32(7), unsafe.Slice((*float32)(m.DLTensor.Data), 6)[5])
+		if goFirst {
+			tensor.Close()
+			assert.Zero(t, freed, "the export still holds the memory")
+			runtime.DeleteVersioned(m)
+		} else {
+			runtime.DeleteVersioned(m)
+			assert.Zero(t, freed, "the creator still holds the memory")
+			tensor.Close()
+		}
+		assert.Equal(t, 1, freed)
+	}
+	_, err := runtime.FromC(nil, f32, []int64{-1}, nil, nil)
+	assert.ErrorContains(t, err, "negative extent")
+	_, err = runtime.FromC(nil, f32, []int64{2}, []int64{1, 1}, nil)
+	assert.ErrorContains(t, err, "2 strides for 1 dimensions")
+}

@@ -32,7 +32,7 @@ import math
 import platform
 import struct
 import threading
-from typing import NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 DLPACK_VERSION_STRING = "1.3"
 
@@ -320,10 +320,10 @@ def _check_layout():
         ]
     else:
         return
-    for struct, name, want in expected:
-        got = ctypes.sizeof(struct) if name is None else getattr(struct, name).offset
+    for ctype, name, want in expected:
+        got = ctypes.sizeof(ctype) if name is None else getattr(ctype, name).offset
         if got != want:
-            what = struct.__name__ + ("." + name if name else "")
+            what = ctype.__name__ + ("." + name if name else "")
             raise ImportError("dlpack_ctypes: %s is %d bytes/offset here, the C ABI says %d" % (what, got, want))
 
 

@@ -574,8 +574,9 @@ cdef void _fill(DLTensor* dl, Tensor t, int64_t* dims) noexcept:
         dl.shape = NULL
         dl.strides = NULL
         return
-    for i in range(2 * t._ndim):
-        dims[i] = t._dims[i]
+    if dims != t._dims:
+        for i in range(2 * t._ndim):
+            dims[i] = t._dims[i]
     dl.shape = dims
     dl.strides = dims + t._ndim
 
@@ -663,9 +664,7 @@ cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) except -1 
         raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
     t = <Tensor>obj
     t._check_open()
-    _fill(out, t, t._dims)  # borrows the tensor's own shape/strides
-    out.shape = t._dims if t._ndim else NULL
-    out.strides = t._dims + t._ndim if t._ndim else NULL
+    _fill(out, t, t._dims)  # borrows the tensor's own shape and strides
     return 0
 
 

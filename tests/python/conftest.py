@@ -1,6 +1,7 @@
 """Shared fixtures: the generated modules under test and a malformed producer."""
 import ctypes
 import importlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -37,9 +38,7 @@ def build_cython():
     """Builds dlpack_cython the way the generated module's docstring says
     (cythonize -i inside a copy of the generated directory) and returns that
     directory. Any Cython warning is a failure."""
-    try:
-        import Cython  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("Cython") is None:
         if REQUIRED:
             raise RuntimeError("Cython is not installed (DLGEN_REQUIRE_TOOLS=1)")
         return None

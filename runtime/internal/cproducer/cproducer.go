@@ -16,18 +16,14 @@ typedef struct {
   void* buffer;
 } record;
 
-static long total_calls;
-
 static void delete_versioned(DLManagedTensorVersioned* m) {
   record* r = (record*)m->manager_ctx;
   r->calls++;
-  __atomic_add_fetch(&total_calls, 1, __ATOMIC_SEQ_CST);
 }
 
 static void delete_legacy(DLManagedTensor* m) {
   record* r = (record*)m->manager_ctx;
   r->calls++;
-  __atomic_add_fetch(&total_calls, 1, __ATOMIC_SEQ_CST);
 }
 
 static record* new_record(size_t buffer_bytes) {
@@ -40,7 +36,6 @@ static record* new_record(size_t buffer_bytes) {
   return r;
 }
 
-static long get_total(void) { return __atomic_load_n(&total_calls, __ATOMIC_SEQ_CST); }
 */
 import "C"
 
@@ -114,6 +109,3 @@ func (r Record) Buffer(n int) []byte {
 	}
 	return unsafe.Slice((*byte)(r.r.buffer), n)
 }
-
-// TotalCalls counts every deleter call of this package.
-func TotalCalls() int64 { return int64(C.get_total()) }
