@@ -1,7 +1,7 @@
 // Package ir is dlgen's validated intermediate representation of the DLPack
 // ABI: every declaration of every supported release, each with the release
 // that introduced it and its renames, plus the computed memory layout of each
-// struct on the LP64 and ILP32 ABIs.
+// struct on each C data model (ABIs).
 //
 // A Schema holds all releases at once; Schema.At selects one release and
 // returns an API, the flat, resolved view that backends render. Schemas are

@@ -57,8 +57,9 @@ func TestIntRange(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// TestLayoutPacksLikeC checks the two data models on a struct that has
-// every kind of member: on i386 a 64-bit integer is 4-byte aligned.
+// TestLayoutPacksLikeC checks the three data models on a struct that has
+// every kind of member: on i386 System V a 64-bit integer is 4-byte aligned,
+// on the other 32-bit targets 8-byte aligned.
 func TestLayoutPacksLikeC(t *testing.T) {
 	mustType := func(s string) *Type {
 		typ, err := ParseType(s)
@@ -72,13 +73,17 @@ func TestLayoutPacksLikeC(t *testing.T) {
 		{Name: "q", Type: mustType("uint64_t")},
 		{Name: "i", Type: mustType("int32_t")},
 	}}
-	lp := LP64.Layout(s)
+	lp := ABI64.Layout(s)
 	assert.Equal(t, []int{0, 8, 16, 24, 32}, offsets(lp))
 	assert.Equal(t, 40, lp.Size)
-	il := ILP32.Layout(s)
-	assert.Equal(t, []int{0, 4, 8, 12, 20}, offsets(il))
-	assert.Equal(t, 24, il.Size)
-	assert.Equal(t, 4, il.Align)
+	a4 := ABI32Int64Align4.Layout(s)
+	assert.Equal(t, []int{0, 4, 8, 12, 20}, offsets(a4))
+	assert.Equal(t, 24, a4.Size)
+	assert.Equal(t, 4, a4.Align)
+	a8 := ABI32Int64Align8.Layout(s)
+	assert.Equal(t, []int{0, 4, 8, 16, 24}, offsets(a8))
+	assert.Equal(t, 32, a8.Size)
+	assert.Equal(t, 8, a8.Align)
 }
 
 func offsets(l Layout) []int {

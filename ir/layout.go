@@ -1,31 +1,32 @@
 package ir
 
-// ABI is a C data model that dlgen computes layouts for.
+// ABI is one C data model as far as DLPack's structs can tell: the size of
+// a pointer and the alignment a 64-bit integer gets inside a struct. Every
+// other member of every DLPack struct is an integer of at most 4 bytes with
+// its natural alignment on each of them. Which compilers and targets follow
+// a model is a fact of each language's backend (preprocessor conditions in
+// the C backend, GOARCH lists in the Go one), not of the IR.
 type ABI struct {
 	Name       string
 	PtrSize    int
-	Int64Align int      // alignment of 64-bit integers inside structs
-	GOARCH     []string // Go architectures that follow this ABI
-	// CCondition is a preprocessor condition true exactly on this ABI.
-	CCondition string
+	Int64Align int // alignment of 64-bit integers inside structs
 }
 
 var (
-	// LP64 is the 64-bit data model of x86-64 and AArch64.
-	LP64 = ABI{
-		Name: "LP64", PtrSize: 8, Int64Align: 8,
-		GOARCH:     []string{"amd64", "arm64"},
-		CCondition: "defined(__x86_64__) || defined(__aarch64__) || defined(_M_X64) || defined(_M_ARM64)",
-	}
-	// ILP32 is the i386 System V data model, where 64-bit integers are only
-	// 4-byte aligned inside structs.
-	ILP32 = ABI{
-		Name: "ILP32", PtrSize: 4, Int64Align: 4,
-		GOARCH:     []string{"386"},
-		CCondition: "defined(__i386__) || defined(_M_IX86)",
-	}
-	// ABIs lists every ABI that backends guard.
-	ABIs = []ABI{LP64, ILP32}
+	// ABI64 is every target with 64-bit pointers: LP64 Unix (x86-64,
+	// AArch64, POWER, z/Architecture, RISC-V, MIPS n64, LoongArch, SPARC V9)
+	// and LLP64 Windows give DLPack the same layout.
+	ABI64 = ABI{Name: "64-bit", PtrSize: 8, Int64Align: 8}
+	// ABI32Int64Align4 is 32-bit with 64-bit integers only 4-byte aligned
+	// inside structs: the i386 System V ABI (Linux, the BSDs, macOS) and
+	// Apple's 32-bit ARM (APCS).
+	ABI32Int64Align4 = ABI{Name: "32-bit/int64-align-4", PtrSize: 4, Int64Align: 4}
+	// ABI32Int64Align8 is 32-bit with 64-bit integers 8-byte aligned: x86
+	// on Windows (MSVC, mingw, Cygwin), ARM AAPCS, MIPS o32 and n32,
+	// PowerPC, RISC-V, SPARC, WebAssembly, x32 and AArch64 ILP32.
+	ABI32Int64Align8 = ABI{Name: "32-bit/int64-align-8", PtrSize: 4, Int64Align: 8}
+	// ABIs lists every model that backends guard.
+	ABIs = []ABI{ABI64, ABI32Int64Align4, ABI32Int64Align8}
 )
 
 // Layout is the memory layout of a struct on one ABI.
@@ -46,18 +47,18 @@ func (abi ABI) Layout(s *Struct) Layout {
 	var l Layout
 	l.Align = 1
 	for _, f := range s.Fields {
-		size, align := abi.sizeAlign(f.Type)
-		l.Size = roundUp(l.Size, align)
+		size, align := abi.SizeAlign(f.Type)
+		l.Size = RoundUp(l.Size, align)
 		l.Fields = append(l.Fields, FieldLayout{Name: f.Name, Offset: l.Size, Size: size})
 		l.Size += size
 		l.Align = max(l.Align, align)
 	}
-	l.Size = roundUp(l.Size, l.Align)
+	l.Size = RoundUp(l.Size, l.Align)
 	return l
 }
 
 // SizeAlign returns the size and in-struct alignment of t on abi.
-func (abi ABI) sizeAlign(t *Type) (size, align int) {
+func (abi ABI) SizeAlign(t *Type) (size, align int) {
 	switch t.Kind {
 	case Pointer, Func:
 		return abi.PtrSize, abi.PtrSize
@@ -80,4 +81,5 @@ func (abi ABI) sizeAlign(t *Type) (size, align int) {
 	panic("ir: unresolved type " + t.Name)
 }
 
-func roundUp(n, align int) int { return (n + align - 1) / align * align }
+// RoundUp rounds n up to a multiple of align.
+func RoundUp(n, align int) int { return (n + align - 1) / align * align }

@@ -1,6 +1,8 @@
 // Package c is dlgen's C backend: it writes c/dlpack/dlpack.h, a drop-in
 // replacement for upstream dlpack.h of the chosen release, with layout
-// guards (_Static_assert / static_assert) for LP64 and i386.
+// guards (_Static_assert / static_assert) on every C data model of ir.ABIs,
+// each behind a preprocessor condition that identifies the compilers and
+// targets following it (layout.go).
 package c
 
 import (
@@ -30,8 +32,12 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	view, err := b.view(api)
+	if err != nil {
+		return nil, fmt.Errorf("c backend: %w", err)
+	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, b.view(api)); err != nil {
+	if err := tmpl.Execute(&buf, view); err != nil {
 		return nil, fmt.Errorf("c backend: %w", err)
 	}
 	return []backend.File{{Path: Path, Content: buf.Bytes()}}, nil
@@ -57,17 +63,7 @@ type decl struct {
 
 type member struct{ Name, Doc, Decl string }
 
-type abiGuards struct {
-	Name, Condition string
-	Checks          []check
-}
-
-type check struct {
-	Expr, What string
-	Want       int
-}
-
-func (b Backend) view(api *ir.API) header {
+func (b Backend) view(api *ir.API) (header, error) {
 	h := header{Marker: backend.Marker, Version: api.Version().String(), Schema: b.Schema, Guard: api.HeaderGuard}
 	for _, m := range api.Macros {
 		mv := macro{Name: m.Name, Doc: m.Doc}
@@ -113,21 +109,12 @@ func (b Backend) view(api *ir.API) header {
 			h.Decls = append(h.Decls, decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Decl: d.Sig.C("(*" + d.Name + ")")})
 		}
 	}
-	for _, abi := range ir.ABIs {
-		g := abiGuards{Name: abi.Name, Condition: abi.CCondition}
-		for _, s := range api.Structs() {
-			l := abi.Layout(s)
-			g.Checks = append(g.Checks, check{Expr: "sizeof(" + s.Name + ")", Want: l.Size, What: "size of " + s.Name})
-			for _, f := range l.Fields {
-				g.Checks = append(g.Checks, check{
-					Expr: fmt.Sprintf("offsetof(%s, %s)", s.Name, f.Name), Want: f.Offset,
-					What: fmt.Sprintf("offset of %s.%s", s.Name, f.Name),
-				})
-			}
-		}
-		h.ABIs = append(h.ABIs, g)
+	guards, err := layoutGuards(api)
+	if err != nil {
+		return header{}, err
 	}
-	return h
+	h.ABIs = guards
+	return h, nil
 }
 
 // comment renders doc as a C comment block at the given indent, or nothing

@@ -113,10 +113,10 @@ type Target struct {
 
 // Targets are the architectures every header is measured on.
 var Targets = []Target{
-	{Name: "x86_64", CC: "gcc", Objcopy: "objcopy", ABI: ir.LP64},
-	{Name: "x86_64 C++", CC: "g++", Objcopy: "objcopy", CPlusPlus: true, ABI: ir.LP64},
-	{Name: "i686", CC: "i686-linux-gnu-gcc", Objcopy: "i686-linux-gnu-objcopy", ABI: ir.ILP32},
-	{Name: "aarch64", CC: "aarch64-linux-gnu-gcc", Objcopy: "aarch64-linux-gnu-objcopy", ABI: ir.LP64},
+	{Name: "x86_64", CC: "gcc", Objcopy: "objcopy", ABI: ir.ABI64},
+	{Name: "x86_64 C++", CC: "g++", Objcopy: "objcopy", CPlusPlus: true, ABI: ir.ABI64},
+	{Name: "i686", CC: "i686-linux-gnu-gcc", Objcopy: "i686-linux-gnu-objcopy", ABI: ir.ABI32Int64Align4},
+	{Name: "aarch64", CC: "aarch64-linux-gnu-gcc", Objcopy: "aarch64-linux-gnu-objcopy", ABI: ir.ABI64},
 }
 
 // Measure compiles the probes of api against the dlpack/dlpack.h found in

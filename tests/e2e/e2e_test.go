@@ -1,7 +1,8 @@
 // Package e2e builds dlgen, generates every supported DLPack release and
 // compiles what it wrote: the C header with gcc and g++ in several
 // standards and with the i686 and aarch64 cross-compilers, the Go package
-// for amd64, arm64 and 386. It also proves the layout guards bite.
+// for a platform of each data model (and refused on wasm). It also proves
+// the layout guards bite.
 package e2e
 
 import (
@@ -79,7 +80,7 @@ type compiler struct {
 
 var compilers = []compiler{
 	{name: "gcc c99", cmd: "gcc", args: []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}, run: true},
-	{name: "gcc c11", cmd: "gcc", args: []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"}, run: true},
+	{name: "gcc c11", cmd: "gcc", args: []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wundef"}, run: true},
 	{name: "g++ c++11", cmd: "g++", args: []string{"-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic"}, run: true, cplus: true},
 	{name: "g++ c++17", cmd: "g++", args: []string{"-std=c++17", "-Wall", "-Werror"}, run: true, cplus: true},
 	{name: "i686 c99", cmd: "i686-linux-gnu-gcc", args: []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}},
@@ -151,11 +152,16 @@ func TestGoPackageBuildsForEveryArch(t *testing.T) {
 			if out := tooltest.Run(t, mod, nil, "gofmt", "-l", "."); out != "" {
 				t.Fatalf("not gofmt'd: %s", out)
 			}
-			for _, arch := range []string{"amd64", "arm64", "386"} {
-				env := []string{"GOARCH=" + arch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod"}
+			for _, p := range []string{"linux/amd64", "linux/arm64", "linux/386", "linux/arm", "windows/386", "linux/mips", "linux/s390x"} {
+				goos, goarch, _ := strings.Cut(p, "/")
+				env := []string{"GOOS=" + goos, "GOARCH=" + goarch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod"}
 				tooltest.Run(t, mod, env, "go", "vet", "./...")
 				tooltest.Run(t, mod, env, "go", "build", "./...")
 			}
+			// Go on WebAssembly has 8-byte pointers, C 4: no C layout to match.
+			out, err := tooltest.Try(mod, []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-mod=mod"}, "go", "build", "./...")
+			require.Error(t, err, "the package built for wasm, whose C layout dlgen does not model")
+			require.Contains(t, out, "undefined: dlgenKnowsNoCLayoutForThisGOARCH")
 		})
 	}
 }
@@ -171,9 +177,9 @@ func TestLayoutGuardsBreakTheBuild(t *testing.T) {
 	require.NoError(t, os.WriteFile(src, []byte(consumer), 0o644))
 
 	cases := []struct{ cc, guard, bad string }{
-		{"gcc", "DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 48, \"size of DLTensor on LP64\")", "size of DLTensor on LP64"},
-		{"aarch64-linux-gnu-gcc", "DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 24, \"offset of DLManagedTensorVersioned.flags on LP64\")", "offset of DLManagedTensorVersioned.flags on LP64"},
-		{"i686-linux-gnu-gcc", "DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 36, \"size of DLTensor on ILP32\")", "size of DLTensor on ILP32"},
+		{"gcc", "DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 48, \"size of DLTensor on 64-bit\")", "size of DLTensor on 64-bit"},
+		{"aarch64-linux-gnu-gcc", "DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 24, \"offset of DLManagedTensorVersioned.flags on 64-bit\")", "offset of DLManagedTensorVersioned.flags on 64-bit"},
+		{"i686-linux-gnu-gcc", "DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 36, \"size of DLTensor on 32-bit/int64-align-4\")", "size of DLTensor on 32-bit/int64-align-4"},
 	}
 	for _, tc := range cases {
 		tooltest.Require(t, tc.cc)
@@ -189,7 +195,7 @@ func TestLayoutGuardsBreakTheBuild(t *testing.T) {
 	require.NoError(t, os.WriteFile(header, good, 0o644))
 
 	mod := goModule(t, dir)
-	for file, arches := range map[string][2]string{"layout_lp64.go": {"amd64", "386"}, "layout_ilp32.go": {"386", "amd64"}} {
+	for file, arches := range map[string][2]string{"layout_64bit.go": {"amd64", "386"}, "layout_386.go": {"386", "arm"}, "layout_32bit_align8.go": {"arm", "amd64"}} {
 		path := filepath.Join(mod, "dlpack", file)
 		goodGo, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -203,5 +209,5 @@ func TestLayoutGuardsBreakTheBuild(t *testing.T) {
 		tooltest.Run(t, mod, []string{"GOARCH=" + fine, "CGO_ENABLED=0"}, "go", "build", "./...")
 		require.NoError(t, os.WriteFile(path, goodGo, 0o644))
 	}
-	fmt.Println("layout guards: C (x86_64, aarch64, i686) and Go (LP64, ILP32) builds break on a wrong layout")
+	fmt.Println("layout guards: C (x86_64, aarch64, i686) and Go (64-bit, 386, arm) builds break on a wrong layout")
 }

@@ -5,9 +5,13 @@
  * type names, struct tags, enumerators and macros, with the same layout.
  * Generated from schema/dlpack.yaml; regenerate with dlgen rather than editing.
  *
- * Layout guards: under C11 or C++11 and later, the sizes and field offsets
- * of every struct are checked at compile time on x86-64, AArch64 and i386.
- * Define DLGEN_NO_LAYOUT_GUARDS before including this file to skip them.
+ * Layout guards: under C11 or C++11 and later, the size and field offsets
+ * of every struct are checked at compile time on each data model dlgen
+ * knows: 64-bit; 32-bit with 64-bit integers 4-byte aligned (i386 System V,
+ * Apple armv7); 32-bit with them 8-byte aligned (x86 Windows, ARM AAPCS,
+ * MIPS, PowerPC, RISC-V, wasm32, ...). A target none of the conditions
+ * below identifies gets no guards. Define DLGEN_NO_LAYOUT_GUARDS before
+ * including this file to skip them.
  */
 #ifndef DLPACK_DLPACK_H_
 #define DLPACK_DLPACK_H_
@@ -319,84 +323,132 @@ typedef struct DLPackExchangeAPI {
 #else
 #define DLGEN_LAYOUT_GUARD(cond, what) _Static_assert(cond, what)
 #endif
-#if defined(__x86_64__) || defined(__aarch64__) || defined(_M_X64) || defined(_M_ARM64)
-DLGEN_LAYOUT_GUARD(sizeof(DLPackVersion) == 8, "size of DLPackVersion on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, major) == 0, "offset of DLPackVersion.major on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, minor) == 4, "offset of DLPackVersion.minor on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLDevice) == 8, "size of DLDevice on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_type) == 0, "offset of DLDevice.device_type on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_id) == 4, "offset of DLDevice.device_id on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLDataType) == 4, "size of DLDataType on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLDataType, code) == 0, "offset of DLDataType.code on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLDataType, bits) == 1, "offset of DLDataType.bits on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLDataType, lanes) == 2, "offset of DLDataType.lanes on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 48, "size of DLTensor on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, data) == 0, "offset of DLTensor.data on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, device) == 8, "offset of DLTensor.device on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, ndim) == 16, "offset of DLTensor.ndim on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, dtype) == 20, "offset of DLTensor.dtype on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, shape) == 24, "offset of DLTensor.shape on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, strides) == 32, "offset of DLTensor.strides on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, byte_offset) == 40, "offset of DLTensor.byte_offset on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensor) == 64, "size of DLManagedTensor on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, dl_tensor) == 0, "offset of DLManagedTensor.dl_tensor on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, manager_ctx) == 48, "offset of DLManagedTensor.manager_ctx on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, deleter) == 56, "offset of DLManagedTensor.deleter on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensorVersioned) == 80, "size of DLManagedTensorVersioned on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, version) == 0, "offset of DLManagedTensorVersioned.version on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "offset of DLManagedTensorVersioned.manager_ctx on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, deleter) == 16, "offset of DLManagedTensorVersioned.deleter on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 24, "offset of DLManagedTensorVersioned.flags on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "offset of DLManagedTensorVersioned.dl_tensor on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPIHeader) == 16, "size of DLPackExchangeAPIHeader on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, version) == 0, "offset of DLPackExchangeAPIHeader.version on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, prev_api) == 8, "offset of DLPackExchangeAPIHeader.prev_api on LP64");
-DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPI) == 56, "size of DLPackExchangeAPI on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, header) == 0, "offset of DLPackExchangeAPI.header on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 16, "offset of DLPackExchangeAPI.managed_tensor_allocator on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_from_py_object_no_sync) == 24, "offset of DLPackExchangeAPI.managed_tensor_from_py_object_no_sync on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_to_py_object_no_sync) == 32, "offset of DLPackExchangeAPI.managed_tensor_to_py_object_no_sync on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 40, "offset of DLPackExchangeAPI.dltensor_from_py_object_no_sync on LP64");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, current_work_stream) == 48, "offset of DLPackExchangeAPI.current_work_stream on LP64");
-#elif defined(__i386__) || defined(_M_IX86)
-DLGEN_LAYOUT_GUARD(sizeof(DLPackVersion) == 8, "size of DLPackVersion on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, major) == 0, "offset of DLPackVersion.major on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, minor) == 4, "offset of DLPackVersion.minor on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLDevice) == 8, "size of DLDevice on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_type) == 0, "offset of DLDevice.device_type on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_id) == 4, "offset of DLDevice.device_id on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLDataType) == 4, "size of DLDataType on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLDataType, code) == 0, "offset of DLDataType.code on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLDataType, bits) == 1, "offset of DLDataType.bits on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLDataType, lanes) == 2, "offset of DLDataType.lanes on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 36, "size of DLTensor on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, data) == 0, "offset of DLTensor.data on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, device) == 4, "offset of DLTensor.device on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, ndim) == 12, "offset of DLTensor.ndim on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, dtype) == 16, "offset of DLTensor.dtype on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, shape) == 20, "offset of DLTensor.shape on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, strides) == 24, "offset of DLTensor.strides on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLTensor, byte_offset) == 28, "offset of DLTensor.byte_offset on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensor) == 44, "size of DLManagedTensor on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, dl_tensor) == 0, "offset of DLManagedTensor.dl_tensor on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, manager_ctx) == 36, "offset of DLManagedTensor.manager_ctx on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, deleter) == 40, "offset of DLManagedTensor.deleter on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensorVersioned) == 60, "size of DLManagedTensorVersioned on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, version) == 0, "offset of DLManagedTensorVersioned.version on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "offset of DLManagedTensorVersioned.manager_ctx on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, deleter) == 12, "offset of DLManagedTensorVersioned.deleter on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 16, "offset of DLManagedTensorVersioned.flags on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, dl_tensor) == 24, "offset of DLManagedTensorVersioned.dl_tensor on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPIHeader) == 12, "size of DLPackExchangeAPIHeader on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, version) == 0, "offset of DLPackExchangeAPIHeader.version on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, prev_api) == 8, "offset of DLPackExchangeAPIHeader.prev_api on ILP32");
-DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPI) == 32, "size of DLPackExchangeAPI on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, header) == 0, "offset of DLPackExchangeAPI.header on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 12, "offset of DLPackExchangeAPI.managed_tensor_allocator on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_from_py_object_no_sync) == 16, "offset of DLPackExchangeAPI.managed_tensor_from_py_object_no_sync on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_to_py_object_no_sync) == 20, "offset of DLPackExchangeAPI.managed_tensor_to_py_object_no_sync on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 24, "offset of DLPackExchangeAPI.dltensor_from_py_object_no_sync on ILP32");
-DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, current_work_stream) == 28, "offset of DLPackExchangeAPI.current_work_stream on ILP32");
+#if (defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8) || \
+    defined(_WIN64)
+DLGEN_LAYOUT_GUARD(sizeof(DLPackVersion) == 8, "size of DLPackVersion on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, major) == 0, "offset of DLPackVersion.major on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, minor) == 4, "offset of DLPackVersion.minor on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLDevice) == 8, "size of DLDevice on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_type) == 0, "offset of DLDevice.device_type on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_id) == 4, "offset of DLDevice.device_id on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLDataType) == 4, "size of DLDataType on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, code) == 0, "offset of DLDataType.code on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, bits) == 1, "offset of DLDataType.bits on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, lanes) == 2, "offset of DLDataType.lanes on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 48, "size of DLTensor on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, data) == 0, "offset of DLTensor.data on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, device) == 8, "offset of DLTensor.device on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, ndim) == 16, "offset of DLTensor.ndim on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, dtype) == 20, "offset of DLTensor.dtype on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, shape) == 24, "offset of DLTensor.shape on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, strides) == 32, "offset of DLTensor.strides on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, byte_offset) == 40, "offset of DLTensor.byte_offset on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensor) == 64, "size of DLManagedTensor on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, dl_tensor) == 0, "offset of DLManagedTensor.dl_tensor on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, manager_ctx) == 48, "offset of DLManagedTensor.manager_ctx on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, deleter) == 56, "offset of DLManagedTensor.deleter on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensorVersioned) == 80, "size of DLManagedTensorVersioned on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, version) == 0, "offset of DLManagedTensorVersioned.version on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "offset of DLManagedTensorVersioned.manager_ctx on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, deleter) == 16, "offset of DLManagedTensorVersioned.deleter on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 24, "offset of DLManagedTensorVersioned.flags on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "offset of DLManagedTensorVersioned.dl_tensor on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPIHeader) == 16, "size of DLPackExchangeAPIHeader on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, version) == 0, "offset of DLPackExchangeAPIHeader.version on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, prev_api) == 8, "offset of DLPackExchangeAPIHeader.prev_api on 64-bit");
+DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPI) == 56, "size of DLPackExchangeAPI on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, header) == 0, "offset of DLPackExchangeAPI.header on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 16, "offset of DLPackExchangeAPI.managed_tensor_allocator on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_from_py_object_no_sync) == 24, "offset of DLPackExchangeAPI.managed_tensor_from_py_object_no_sync on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_to_py_object_no_sync) == 32, "offset of DLPackExchangeAPI.managed_tensor_to_py_object_no_sync on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 40, "offset of DLPackExchangeAPI.dltensor_from_py_object_no_sync on 64-bit");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, current_work_stream) == 48, "offset of DLPackExchangeAPI.current_work_stream on 64-bit");
+#elif (defined(__i386__) && !defined(_WIN32) && !defined(__CYGWIN__)) || \
+    (defined(__arm__) && defined(__APPLE__) && !defined(__ARM_ARCH_7K__))
+DLGEN_LAYOUT_GUARD(sizeof(DLPackVersion) == 8, "size of DLPackVersion on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, major) == 0, "offset of DLPackVersion.major on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, minor) == 4, "offset of DLPackVersion.minor on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLDevice) == 8, "size of DLDevice on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_type) == 0, "offset of DLDevice.device_type on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_id) == 4, "offset of DLDevice.device_id on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLDataType) == 4, "size of DLDataType on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, code) == 0, "offset of DLDataType.code on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, bits) == 1, "offset of DLDataType.bits on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, lanes) == 2, "offset of DLDataType.lanes on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 36, "size of DLTensor on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, data) == 0, "offset of DLTensor.data on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, device) == 4, "offset of DLTensor.device on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, ndim) == 12, "offset of DLTensor.ndim on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, dtype) == 16, "offset of DLTensor.dtype on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, shape) == 20, "offset of DLTensor.shape on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, strides) == 24, "offset of DLTensor.strides on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, byte_offset) == 28, "offset of DLTensor.byte_offset on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensor) == 44, "size of DLManagedTensor on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, dl_tensor) == 0, "offset of DLManagedTensor.dl_tensor on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, manager_ctx) == 36, "offset of DLManagedTensor.manager_ctx on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, deleter) == 40, "offset of DLManagedTensor.deleter on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensorVersioned) == 60, "size of DLManagedTensorVersioned on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, version) == 0, "offset of DLManagedTensorVersioned.version on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "offset of DLManagedTensorVersioned.manager_ctx on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, deleter) == 12, "offset of DLManagedTensorVersioned.deleter on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 16, "offset of DLManagedTensorVersioned.flags on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, dl_tensor) == 24, "offset of DLManagedTensorVersioned.dl_tensor on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPIHeader) == 12, "size of DLPackExchangeAPIHeader on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, version) == 0, "offset of DLPackExchangeAPIHeader.version on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, prev_api) == 8, "offset of DLPackExchangeAPIHeader.prev_api on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPI) == 32, "size of DLPackExchangeAPI on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, header) == 0, "offset of DLPackExchangeAPI.header on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 12, "offset of DLPackExchangeAPI.managed_tensor_allocator on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_from_py_object_no_sync) == 16, "offset of DLPackExchangeAPI.managed_tensor_from_py_object_no_sync on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_to_py_object_no_sync) == 20, "offset of DLPackExchangeAPI.managed_tensor_to_py_object_no_sync on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 24, "offset of DLPackExchangeAPI.dltensor_from_py_object_no_sync on 32-bit/int64-align-4");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, current_work_stream) == 28, "offset of DLPackExchangeAPI.current_work_stream on 32-bit/int64-align-4");
+#elif defined(_M_IX86) || \
+    defined(_M_ARM) || \
+    (defined(__i386__) && (defined(_WIN32) || defined(__CYGWIN__))) || \
+    (defined(__arm__) && (defined(__ARM_EABI__) || defined(__ARM_ARCH_7K__) || defined(_WIN32))) || \
+    (defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 4 && \
+     (defined(__x86_64__) || defined(__aarch64__) || defined(__mips__) || \
+      defined(__powerpc__) || defined(__riscv) || defined(__wasm32__) || \
+      defined(__sparc__) || defined(__hexagon__)))
+DLGEN_LAYOUT_GUARD(sizeof(DLPackVersion) == 8, "size of DLPackVersion on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, major) == 0, "offset of DLPackVersion.major on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackVersion, minor) == 4, "offset of DLPackVersion.minor on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLDevice) == 8, "size of DLDevice on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_type) == 0, "offset of DLDevice.device_type on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLDevice, device_id) == 4, "offset of DLDevice.device_id on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLDataType) == 4, "size of DLDataType on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, code) == 0, "offset of DLDataType.code on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, bits) == 1, "offset of DLDataType.bits on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLDataType, lanes) == 2, "offset of DLDataType.lanes on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLTensor) == 40, "size of DLTensor on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, data) == 0, "offset of DLTensor.data on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, device) == 4, "offset of DLTensor.device on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, ndim) == 12, "offset of DLTensor.ndim on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, dtype) == 16, "offset of DLTensor.dtype on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, shape) == 20, "offset of DLTensor.shape on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, strides) == 24, "offset of DLTensor.strides on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLTensor, byte_offset) == 32, "offset of DLTensor.byte_offset on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensor) == 48, "size of DLManagedTensor on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, dl_tensor) == 0, "offset of DLManagedTensor.dl_tensor on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, manager_ctx) == 40, "offset of DLManagedTensor.manager_ctx on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensor, deleter) == 44, "offset of DLManagedTensor.deleter on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLManagedTensorVersioned) == 64, "size of DLManagedTensorVersioned on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, version) == 0, "offset of DLManagedTensorVersioned.version on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "offset of DLManagedTensorVersioned.manager_ctx on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, deleter) == 12, "offset of DLManagedTensorVersioned.deleter on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, flags) == 16, "offset of DLManagedTensorVersioned.flags on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLManagedTensorVersioned, dl_tensor) == 24, "offset of DLManagedTensorVersioned.dl_tensor on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPIHeader) == 12, "size of DLPackExchangeAPIHeader on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, version) == 0, "offset of DLPackExchangeAPIHeader.version on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPIHeader, prev_api) == 8, "offset of DLPackExchangeAPIHeader.prev_api on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(sizeof(DLPackExchangeAPI) == 32, "size of DLPackExchangeAPI on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, header) == 0, "offset of DLPackExchangeAPI.header on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_allocator) == 12, "offset of DLPackExchangeAPI.managed_tensor_allocator on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_from_py_object_no_sync) == 16, "offset of DLPackExchangeAPI.managed_tensor_from_py_object_no_sync on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, managed_tensor_to_py_object_no_sync) == 20, "offset of DLPackExchangeAPI.managed_tensor_to_py_object_no_sync on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 24, "offset of DLPackExchangeAPI.dltensor_from_py_object_no_sync on 32-bit/int64-align-8");
+DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, current_work_stream) == 28, "offset of DLPackExchangeAPI.current_work_stream on 32-bit/int64-align-8");
 #endif
 #undef DLGEN_LAYOUT_GUARD
 #endif
