@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine:
-# Debian packages (the upstream v0.6 header, cross-compilers, valgrind),
+# Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind),
 # a Python venv in .venv with pinned packages, and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
@@ -11,6 +11,7 @@ packages=(
   gcc g++ binutils
   gcc-i686-linux-gnu binutils-i686-linux-gnu libc6-dev-i386-cross
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
+  clang                                           # freestanding compiles for dozens of targets (tests/abi)
   python3-venv
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3

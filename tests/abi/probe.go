@@ -74,8 +74,8 @@ func Probes(api *ir.API) []Probe {
 }
 
 // Source renders a translation unit that stores every probe, as uint64, in
-// the section dlgen_probe.
-func Source(api *ir.API, cplusplus bool) string {
+// the array dlgen_probe, placed in its own ELF section when inSection.
+func Source(api *ir.API, cplusplus, inSection bool) string {
 	var b strings.Builder
 	if cplusplus {
 		b.WriteString("#include <type_traits>\n#define DLGEN_ALIGNOF(T) alignof(T)\n")
@@ -88,7 +88,9 @@ func Source(api *ir.API, cplusplus bool) string {
 			fmt.Fprintf(&b, "#ifdef %[1]s\n#define DLGEN_DEFINED_%[1]s 1\n#else\n#define DLGEN_DEFINED_%[1]s 0\n#endif\n", m.Name)
 		}
 	}
-	b.WriteString("__attribute__((section(\".dlgen_values\"), used))\n")
+	if inSection {
+		b.WriteString("__attribute__((section(\".dlgen_values\"), used))\n")
+	}
 	if cplusplus {
 		b.WriteString("extern ")
 	}
@@ -104,14 +106,17 @@ func Source(api *ir.API, cplusplus bool) string {
 	return b.String()
 }
 
-// Target is a compiler and the objcopy that reads its objects.
+// Target is a compiler and the objcopy that reads its objects, or a clang
+// target whose values are read from the LLVM IR it emits.
 type Target struct {
 	Name, CC, Objcopy string
 	CPlusPlus         bool
 	ABI               ir.ABI
+	Clang             *ClangTarget
 }
 
-// Targets are the architectures every header is measured on.
+// Targets are the GCC compilers every header is measured on; the measured
+// ClangTargets follow them.
 var Targets = []Target{
 	{Name: "x86_64", CC: "gcc", Objcopy: "objcopy", ABI: ir.ABI64},
 	{Name: "x86_64 C++", CC: "g++", Objcopy: "objcopy", CPlusPlus: true, ABI: ir.ABI64},
@@ -123,6 +128,9 @@ var Targets = []Target{
 // includeDir for target and returns the values, in Probes order.
 func Measure(t testing.TB, target Target, api *ir.API, includeDir string) []uint64 {
 	t.Helper()
+	if target.Clang != nil {
+		return measureClang(t, *target.Clang, Source(api, false, false), includeDir)
+	}
 	tooltest.Require(t, target.CC)
 	tooltest.Require(t, target.Objcopy)
 	dir := t.TempDir()
@@ -131,7 +139,7 @@ func Measure(t testing.TB, target Target, api *ir.API, includeDir string) []uint
 		ext, std = ".cc", "-std=gnu++17"
 	}
 	src := filepath.Join(dir, "probe"+ext)
-	if err := os.WriteFile(src, []byte(Source(api, target.CPlusPlus)), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(Source(api, target.CPlusPlus, true)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	obj := filepath.Join(dir, "probe.o")
