@@ -150,6 +150,20 @@ type Struct struct {
 	Life   Life
 	Fields []*Field
 	Pos    Pos
+	// TypedefSince is the release from which Name is a typedef; before it
+	// the struct is only "struct Tag". Nil: a typedef from the start.
+	TypedefSince *Version
+}
+
+// Typedef reports whether Name is a typedef in release v.
+func (s *Struct) Typedef(v Version) bool { return s.TypedefSince == nil || !v.Less(*s.TypedefSince) }
+
+// CType spells the struct as C code of release v refers to it.
+func (s *Struct) CType(v Version) string {
+	if s.Typedef(v) {
+		return s.Name
+	}
+	return "struct " + s.Tag
 }
 
 // Field is a struct member.

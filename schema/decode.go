@@ -202,11 +202,18 @@ func (d *decoder) decl(n *yaml.Node) ir.Decl {
 }
 
 func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
-	m := d.mapping(n, "a struct", "struct!", "since!", "until", "tag", "doc", "fields!")
+	m := d.mapping(n, "a struct", "struct!", "since!", "until", "tag", "typedef_since", "doc", "fields!")
 	if m == nil {
 		return nil
 	}
 	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	if m["typedef_since"] != nil {
+		v := d.release(m["typedef_since"], "typedef_since")
+		if v.Less(s.Life.Since) || s.Tag == "" {
+			d.errorf(m["typedef_since"], "typedef_since %s needs a struct tag and a release from since %s on", v, s.Life.Since)
+		}
+		s.TypedefSince = &v
+	}
 	for _, fn := range d.seq(m["fields"], "fields") {
 		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "doc")
 		if fm == nil {

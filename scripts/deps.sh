@@ -53,4 +53,27 @@ PY
   rm -rf "$wheels"
 fi
 
+# DLPack 0.8 and 1.0 as Debian trixie packages them: the 1.0 header of its
+# libdlpack-dev, and the 0.8 one PyTorch 2.6 carries in libtorch-dev
+# (ATen/dlpack.h). apt reads trixie's index into a private state directory
+# (nothing is installed, the system's sources are untouched) and only each
+# dlpack.h is kept.
+trixie=.cache/upstream/debian-trixie
+if [ ! -s "$trixie-libdlpack-dev/dlpack/dlpack.h" ] || [ ! -s "$trixie-libtorch-dev/dlpack/dlpack.h" ]; then
+  echo "deps: the DLPack 0.8 and 1.0 headers from Debian trixie"
+  state=$(mktemp -d)
+  mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/debs"
+  echo "deb http://deb.debian.org/debian trixie main" >"$state/sources.list"
+  apt=(-qq -o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$state/lists"
+       -o "Dir::Cache=$state/cache" -o Acquire::Languages=none -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
+       -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false -o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false)
+  apt-get "${apt[@]}" update
+  (cd "$state/debs" && apt-get "${apt[@]}" download libdlpack-dev libtorch-dev 2>/dev/null)
+  for pkg in libdlpack-dev:usr/include/dlpack/dlpack.h libtorch-dev:usr/include/ATen/dlpack.h; do
+    mkdir -p "$trixie-${pkg%%:*}/dlpack"
+    dpkg-deb --fsys-tarfile "$state"/debs/"${pkg%%:*}"_*.deb | tar -xO "./${pkg#*:}" >"$trixie-${pkg%%:*}/dlpack/dlpack.h"
+  done
+  rm -rf "$state"
+fi
+
 go mod download

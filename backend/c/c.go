@@ -58,6 +58,7 @@ type macro struct {
 
 type decl struct {
 	Kind, Name, Tag, Doc, CXXBase, Decl string
+	NoTypedef                           bool // a struct declared by its tag only
 	Members                             []member
 }
 
@@ -81,7 +82,7 @@ func (b Backend) view(api *ir.API) (header, error) {
 	for _, d := range api.Decls {
 		switch d := d.(type) {
 		case *ir.Struct:
-			v := decl{Kind: "struct", Name: d.Name, Tag: d.Tag, Doc: d.Doc}
+			v := decl{Kind: "struct", Name: d.Name, Tag: d.Tag, Doc: d.Doc, NoTypedef: !d.Typedef(api.Version())}
 			for _, f := range d.Fields {
 				v.Members = append(v.Members, member{Name: f.Name, Doc: f.Doc, Decl: f.Type.C(f.Name)})
 			}

@@ -53,10 +53,11 @@ func layoutGuards(api *ir.API) ([]abiGuards, error) {
 		g := abiGuards{Name: abi.Name, Condition: strings.Join(cond, " || \\\n    ")}
 		for _, s := range api.Structs() {
 			l := abi.Layout(s)
-			g.Checks = append(g.Checks, check{Expr: "sizeof(" + s.Name + ")", Want: l.Size, What: "size of " + s.Name})
+			c := s.CType(api.Version())
+			g.Checks = append(g.Checks, check{Expr: "sizeof(" + c + ")", Want: l.Size, What: "size of " + s.Name})
 			for _, f := range l.Fields {
 				g.Checks = append(g.Checks, check{
-					Expr: fmt.Sprintf("offsetof(%s, %s)", s.Name, f.Name), Want: f.Offset,
+					Expr: fmt.Sprintf("offsetof(%s, %s)", c, f.Name), Want: f.Offset,
 					What: fmt.Sprintf("offset of %s.%s", s.Name, f.Name),
 				})
 			}

@@ -175,7 +175,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			}
 			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: t})
 		}
-		m.CythonDecls = append(m.CythonDecls, cythonDecl(d))
+		m.CythonDecls = append(m.CythonDecls, cythonDecl(d, api.Version()))
 	}
 	for _, abi := range ir.ABIs {
 		cond, ok := layoutConditions[abi.Name]
@@ -275,11 +275,15 @@ func comment(indent, doc string) string {
 func pystr(s string) string { return fmt.Sprintf("%q", s) }
 
 // cythonDecl renders a declaration for a "cdef extern from" block.
-func cythonDecl(d ir.Decl) string {
+func cythonDecl(d ir.Decl, v ir.Version) string {
 	var b strings.Builder
 	switch d := d.(type) {
 	case *ir.Struct:
-		fmt.Fprintf(&b, "    ctypedef struct %s:\n", d.Name)
+		kind := "ctypedef struct" // "struct" where the header declares only the tag
+		if !d.Typedef(v) {
+			kind = "struct"
+		}
+		fmt.Fprintf(&b, "    %s %s:\n", kind, d.Name)
 		for _, f := range d.Fields {
 			fmt.Fprintf(&b, "        %s\n", cythonType(f.Type, f.Name))
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestMatchesDebianLibdlpackDev(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
 		tooltest.Missing(t, "Debian's libdlpack-dev is not installed")
 	}
-	compareWithUpstream(t, "libdlpack-dev", dir)
+	compareWithUpstream(t, "libdlpack-dev", dir, nil)
 }
 
 func TestMatchesTVMFFIHeader(t *testing.T) {
@@ -30,17 +31,39 @@ func TestMatchesTVMFFIHeader(t *testing.T) {
 		config = tooltest.Require(t, "tvm-ffi-config")
 	}
 	dir := strings.TrimSpace(tooltest.Run(t, "", nil, config, "--dlpack-includedir"))
-	compareWithUpstream(t, "apache-tvm-ffi", dir)
+	compareWithUpstream(t, "apache-tvm-ffi", dir, nil)
 }
 
 // TestMatchesTVMFFI010Header compares with DLPack 1.2, as an older wheel
 // of apache-tvm-ffi (0.1.0) ships it; scripts/deps.sh fetches it from PyPI.
 func TestMatchesTVMFFI010Header(t *testing.T) {
-	dir := filepath.Join(tooltest.Root(), ".cache", "upstream", "apache-tvm-ffi-0.1.0")
+	compareWithCached(t, "apache-tvm-ffi 0.1.0", "apache-tvm-ffi-0.1.0", ir.Version{Major: 1, Minor: 2}, nil)
+}
+
+// TestMatchesDebianTrixieLibdlpackDev compares with DLPack 1.0 as Debian
+// trixie's libdlpack-dev packages it.
+func TestMatchesDebianTrixieLibdlpackDev(t *testing.T) {
+	compareWithCached(t, "Debian trixie libdlpack-dev", "debian-trixie-libdlpack-dev", ir.Version{Major: 1, Minor: 0}, nil)
+}
+
+// TestMatchesPyTorch26Header compares with DLPack 0.8 as PyTorch 2.6
+// carries it (ATen/dlpack.h), from Debian trixie's libtorch-dev. PyTorch
+// added kDLMAIA = 17 to its copy before upstream released it in v1.0.
+func TestMatchesPyTorch26Header(t *testing.T) {
+	compareWithCached(t, "PyTorch 2.6 (Debian trixie libtorch-dev)", "debian-trixie-libtorch-dev", ir.Version{Major: 0, Minor: 8},
+		map[string][]string{"enum DLDeviceType": {"kDLMAIA"}})
+}
+
+// compareWithCached compares with a header scripts/deps.sh keeps under
+// .cache/upstream/dir, which must declare release want.
+func compareWithCached(t *testing.T, source, dir string, want ir.Version, vendorAdded map[string][]string) {
+	dir = filepath.Join(tooltest.Root(), ".cache", "upstream", dir)
 	if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
-		tooltest.Missing(t, "the DLPack 1.2 header of apache-tvm-ffi 0.1.0 is not downloaded")
+		tooltest.Missing(t, "the header of "+source+" is not downloaded")
 	}
-	compareWithUpstream(t, "apache-tvm-ffi 0.1.0", dir)
+	got := upstreamVersion(t, Declare(t, dir))
+	require.Equal(t, want, got, "%s no longer ships the release it was chosen for", source)
+	compareWithUpstream(t, source, dir, vendorAdded)
 }
 
 // upstreamVersion reads the release an upstream header declares.
@@ -57,7 +80,11 @@ func upstreamVersion(t *testing.T, d Declarations) ir.Version {
 	return ir.Version{Major: major, Minor: minor}
 }
 
-func compareWithUpstream(t *testing.T, source, upstreamDir string) {
+// compareWithUpstream compares dlgen's header of the release upstream's
+// header declares with it: the same declarations, and the same value of
+// every probe on every target. vendorAdded names members a vendor added to
+// its copy (by struct or enum), which must be there and are then ignored.
+func compareWithUpstream(t *testing.T, source, upstreamDir string, vendorAdded map[string][]string) {
 	s, err := schema.Default()
 	require.NoError(t, err)
 	// A copy on its own, so that no other header beside it (libc's, in
@@ -76,6 +103,13 @@ func compareWithUpstream(t *testing.T, source, upstreamDir string) {
 
 	// The same declarations: macros with their definitions, every struct
 	// and enum with its members in order, every function-pointer typedef.
+	for key, added := range vendorAdded {
+		for _, name := range added {
+			i := slices.Index(theirs.Members[key], name)
+			require.GreaterOrEqual(t, i, 0, "%s no longer adds %s to %s", source, name, key)
+			theirs.Members[key] = slices.Delete(theirs.Members[key], i, i+1)
+		}
+	}
 	ours := Declare(t, ourDir)
 	assert.Equal(t, theirs.Macros, ours.Macros, "DLPACK_* macros differ from %s", source)
 	assert.Equal(t, theirs.Members, ours.Members, "struct/enum members differ from %s", source)

@@ -45,11 +45,12 @@ func Probes(api *ir.API) []Probe {
 	for _, d := range api.Decls {
 		switch d := d.(type) {
 		case *ir.Struct:
-			add("size of "+d.Name, "sizeof("+d.Name+")")
-			add("alignment of "+d.Name, "DLGEN_ALIGNOF("+d.Name+")")
+			c := d.CType(api.Version())
+			add("size of "+d.Name, "sizeof("+c+")")
+			add("alignment of "+d.Name, "DLGEN_ALIGNOF("+c+")")
 			for _, f := range d.Fields {
-				member := fmt.Sprintf("((%s*)0)->%s", d.Name, f.Name)
-				add("offset of "+d.Name+"."+f.Name, fmt.Sprintf("offsetof(%s, %s)", d.Name, f.Name))
+				member := fmt.Sprintf("((%s*)0)->%s", c, f.Name)
+				add("offset of "+d.Name+"."+f.Name, fmt.Sprintf("offsetof(%s, %s)", c, f.Name))
 				add("size of "+d.Name+"."+f.Name, "sizeof("+member+")")
 				if f.Type.Kind == ir.Scalar {
 					add("signedness of "+d.Name+"."+f.Name, fmt.Sprintf("(((__typeof__(%s))-1) < 0)", member))
@@ -162,8 +163,9 @@ func Measure(t testing.TB, target Target, api *ir.API, includeDir string) []uint
 }
 
 // Declarations is the shape of a header as its preprocessed text shows
-// it: DLPACK_* macro definitions, and the members of each typedef'd struct
-// and enum in order, and the function-pointer typedef names.
+// it: DLPACK_* macro definitions, the members of each struct and enum in
+// order (typedef'd or declared by tag only), and the function-pointer
+// typedef names.
 type Declarations struct {
 	Macros   map[string]string
 	Members  map[string][]string // "struct DLTensor" / "enum DLDeviceType" -> member names
@@ -172,7 +174,7 @@ type Declarations struct {
 
 var (
 	macroLine  = regexp.MustCompile(`(?m)^#define (DLPACK_\w+)(.*)$`)
-	typedefRE  = regexp.MustCompile(`(?s)typedef\s+(struct|enum)\s*(\w*)\s*(?::\s*\w+\s*)?\{(.*?)\}\s*(\w+)\s*;`)
+	typedefRE  = regexp.MustCompile(`(?s)(?:typedef\s+)?\b(struct|enum)\s*(\w*)\s*(?::\s*\w+\s*)?\{(.*?)\}\s*(\w*)\s*;`)
 	funcPtrRE  = regexp.MustCompile(`typedef\s+[\w\s\*]+\(\s*\*\s*(\w+)\s*\)\s*\(`)
 	fieldNameR = regexp.MustCompile(`\(\s*\*\s*(\w+)\s*\)|(\w+)\s*(?:=[^,]*)?$`)
 	spaces     = regexp.MustCompile(`\s+`)
@@ -207,7 +209,7 @@ func Declare(t testing.TB, includeDir string) Declarations {
 				names = append(names, f[1]+f[2])
 			}
 		}
-		key := m[1] + " " + m[4]
+		key := m[1] + " " + m[4] // "struct DLTensor", or "struct " for a tag only
 		if m[2] != "" {
 			key += " (tag " + m[2] + ")"
 		}

@@ -25,7 +25,7 @@ const consumer = `#include <dlpack/dlpack.h>
 static int deleted;
 static void drop(DLManagedTensor* self) { deleted++; free(self); }
 #ifdef DLPACK_MAJOR_VERSION
-static void drop_versioned(DLManagedTensorVersioned* self) { deleted++; free(self); }
+static void drop_versioned(struct DLManagedTensorVersioned* self) { deleted++; free(self); }
 #endif
 
 int main(void) {
@@ -47,7 +47,8 @@ int main(void) {
   m->deleter(m);
 #ifdef DLPACK_MAJOR_VERSION
   {
-    DLManagedTensorVersioned* v = (DLManagedTensorVersioned*)calloc(1, sizeof(DLManagedTensorVersioned));
+    /* v1.0 and v1.1 declare it by its tag only */
+    struct DLManagedTensorVersioned* v = (struct DLManagedTensorVersioned*)calloc(1, sizeof(struct DLManagedTensorVersioned));
     if (!v) return 1;
     v->version.major = DLPACK_MAJOR_VERSION;
     v->version.minor = DLPACK_MINOR_VERSION;
@@ -152,7 +153,7 @@ func TestGoPackageBuildsForEveryArch(t *testing.T) {
 			if out := tooltest.Run(t, mod, nil, "gofmt", "-l", "."); out != "" {
 				t.Fatalf("not gofmt'd: %s", out)
 			}
-			for _, p := range []string{"linux/amd64", "linux/arm64", "linux/386", "linux/arm", "windows/386", "linux/mips", "linux/s390x"} {
+			for _, p := range []string{"linux/amd64", "linux/arm64", "linux/386", "linux/arm", "windows/386", "linux/mips", "linux/s390x", "linux/loong64"} {
 				goos, goarch, _ := strings.Cut(p, "/")
 				env := []string{"GOOS=" + goos, "GOARCH=" + goarch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod"}
 				tooltest.Run(t, mod, env, "go", "vet", "./...")
