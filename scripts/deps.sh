@@ -36,22 +36,29 @@ if ! cmp -s tests/requirements.txt .venv/.requirements 2>/dev/null; then
   cp tests/requirements.txt .venv/.requirements
 fi
 
-# DLPack 1.2 as shipped by an older wheel of the same package, apache-tvm-ffi
-# 0.1.0: only its header is kept, for the ABI test.
-upstream12=.cache/upstream/apache-tvm-ffi-0.1.0
-if [ ! -s "$upstream12/dlpack/dlpack.h" ]; then
-  echo "deps: the DLPack 1.2 header from apache-tvm-ffi 0.1.0"
+# Upstream headers of older releases as wheels on PyPI ship them; only
+# each dlpack.h is kept, for the ABI test. The wheels are pure downloads
+# (a pinned platform, never installed): DLPack 1.2 from apache-tvm-ffi 0.1.0,
+# 1.1 from cuda-core 0.3.2.
+wheel_header() { # requirement, path inside the wheel, directory under .cache/upstream
+  local dir=.cache/upstream/$3
+  [ -s "$dir/dlpack/dlpack.h" ] && return
+  echo "deps: the DLPack header of $1"
+  local wheels
   wheels=$(mktemp -d)
-  .venv/bin/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d "$wheels" apache-tvm-ffi==0.1.0
-  mkdir -p "$upstream12/dlpack"
-  .venv/bin/python - "$wheels" "$upstream12/dlpack/dlpack.h" <<'PY'
+  .venv/bin/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    --platform manylinux_2_28_x86_64 --python-version 3.11 -d "$wheels" "$1"
+  mkdir -p "$dir/dlpack"
+  .venv/bin/python - "$wheels" "$2" "$dir/dlpack/dlpack.h" <<'PY'
 import glob, sys, zipfile
 wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
-with zipfile.ZipFile(wheel) as z, open(sys.argv[2], "wb") as out:
-    out.write(z.read("tvm_ffi/include/dlpack/dlpack.h"))
+with zipfile.ZipFile(wheel) as z, open(sys.argv[3], "wb") as out:
+    out.write(z.read(sys.argv[2]))
 PY
   rm -rf "$wheels"
-fi
+}
+wheel_header apache-tvm-ffi==0.1.0 tvm_ffi/include/dlpack/dlpack.h apache-tvm-ffi-0.1.0
+wheel_header cuda-core==0.3.2 cuda/core/experimental/dlpack.h cuda-core-0.3.2
 
 # DLPack 0.8 and 1.0 as Debian trixie packages them: the 1.0 header of its
 # libdlpack-dev, and the 0.8 one PyTorch 2.6 carries in libtorch-dev

@@ -40,6 +40,12 @@ func TestMatchesTVMFFI010Header(t *testing.T) {
 	compareWithCached(t, "apache-tvm-ffi 0.1.0", "apache-tvm-ffi-0.1.0", ir.Version{Major: 1, Minor: 2}, nil)
 }
 
+// TestMatchesCudaCore032Header compares with DLPack 1.1 as the cuda-core
+// 0.3.2 wheel ships it.
+func TestMatchesCudaCore032Header(t *testing.T) {
+	compareWithCached(t, "cuda-core 0.3.2", "cuda-core-0.3.2", ir.Version{Major: 1, Minor: 1}, nil)
+}
+
 // TestMatchesDebianTrixieLibdlpackDev compares with DLPack 1.0 as Debian
 // trixie's libdlpack-dev packages it.
 func TestMatchesDebianTrixieLibdlpackDev(t *testing.T) {
