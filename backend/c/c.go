@@ -46,10 +46,10 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 // The view is what the template ranges over: every decision is made here,
 // the template only lays text out.
 type header struct {
-	Marker, Version, Schema, Guard string
-	Macros                         []macro
-	Decls                          []decl
-	ABIs                           []abiGuards
+	Marker, License, Version, Schema, Guard string
+	Macros                                  []macro
+	Decls                                   []decl
+	ABIs                                    []abiGuards
 }
 
 type macro struct {
@@ -65,7 +65,7 @@ type decl struct {
 type member struct{ Name, Doc, Decl string }
 
 func (b Backend) view(api *ir.API) (header, error) {
-	h := header{Marker: backend.Marker, Version: api.Version().String(), Schema: b.Schema, Guard: api.HeaderGuard}
+	h := header{Marker: backend.Marker, License: backend.SPDX, Version: api.Version().String(), Schema: b.Schema, Guard: api.HeaderGuard}
 	for _, m := range api.Macros {
 		mv := macro{Name: m.Name, Doc: m.Doc}
 		switch m.Kind {

@@ -68,6 +68,7 @@ type gen struct {
 func newFile() *jen.File {
 	f := jen.NewFile(Package)
 	f.HeaderComment(backend.Marker)
+	f.HeaderComment(backend.SPDX)
 	return f
 }
 

@@ -80,18 +80,18 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 
 // module is the view the templates render.
 type module struct {
-	Marker, Version, Schema string
-	Major, Minor            int
-	Constants               []constant
-	Enums                   []enum
-	Structs                 []structure
-	FuncTypes               []functype
-	Capsules                map[string]string // protocol name -> spelling
-	ExchangeAttr            string            // the type attribute of the exchange API, from v1.2
-	ExchangeCapsule         string            // its capsule name, from v1.3 (before: an integer address)
-	Layouts                 []layout
-	CythonDecls             []string // the body of the .pxd's extern block
-	Cython                  bool     // rendering the Cython module's files
+	Marker, License, Version, Schema string
+	Major, Minor                     int
+	Constants                        []constant
+	Enums                            []enum
+	Structs                          []structure
+	FuncTypes                        []functype
+	Capsules                         map[string]string // protocol name -> spelling
+	ExchangeAttr                     string            // the type attribute of the exchange API, from v1.2
+	ExchangeCapsule                  string            // its capsule name, from v1.3 (before: an integer address)
+	Layouts                          []layout
+	CythonDecls                      []string // the body of the .pxd's extern block
+	Cython                           bool     // rendering the Cython module's files
 }
 
 type constant struct {
@@ -126,7 +126,7 @@ type check struct {
 
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, Version: v.String(), Schema: b.Schema, Capsules: map[string]string{}}
+	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema, Capsules: map[string]string{}}
 	if mj := api.Macro("DLPACK_MAJOR_VERSION"); mj != nil {
 		m.Major, m.Minor = int(mj.ValueAt(v)), int(api.Macro("DLPACK_MINOR_VERSION").ValueAt(v))
 	}
