@@ -42,12 +42,13 @@ DLPACK_VERSION_STRING = "1.3"
 DLPACK_MAJOR_VERSION = 1
 # Minor version of this header; minors only add enumerators and flags.
 DLPACK_MINOR_VERSION = 3
-# The consumer must not write through this tensor.
+# The tensor is read-only; the consumer must not write through it.
 DLPACK_FLAG_BITMASK_READ_ONLY = 0x1
 # The producer made this copy for the consumer, who owns it alone until it calls
 # the deleter.
 DLPACK_FLAG_BITMASK_IS_COPIED = 0x2
-# Sub-byte elements are padded to a byte each instead of packed.
+# Sub-byte elements (such as FP4 and FP6) are padded, one per byte, instead of
+# packed, which is the default.
 DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 0x4
 
 
@@ -97,14 +98,15 @@ class DLDataTypeCode(enum.IntEnum):
     kDLUInt = 1
     # IEEE 754 binary floating point.
     kDLFloat = 2
-    # An opaque handle; only meaningful between parties that agree on it.
+    # An opaque handle, reserved for testing; an exchange of it is only well
+    # defined between frameworks that agree on what the handle is.
     kDLOpaqueHandle = 3
     # bfloat16 (8 exponent bits, 7 mantissa bits).
     kDLBfloat = 4
-    # Complex number stored as consecutive real and imaginary parts; bits counts
-    # both.
+    # Complex number laid out as C, C++ and Python do: one compact pair, real
+    # part then imaginary part, per element; bits counts both.
     kDLComplex = 5
-    # Boolean, one byte per element (bits = 8) by common convention.
+    # Boolean; stored one byte per element, so bits is 8, as array libraries do.
     kDLBool = 6
     # 8-bit float, 3 exponent and 4 mantissa bits.
     kDLFloat8_e3m4 = 7
@@ -122,11 +124,14 @@ class DLDataTypeCode(enum.IntEnum):
     kDLFloat8_e5m2fnuz = 13
     # 8-bit exponent-only scale, finite, unsigned.
     kDLFloat8_e8m0fnu = 14
-    # 6-bit float e2m3, finite; bits must be 6, anything else is to be refused.
+    # 6-bit float e2m3, finite. Other widths are unspecified: a producer must
+    # set bits to 6, and a consumer must refuse the tensor when it is not.
     kDLFloat6_e2m3fn = 15
-    # 6-bit float e3m2, finite; bits must be 6, anything else is to be refused.
+    # 6-bit float e3m2, finite. Other widths are unspecified: a producer must
+    # set bits to 6, and a consumer must refuse the tensor when it is not.
     kDLFloat6_e3m2fn = 16
-    # 4-bit float e2m1, finite; bits must be 4, anything else is to be refused.
+    # 4-bit float e2m1, finite. Other widths are unspecified: a producer must
+    # set bits to 4, and a consumer must refuse the tensor when it is not.
     kDLFloat4_e2m1fn = 17
 
 # Structs are declared first and laid out after the function types, so that
@@ -142,15 +147,15 @@ class DLDevice(ctypes.Structure):
 
 
 class DLDataType(ctypes.Structure):
-    """The type of one element: a code, a width in bits and a lane count for vector types. float32 is {kDLFloat, 32, 1}; complex64 is {kDLComplex, 64, 1}; bool is {kDLBool, 8, 1}. Data is in native byte order; sub-byte types are packed little-endian within each byte unless flagged padded."""
+    """The type of one element: a code, a width in bits and a lane count for vector types. float32 is {kDLFloat, 32, 1}; four packed float32 lanes are {kDLFloat, 32, 4}; complex64 is {kDLComplex, 64, 1}; bool is {kDLBool, 8, 1}. Elements are in the machine's native byte order: a producer asked to export data of the other byte order must fail with a clear error instead. Sub-byte types are packed unless the tensor is flagged padded, in little bit order: element i of packed data D is (D >> (i * bits)) & ((1 << bits) - 1)."""
 
 
 class DLTensor(ctypes.Structure):
-    """A view of an n-dimensional array that owns nothing. Element i lies at data + byte_offset + sum(index[k] * strides[k]) * element size."""
+    """A view of an n-dimensional array that owns nothing. The element at index (i0, ..., in-1) lies at data + byte_offset + sum(ik * strides[k]) * element size. The data spans product(shape) * ceil(bits * lanes / 8) bytes."""
 
 
 class DLManagedTensor(ctypes.Structure):
-    """The unversioned (legacy) exchange object: a DLTensor lent to a consumer together with the means to give it back. The consumer calls deleter exactly once when done. Superseded by DLManagedTensorVersioned."""
+    """The unversioned (legacy) exchange object: a DLTensor lent to a consumer together with the means to give it back. It lends, it does not hand over: the consumer calls deleter exactly once when it no longer needs the tensor. Deprecated after v0.8 in favour of DLManagedTensorVersioned."""
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
@@ -162,26 +167,37 @@ class DLPackExchangeAPIHeader(ctypes.Structure):
 
 
 class DLPackExchangeAPI(ctypes.Structure):
-    """A producer's table of C entry points for exchanging tensors without the Python-level __dlpack__ round trip. It lives for the whole process."""
+    """A producer's table of C entry points for exchanging tensors without the Python-level __dlpack__ round trip, made for libraries that run kernels on a framework's tensors on the framework's current stream (__dlpack__ stays the way to ingest and keep data). It is published on the type, never on instances, and a consumer may cache it per type; the table must live as long as the process."""
 
 
-# Asks the producer to allocate a new tensor like prototype (dtype, ndim, shape
-# and device are read). Returns 0 and sets *out, or returns -1 after calling
-# SetError(error_ctx, kind, message). Never throws.
+# Asks the producer to allocate a new tensor like prototype, of which only
+# dtype, ndim, shape and device are read. Returns 0 and sets *out to an owned
+# tensor, or returns -1 after calling SetError(error_ctx, kind, message):
+# SetError is called exactly when the call fails, and may need to take the GIL
+# since it presumably raises a Python error. Must not throw a C++ exception.
 DLPackManagedTensorAllocator = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)), ctypes.c_void_p, ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p))
-# Exports a Python object of the producer's type as an owned versioned tensor
-# without any stream synchronisation. Returns 0, or -1 with a Python exception
-# set.
+# Exports py_object, which must be of the type the table was found on, as an
+# owned versioned tensor. Nothing is synchronised: the consumer asks
+# current_work_stream and works on that stream. Returns 0, or -1 with a Python
+# exception set (a BufferError when DLPack cannot describe the data). Must not
+# throw a C++ exception.
 DLPackManagedTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
-# Fills a caller-provided DLTensor that borrows from a Python object, valid only
-# until control returns to the producer. Returns 0, or -1 with a Python
-# exception set.
+# Fills out, a DLTensor the caller provides (on its stack, say), with a
+# non-owning view of py_object, which must be of the type the table was found
+# on. The producer keeps owning data, shape and strides, and fills them in
+# without temporary allocations; the view is valid only until control returns to
+# the producer. Nothing is synchronised. Returns 0, or -1 with a Python
+# exception set. Must not throw a C++ exception.
 DLPackDLTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
-# Reports the producer's current work stream for a device (NULL for CPU).
-# Returns 0, or -1 with a Python exception set.
+# Reports the producer's current work stream on a device (what
+# torch.cuda.current_stream returns in PyTorch). On kDLCPU a consumer need not
+# ask and the producer may report NULL; a CPU-only framework may always report
+# NULL. Returns 0, or -1 with a Python exception set. Must not throw a C++
+# exception.
 DLPackCurrentWorkStream = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
-# Wraps an owned versioned tensor (ownership passes to the callee) in a Python
-# object of the producer's type. Returns 0, or -1 with a Python exception set.
+# Wraps an owned versioned tensor in a Python object of the producer's type; the
+# callee takes ownership of tensor. Nothing is synchronised. Returns 0, or -1
+# with a Python exception set.
 DLPackManagedTensorToPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.c_void_p))
 
 DLPackVersion._fields_ = [

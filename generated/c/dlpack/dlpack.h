@@ -128,16 +128,19 @@ typedef enum {
   kDLUInt = 1U,
   /*! IEEE 754 binary floating point. */
   kDLFloat = 2U,
-  /*! An opaque handle; only meaningful between parties that agree on it. */
+  /*!
+   * An opaque handle, reserved for testing; an exchange of it is only well
+   * defined between frameworks that agree on what the handle is.
+   */
   kDLOpaqueHandle = 3U,
   /*! bfloat16 (8 exponent bits, 7 mantissa bits). */
   kDLBfloat = 4U,
   /*!
-   * Complex number stored as consecutive real and imaginary parts; bits counts
-   * both.
+   * Complex number laid out as C, C++ and Python do: one compact pair, real
+   * part then imaginary part, per element; bits counts both.
    */
   kDLComplex = 5U,
-  /*! Boolean, one byte per element (bits = 8) by common convention. */
+  /*! Boolean; stored one byte per element, so bits is 8, as array libraries do. */
   kDLBool = 6U,
   /*! 8-bit float, 3 exponent and 4 mantissa bits. */
   kDLFloat8_e3m4 = 7U,
@@ -155,22 +158,34 @@ typedef enum {
   kDLFloat8_e5m2fnuz = 13U,
   /*! 8-bit exponent-only scale, finite, unsigned. */
   kDLFloat8_e8m0fnu = 14U,
-  /*! 6-bit float e2m3, finite; bits must be 6, anything else is to be refused. */
+  /*!
+   * 6-bit float e2m3, finite. Other widths are unspecified: a producer must
+   * set bits to 6, and a consumer must refuse the tensor when it is not.
+   */
   kDLFloat6_e2m3fn = 15U,
-  /*! 6-bit float e3m2, finite; bits must be 6, anything else is to be refused. */
+  /*!
+   * 6-bit float e3m2, finite. Other widths are unspecified: a producer must
+   * set bits to 6, and a consumer must refuse the tensor when it is not.
+   */
   kDLFloat6_e3m2fn = 16U,
-  /*! 4-bit float e2m1, finite; bits must be 4, anything else is to be refused. */
+  /*!
+   * 4-bit float e2m1, finite. Other widths are unspecified: a producer must
+   * set bits to 4, and a consumer must refuse the tensor when it is not.
+   */
   kDLFloat4_e2m1fn = 17U,
 } DLDataTypeCode;
 
 /*!
  * The type of one element: a code, a width in bits and a lane count for vector
- * types. float32 is {kDLFloat, 32, 1}; complex64 is {kDLComplex, 64, 1}; bool
- * is {kDLBool, 8, 1}. Data is in native byte order; sub-byte types are packed
- * little-endian within each byte unless flagged padded.
+ * types. float32 is {kDLFloat, 32, 1}; four packed float32 lanes are
+ * {kDLFloat, 32, 4}; complex64 is {kDLComplex, 64, 1}; bool is {kDLBool, 8,
+ * 1}. Elements are in the machine's native byte order: a producer asked to
+ * export data of the other byte order must fail with a clear error instead.
+ * Sub-byte types are packed unless the tensor is flagged padded, in little bit
+ * order: element i of packed data D is (D >> (i * bits)) & ((1 << bits) - 1).
  */
 typedef struct {
-  /*! A DLDataTypeCode value, kept in one byte. */
+  /*! A DLDataTypeCode value, kept in one byte to keep the struct small. */
   uint8_t code;
   /*! Width of one lane in bits. */
   uint8_t bits;
@@ -179,14 +194,18 @@ typedef struct {
 } DLDataType;
 
 /*!
- * A view of an n-dimensional array that owns nothing. Element i lies at data +
- * byte_offset + sum(index[k] * strides[k]) * element size.
+ * A view of an n-dimensional array that owns nothing. The element at index
+ * (i0, ..., in-1) lies at data + byte_offset + sum(ik * strides[k]) * element
+ * size. The data spans product(shape) * ceil(bits * lanes / 8) bytes.
  */
 typedef struct {
   /*!
-   * Start of the allocation (a device pointer or handle on accelerators). May
-   * be NULL for a tensor with no elements. Do not assume any particular
-   * alignment in practice.
+   * Start of the allocation: a host or device pointer, a cl_mem handle under
+   * OpenCL, opaque on some device types. The specification asks for it to be
+   * 256-byte aligned, as CUDA allocations are, with byte_offset reaching the
+   * first element; many producers (CuPy, PyTorch, TensorFlow, TVM among them)
+   * pass unaligned pointers with byte_offset 0, so a consumer must not rely on
+   * the alignment. Should be NULL when the tensor has no elements.
    */
   void* data;
   /*! Where data lives. */
@@ -199,7 +218,9 @@ typedef struct {
   int64_t* shape;
   /*!
    * ndim strides counted in elements, not bytes. Before v1.2 NULL meant
-   * compact row-major; from v1.2 it must be non-NULL whenever ndim != 0.
+   * compact row-major; from v1.2 it must point to ndim entries whenever ndim
+   * != 0, so strides[k] is valid for every k below ndim, and may be NULL only
+   * when ndim is 0.
    */
   int64_t* strides;
   /*! Bytes from data to the first element. */
@@ -208,8 +229,9 @@ typedef struct {
 
 /*!
  * The unversioned (legacy) exchange object: a DLTensor lent to a consumer
- * together with the means to give it back. The consumer calls deleter exactly
- * once when done. Superseded by DLManagedTensorVersioned.
+ * together with the means to give it back. It lends, it does not hand over:
+ * the consumer calls deleter exactly once when it no longer needs the tensor.
+ * Deprecated after v0.8 in favour of DLManagedTensorVersioned.
  */
 typedef struct DLManagedTensor {
   /*! The lent tensor. */
@@ -217,22 +239,25 @@ typedef struct DLManagedTensor {
   /*! Producer state for the deleter; may be NULL. */
   void* manager_ctx;
   /*!
-   * Releases the tensor and this struct itself; may be NULL when there is
-   * nothing to release.
+   * Releases what manager_ctx holds and this struct itself; may be NULL when
+   * the producer has no sensible way to release anything.
    */
   void (*deleter)(struct DLManagedTensor* self);
 } DLManagedTensor;
 
 /*! Bits of DLManagedTensorVersioned.flags. */
 
-/*! The consumer must not write through this tensor. */
+/*! The tensor is read-only; the consumer must not write through it. */
 #define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
 /*!
  * The producer made this copy for the consumer, who owns it alone until it
  * calls the deleter.
  */
 #define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
-/*! Sub-byte elements are padded to a byte each instead of packed. */
+/*!
+ * Sub-byte elements (such as FP4 and FP6) are padded, one per byte, instead of
+ * packed, which is the default.
+ */
 #define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1UL << 2UL)
 
 /*!
@@ -247,42 +272,56 @@ typedef struct DLManagedTensorVersioned {
   void* manager_ctx;
   /*! Releases the tensor and this struct itself; may be NULL. */
   void (*deleter)(struct DLManagedTensorVersioned* self);
-  /*! DLPACK_FLAG_BITMASK_* bits; 0 by default. */
+  /*!
+   * DLPACK_FLAG_BITMASK_* bits; 0 by default. The last field whose place every
+   * later major version keeps.
+   */
   uint64_t flags;
   /*! The lent tensor. */
   DLTensor dl_tensor;
 } DLManagedTensorVersioned;
 
 /*!
- * Asks the producer to allocate a new tensor like prototype (dtype, ndim,
- * shape and device are read). Returns 0 and sets *out, or returns -1 after
- * calling SetError(error_ctx, kind, message). Never throws.
+ * Asks the producer to allocate a new tensor like prototype, of which only
+ * dtype, ndim, shape and device are read. Returns 0 and sets *out to an owned
+ * tensor, or returns -1 after calling SetError(error_ctx, kind, message):
+ * SetError is called exactly when the call fails, and may need to take the GIL
+ * since it presumably raises a Python error. Must not throw a C++ exception.
  */
 typedef int (*DLPackManagedTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx, void (*SetError)(void* error_ctx, const char* kind, const char* message));
 
 /*!
- * Exports a Python object of the producer's type as an owned versioned tensor
- * without any stream synchronisation. Returns 0, or -1 with a Python exception
- * set.
+ * Exports py_object, which must be of the type the table was found on, as an
+ * owned versioned tensor. Nothing is synchronised: the consumer asks
+ * current_work_stream and works on that stream. Returns 0, or -1 with a Python
+ * exception set (a BufferError when DLPack cannot describe the data). Must not
+ * throw a C++ exception.
  */
 typedef int (*DLPackManagedTensorFromPyObjectNoSync)(void* py_object, DLManagedTensorVersioned** out);
 
 /*!
- * Fills a caller-provided DLTensor that borrows from a Python object, valid
- * only until control returns to the producer. Returns 0, or -1 with a Python
- * exception set.
+ * Fills out, a DLTensor the caller provides (on its stack, say), with a
+ * non-owning view of py_object, which must be of the type the table was found
+ * on. The producer keeps owning data, shape and strides, and fills them in
+ * without temporary allocations; the view is valid only until control returns
+ * to the producer. Nothing is synchronised. Returns 0, or -1 with a Python
+ * exception set. Must not throw a C++ exception.
  */
 typedef int (*DLPackDLTensorFromPyObjectNoSync)(void* py_object, DLTensor* out);
 
 /*!
- * Reports the producer's current work stream for a device (NULL for CPU).
- * Returns 0, or -1 with a Python exception set.
+ * Reports the producer's current work stream on a device (what
+ * torch.cuda.current_stream returns in PyTorch). On kDLCPU a consumer need not
+ * ask and the producer may report NULL; a CPU-only framework may always report
+ * NULL. Returns 0, or -1 with a Python exception set. Must not throw a C++
+ * exception.
  */
 typedef int (*DLPackCurrentWorkStream)(DLDeviceType device_type, int32_t device_id, void** out_current_stream);
 
 /*!
- * Wraps an owned versioned tensor (ownership passes to the callee) in a Python
- * object of the producer's type. Returns 0, or -1 with a Python exception set.
+ * Wraps an owned versioned tensor in a Python object of the producer's type;
+ * the callee takes ownership of tensor. Nothing is synchronised. Returns 0, or
+ * -1 with a Python exception set.
  */
 typedef int (*DLPackManagedTensorToPyObjectNoSync)(DLManagedTensorVersioned* tensor, void** out_py_object);
 
@@ -293,13 +332,21 @@ typedef int (*DLPackManagedTensorToPyObjectNoSync)(DLManagedTensorVersioned* ten
 typedef struct DLPackExchangeAPIHeader {
   /*! Version of the table that follows. */
   DLPackVersion version;
-  /*! An older table of another major version, or NULL. */
+  /*!
+   * An older table of another major version, or NULL when the producer
+   * supports no older one; a consumer that does not know this major walks the
+   * chain to one it knows.
+   */
   struct DLPackExchangeAPIHeader* prev_api;
 } DLPackExchangeAPIHeader;
 
 /*!
  * A producer's table of C entry points for exchanging tensors without the
- * Python-level __dlpack__ round trip. It lives for the whole process.
+ * Python-level __dlpack__ round trip, made for libraries that run kernels on a
+ * framework's tensors on the framework's current stream (__dlpack__ stays the
+ * way to ingest and keep data). It is published on the type, never on
+ * instances, and a consumer may cache it per type; the table must live as long
+ * as the process.
  */
 typedef struct DLPackExchangeAPI {
   /*! Version and chain. */

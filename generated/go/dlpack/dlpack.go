@@ -144,17 +144,19 @@ const (
 	DataTypeCodeUInt DataTypeCode = 1
 	// DataTypeCodeFloat is kDLFloat: IEEE 754 binary floating point.
 	DataTypeCodeFloat DataTypeCode = 2
-	// DataTypeCodeOpaqueHandle is kDLOpaqueHandle: An opaque handle; only
-	// meaningful between parties that agree on it.
+	// DataTypeCodeOpaqueHandle is kDLOpaqueHandle: An opaque handle, reserved for
+	// testing; an exchange of it is only well defined between frameworks that
+	// agree on what the handle is.
 	DataTypeCodeOpaqueHandle DataTypeCode = 3
 	// DataTypeCodeBfloat is kDLBfloat: bfloat16 (8 exponent bits, 7 mantissa
 	// bits).
 	DataTypeCodeBfloat DataTypeCode = 4
-	// DataTypeCodeComplex is kDLComplex: Complex number stored as consecutive real
-	// and imaginary parts; bits counts both.
+	// DataTypeCodeComplex is kDLComplex: Complex number laid out as C, C++ and
+	// Python do: one compact pair, real part then imaginary part, per element;
+	// bits counts both.
 	DataTypeCodeComplex DataTypeCode = 5
-	// DataTypeCodeBool is kDLBool: Boolean, one byte per element (bits = 8) by
-	// common convention.
+	// DataTypeCodeBool is kDLBool: Boolean; stored one byte per element, so bits
+	// is 8, as array libraries do.
 	DataTypeCodeBool DataTypeCode = 6
 	// DataTypeCodeFloat8E3m4 is kDLFloat8_e3m4: 8-bit float, 3 exponent and 4
 	// mantissa bits.
@@ -180,14 +182,17 @@ const (
 	// DataTypeCodeFloat8E8m0fnu is kDLFloat8_e8m0fnu: 8-bit exponent-only scale,
 	// finite, unsigned.
 	DataTypeCodeFloat8E8m0fnu DataTypeCode = 14
-	// DataTypeCodeFloat6E2m3fn is kDLFloat6_e2m3fn: 6-bit float e2m3, finite; bits
-	// must be 6, anything else is to be refused.
+	// DataTypeCodeFloat6E2m3fn is kDLFloat6_e2m3fn: 6-bit float e2m3, finite.
+	// Other widths are unspecified: a producer must set bits to 6, and a consumer
+	// must refuse the tensor when it is not.
 	DataTypeCodeFloat6E2m3fn DataTypeCode = 15
-	// DataTypeCodeFloat6E3m2fn is kDLFloat6_e3m2fn: 6-bit float e3m2, finite; bits
-	// must be 6, anything else is to be refused.
+	// DataTypeCodeFloat6E3m2fn is kDLFloat6_e3m2fn: 6-bit float e3m2, finite.
+	// Other widths are unspecified: a producer must set bits to 6, and a consumer
+	// must refuse the tensor when it is not.
 	DataTypeCodeFloat6E3m2fn DataTypeCode = 16
-	// DataTypeCodeFloat4E2m1fn is kDLFloat4_e2m1fn: 4-bit float e2m1, finite; bits
-	// must be 4, anything else is to be refused.
+	// DataTypeCodeFloat4E2m1fn is kDLFloat4_e2m1fn: 4-bit float e2m1, finite.
+	// Other widths are unspecified: a producer must set bits to 4, and a consumer
+	// must refuse the tensor when it is not.
 	DataTypeCodeFloat4E2m1fn DataTypeCode = 17
 )
 
@@ -236,12 +241,15 @@ func (v DataTypeCode) String() string {
 }
 
 // DataType is DLDataType. The type of one element: a code, a width in bits and
-// a lane count for vector types. float32 is {kDLFloat, 32, 1}; complex64 is
-// {kDLComplex, 64, 1}; bool is {kDLBool, 8, 1}. Data is in native byte order;
-// sub-byte types are packed little-endian within each byte unless flagged
-// padded.
+// a lane count for vector types. float32 is {kDLFloat, 32, 1}; four packed
+// float32 lanes are {kDLFloat, 32, 4}; complex64 is {kDLComplex, 64, 1}; bool
+// is {kDLBool, 8, 1}. Elements are in the machine's native byte order: a
+// producer asked to export data of the other byte order must fail with a clear
+// error instead. Sub-byte types are packed unless the tensor is flagged
+// padded, in little bit order: element i of packed data D is (D >> (i * bits))
+// & ((1 << bits) - 1).
 type DataType struct {
-	// code: A DLDataTypeCode value, kept in one byte.
+	// code: A DLDataTypeCode value, kept in one byte to keep the struct small.
 	Code uint8
 	// bits: Width of one lane in bits.
 	Bits uint8
@@ -249,13 +257,17 @@ type DataType struct {
 	Lanes uint16
 }
 
-// Tensor is DLTensor. A view of an n-dimensional array that owns nothing.
-// Element i lies at data + byte_offset + sum(index[k] * strides[k]) * element
-// size.
+// Tensor is DLTensor. A view of an n-dimensional array that owns nothing. The
+// element at index (i0, ..., in-1) lies at data + byte_offset + sum(ik *
+// strides[k]) * element size. The data spans product(shape) * ceil(bits *
+// lanes / 8) bytes.
 type Tensor struct {
-	// data: Start of the allocation (a device pointer or handle on accelerators).
-	// May be NULL for a tensor with no elements. Do not assume any particular
-	// alignment in practice.
+	// data: Start of the allocation: a host or device pointer, a cl_mem handle
+	// under OpenCL, opaque on some device types. The specification asks for it to
+	// be 256-byte aligned, as CUDA allocations are, with byte_offset reaching the
+	// first element; many producers (CuPy, PyTorch, TensorFlow, TVM among them)
+	// pass unaligned pointers with byte_offset 0, so a consumer must not rely on
+	// the alignment. Should be NULL when the tensor has no elements.
 	Data unsafe.Pointer
 	// device: Where data lives.
 	Device Device
@@ -266,7 +278,9 @@ type Tensor struct {
 	// shape: ndim extents; may be NULL when ndim is 0.
 	Shape *int64
 	// strides: ndim strides counted in elements, not bytes. Before v1.2 NULL meant
-	// compact row-major; from v1.2 it must be non-NULL whenever ndim != 0.
+	// compact row-major; from v1.2 it must point to ndim entries whenever ndim !=
+	// 0, so strides[k] is valid for every k below ndim, and may be NULL only when
+	// ndim is 0.
 	Strides *int64
 	// C aligns the next field more than Go does on some 32-bit platforms.
 	_ [padTensorByteOffset]byte
@@ -275,30 +289,31 @@ type Tensor struct {
 }
 
 // ManagedTensor is DLManagedTensor. The unversioned (legacy) exchange object:
-// a DLTensor lent to a consumer together with the means to give it back. The
-// consumer calls deleter exactly once when done. Superseded by
+// a DLTensor lent to a consumer together with the means to give it back. It
+// lends, it does not hand over: the consumer calls deleter exactly once when
+// it no longer needs the tensor. Deprecated after v0.8 in favour of
 // DLManagedTensorVersioned.
 type ManagedTensor struct {
 	// dl_tensor: The lent tensor.
 	DLTensor Tensor
 	// manager_ctx: Producer state for the deleter; may be NULL.
 	ManagerCtx unsafe.Pointer
-	// deleter: Releases the tensor and this struct itself; may be NULL when there
-	// is nothing to release.
+	// deleter: Releases what manager_ctx holds and this struct itself; may be NULL
+	// when the producer has no sensible way to release anything.
 	Deleter uintptr
 }
 
 // Bits of DLManagedTensorVersioned.flags.
 const (
-	// FlagBitmaskReadOnly is DLPACK_FLAG_BITMASK_READ_ONLY: The consumer must not
-	// write through this tensor.
+	// FlagBitmaskReadOnly is DLPACK_FLAG_BITMASK_READ_ONLY: The tensor is
+	// read-only; the consumer must not write through it.
 	FlagBitmaskReadOnly uint64 = 1 << 0
 	// FlagBitmaskIsCopied is DLPACK_FLAG_BITMASK_IS_COPIED: The producer made this
 	// copy for the consumer, who owns it alone until it calls the deleter.
 	FlagBitmaskIsCopied uint64 = 1 << 1
 	// FlagBitmaskIsSubbyteTypePadded is
-	// DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: Sub-byte elements are padded to
-	// a byte each instead of packed.
+	// DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: Sub-byte elements (such as FP4
+	// and FP6) are padded, one per byte, instead of packed, which is the default.
 	FlagBitmaskIsSubbyteTypePadded uint64 = 1 << 2
 )
 
@@ -313,7 +328,8 @@ type ManagedTensorVersioned struct {
 	ManagerCtx unsafe.Pointer
 	// deleter: Releases the tensor and this struct itself; may be NULL.
 	Deleter uintptr
-	// flags: DLPACK_FLAG_BITMASK_* bits; 0 by default.
+	// flags: DLPACK_FLAG_BITMASK_* bits; 0 by default. The last field whose place
+	// every later major version keeps.
 	Flags uint64
 	// dl_tensor: The lent tensor.
 	DLTensor Tensor
@@ -322,33 +338,45 @@ type ManagedTensorVersioned struct {
 // ManagedTensorAllocator is DLPackManagedTensorAllocator, int (*)(DLTensor*
 // prototype, DLManagedTensorVersioned** out, void* error_ctx, void
 // (*SetError)(void* error_ctx, const char* kind, const char* message)). Asks
-// the producer to allocate a new tensor like prototype (dtype, ndim, shape and
-// device are read). Returns 0 and sets *out, or returns -1 after calling
-// SetError(error_ctx, kind, message). Never throws.
+// the producer to allocate a new tensor like prototype, of which only dtype,
+// ndim, shape and device are read. Returns 0 and sets *out to an owned tensor,
+// or returns -1 after calling SetError(error_ctx, kind, message): SetError is
+// called exactly when the call fails, and may need to take the GIL since it
+// presumably raises a Python error. Must not throw a C++ exception.
 type ManagedTensorAllocator uintptr
 
 // ManagedTensorFromPyObjectNoSync is DLPackManagedTensorFromPyObjectNoSync,
-// int (*)(void* py_object, DLManagedTensorVersioned** out). Exports a Python
-// object of the producer's type as an owned versioned tensor without any
-// stream synchronisation. Returns 0, or -1 with a Python exception set.
+// int (*)(void* py_object, DLManagedTensorVersioned** out). Exports py_object,
+// which must be of the type the table was found on, as an owned versioned
+// tensor. Nothing is synchronised: the consumer asks current_work_stream and
+// works on that stream. Returns 0, or -1 with a Python exception set (a
+// BufferError when DLPack cannot describe the data). Must not throw a C++
+// exception.
 type ManagedTensorFromPyObjectNoSync uintptr
 
 // DLTensorFromPyObjectNoSync is DLPackDLTensorFromPyObjectNoSync, int
-// (*)(void* py_object, DLTensor* out). Fills a caller-provided DLTensor that
-// borrows from a Python object, valid only until control returns to the
-// producer. Returns 0, or -1 with a Python exception set.
+// (*)(void* py_object, DLTensor* out). Fills out, a DLTensor the caller
+// provides (on its stack, say), with a non-owning view of py_object, which
+// must be of the type the table was found on. The producer keeps owning data,
+// shape and strides, and fills them in without temporary allocations; the view
+// is valid only until control returns to the producer. Nothing is
+// synchronised. Returns 0, or -1 with a Python exception set. Must not throw a
+// C++ exception.
 type DLTensorFromPyObjectNoSync uintptr
 
 // CurrentWorkStream is DLPackCurrentWorkStream, int (*)(DLDeviceType
 // device_type, int32_t device_id, void** out_current_stream). Reports the
-// producer's current work stream for a device (NULL for CPU). Returns 0, or -1
-// with a Python exception set.
+// producer's current work stream on a device (what torch.cuda.current_stream
+// returns in PyTorch). On kDLCPU a consumer need not ask and the producer may
+// report NULL; a CPU-only framework may always report NULL. Returns 0, or -1
+// with a Python exception set. Must not throw a C++ exception.
 type CurrentWorkStream uintptr
 
 // ManagedTensorToPyObjectNoSync is DLPackManagedTensorToPyObjectNoSync, int
 // (*)(DLManagedTensorVersioned* tensor, void** out_py_object). Wraps an owned
-// versioned tensor (ownership passes to the callee) in a Python object of the
-// producer's type. Returns 0, or -1 with a Python exception set.
+// versioned tensor in a Python object of the producer's type; the callee takes
+// ownership of tensor. Nothing is synchronised. Returns 0, or -1 with a Python
+// exception set.
 type ManagedTensorToPyObjectNoSync uintptr
 
 // ExchangeAPIHeader is DLPackExchangeAPIHeader. The part of an exchange table
@@ -357,13 +385,18 @@ type ManagedTensorToPyObjectNoSync uintptr
 type ExchangeAPIHeader struct {
 	// version: Version of the table that follows.
 	Version Version
-	// prev_api: An older table of another major version, or NULL.
+	// prev_api: An older table of another major version, or NULL when the producer
+	// supports no older one; a consumer that does not know this major walks the
+	// chain to one it knows.
 	PrevAPI *ExchangeAPIHeader
 }
 
 // ExchangeAPI is DLPackExchangeAPI. A producer's table of C entry points for
-// exchanging tensors without the Python-level __dlpack__ round trip. It lives
-// for the whole process.
+// exchanging tensors without the Python-level __dlpack__ round trip, made for
+// libraries that run kernels on a framework's tensors on the framework's
+// current stream (__dlpack__ stays the way to ingest and keep data). It is
+// published on the type, never on instances, and a consumer may cache it per
+// type; the table must live as long as the process.
 type ExchangeAPI struct {
 	// header: Version and chain.
 	Header ExchangeAPIHeader
