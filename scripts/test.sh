@@ -24,7 +24,7 @@ go test -race -count=1 ./...
 echo "== runtime and bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
-go test -count=1 -v -run 'TestMatches' ./tests/abi | grep -E '^(ABI|--- )'
+go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
 echo "== fuzz the schema loader"
