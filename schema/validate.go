@@ -106,6 +106,9 @@ func (r *reader) resolve(s *ir.Schema, t *ir.Type, life ir.Life, user string, at
 			fail("%s spells struct %s but %s has no struct tag %s", user, t.Name, t.Name, t.Name)
 			return
 		}
+		if !t.StructTag && !d.Typedef(life.Since) {
+			fail("%s exists since %s but uses the typedef %s, which only exists since %s; spell it struct %s", user, life.Since, t.Name, d.TypedefSince, d.Tag)
+		}
 	default:
 		if t.StructTag {
 			fail("%s spells struct %s but %s is not a struct", user, t.Name, t.Name)
