@@ -30,7 +30,6 @@ rather than deleted, and __buffer__ needs Python 3.12.
 import ctypes
 import enum
 import math
-import platform
 import struct
 import threading
 from typing import NamedTuple
@@ -248,12 +247,11 @@ DLPackExchangeAPI._fields_ = [
 ]
 
 _POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
-_MACHINE = platform.machine().lower()
 
 
 def _check_layout():
     """Refuses to import on an ABI whose layout differs from the C header."""
-    if _POINTER_SIZE == 8:
+    if _POINTER_SIZE == 8 and ctypes.alignment(ctypes.c_int64) == 8:
         expected = [
             (DLPackVersion, None, 8),
             (DLPackVersion, "major", 0),
@@ -294,7 +292,7 @@ def _check_layout():
             (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 40),
             (DLPackExchangeAPI, "current_work_stream", 48),
         ]
-    elif _POINTER_SIZE == 4 and _MACHINE in ('i386', 'i486', 'i586', 'i686', 'x86') and not platform.system().startswith(('Windows', 'CYGWIN')):
+    elif _POINTER_SIZE == 4 and ctypes.alignment(ctypes.c_int64) == 4:
         expected = [
             (DLPackVersion, None, 8),
             (DLPackVersion, "major", 0),
@@ -335,7 +333,7 @@ def _check_layout():
             (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
             (DLPackExchangeAPI, "current_work_stream", 28),
         ]
-    elif _POINTER_SIZE == 4 and (platform.system().startswith(('Windows', 'CYGWIN')) or _MACHINE.startswith(('arm', 'aarch64', 'mips', 'ppc', 'powerpc', 'riscv', 'sparc', 'wasm', 'x86_64', 'amd64'))):
+    elif _POINTER_SIZE == 4 and ctypes.alignment(ctypes.c_int64) == 8:
         expected = [
             (DLPackVersion, None, 8),
             (DLPackVersion, "major", 0),
