@@ -52,6 +52,7 @@ var Rules = []Rule{
 	{"FIELD_NO_DELETE", ABI, "a field of the old release still exists", fieldNoDelete},
 	{"FIELD_OFFSET_SAME", ABI, "a field has the same offset and size on every data model", fieldOffsetSame},
 	{"FIELD_TYPE_SAME", API, "a field is spelled with the same C type", fieldTypeSame},
+	{"TYPEDEF_NO_DELETE", API, "a struct named by a typedef in the old release still is", typedefNoDelete},
 	{"ENUM_VALUE_NO_DELETE", ABI, "an enumerator value of the old release still exists", enumValueNoDelete},
 	{"ENUM_VALUE_SAME", ABI, "an enumerator keeps its value", enumValueSame},
 	{"ENUM_VALUE_NAME_SAME", API, "a value keeps its enumerator name", enumValueNameSame},
@@ -151,6 +152,14 @@ func fieldOffsetSame(d *diff) {
 					d.report("%s.%s is at %d (%d bytes) on %s, was at %d (%d bytes)", o.Name, f.Name, g.Offset, g.Size, abi.Name, f.Offset, f.Size)
 				}
 			}
+		}
+	})
+}
+
+func typedefNoDelete(d *diff) {
+	d.pairs(func(o, n *ir.Struct) {
+		if o.Typedef(d.old.Version()) && !n.Typedef(d.new.Version()) {
+			d.report("%s is no longer a typedef; spell it struct %s", o.Name, n.Tag)
 		}
 	})
 }
@@ -301,6 +310,11 @@ func additions(d *diff) {
 			d.report("new %s", decl.DeclName())
 		}
 	}
+	d.pairs(func(o, n *ir.Struct) {
+		if !o.Typedef(d.old.Version()) && n.Typedef(d.new.Version()) {
+			d.report("new typedef %s for struct %s", n.Name, n.Tag)
+		}
+	})
 	oldEnums := enums(d.old)
 	for _, e := range d.new.Enums() {
 		if oe := oldEnums[e.Name]; oe != nil {

@@ -46,6 +46,18 @@ func TestAdditionsAreReported(t *testing.T) {
 	assert.Contains(t, added, "new DLPackExchangeAPI")
 	assert.Contains(t, added, "new kDLTrn = 18")
 	assert.Contains(t, added, "new DLPackCurrentWorkStream")
+	assert.Contains(t, added, "new typedef DLManagedTensorVersioned for struct DLManagedTensorVersioned")
+}
+
+// TestLosingATypedefBreaksSource goes back from v1.2, where
+// DLManagedTensorVersioned became a typedef, to v1.1, where code must
+// spell it struct DLManagedTensorVersioned.
+func TestLosingATypedefBreaksSource(t *testing.T) {
+	s, err := schema.Default()
+	require.NoError(t, err)
+	findings := Compare(s.At(ir.Version{Major: 1, Minor: 2}), s.At(ir.Version{Major: 1, Minor: 1}))
+	assert.Contains(t, findings, Finding{Rule: "TYPEDEF_NO_DELETE", Category: API,
+		Message: "DLManagedTensorVersioned is no longer a typedef; spell it struct DLManagedTensorVersioned"})
 }
 
 // variant loads the default schema with one textual change.
