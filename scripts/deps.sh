@@ -60,6 +60,23 @@ PY
 wheel_header apache-tvm-ffi==0.1.0 tvm_ffi/include/dlpack/dlpack.h apache-tvm-ffi-0.1.0
 wheel_header cuda-core==0.3.2 cuda/core/experimental/dlpack.h cuda-core-0.3.2
 
+# DLPack 0.7 as the dlpack-sys 0.1.1 crate ships it (dmlc/dlpack of
+# September 2022 as a git submodule). cargo fetches it and its build
+# dependencies (6 MB) into a throwaway CARGO_HOME; nothing is built.
+crate=.cache/upstream/dlpack-sys-0.1.1
+if [ ! -s "$crate/dlpack/dlpack.h" ]; then
+  echo "deps: the DLPack 0.7 header of the dlpack-sys 0.1.1 crate"
+  cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+  work=$(mktemp -d)
+  mkdir -p "$work/src"
+  touch "$work/src/lib.rs"
+  printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\ndlpack-sys = "=0.1.1"\n' >"$work/Cargo.toml"
+  CARGO_HOME="$work/home" "$cargo" fetch -q --manifest-path "$work/Cargo.toml" --target x86_64-unknown-linux-gnu
+  mkdir -p "$crate/dlpack"
+  cp "$work"/home/registry/src/*/dlpack-sys-0.1.1/csrc/dlpack/include/dlpack/dlpack.h "$crate/dlpack/dlpack.h"
+  rm -rf "$work"
+fi
+
 # DLPack 0.8 and 1.0 as Debian trixie packages them: the 1.0 header of its
 # libdlpack-dev, and the 0.8 one PyTorch 2.6 carries in libtorch-dev
 # (ATen/dlpack.h). apt reads trixie's index into a private state directory

@@ -17,59 +17,67 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMatchesDebianLibdlpackDev(t *testing.T) {
-	const dir = "/usr/include"
-	if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
-		tooltest.Missing(t, "Debian's libdlpack-dev is not installed")
+// An upstream is a real DLPack header as a package ships it.
+type upstream struct {
+	source  string
+	release ir.Version
+	dir     func(t *testing.T) string // the directory holding dlpack/dlpack.h
+	// vendorAdded names members the vendor added to its copy (by struct or
+	// enum key of Declarations); they must be there and are then ignored.
+	vendorAdded map[string][]string
+}
+
+// cached is a header scripts/deps.sh keeps under .cache/upstream/dir.
+func cached(dir string) func(t *testing.T) string {
+	return func(t *testing.T) string { return filepath.Join(tooltest.Root(), ".cache", "upstream", dir) }
+}
+
+// Upstreams cover every release of the schema, one header each.
+var upstreams = []upstream{
+	{source: "Debian bookworm libdlpack-dev", release: ir.Version{Major: 0, Minor: 6},
+		dir: func(*testing.T) string { return "/usr/include" }},
+	{source: "dlpack-sys 0.1.1 crate", release: ir.Version{Major: 0, Minor: 7}, dir: cached("dlpack-sys-0.1.1")},
+	// PyTorch added kDLMAIA to its copy before upstream released it in v1.0.
+	{source: "PyTorch 2.6 (Debian trixie libtorch-dev)", release: ir.Version{Major: 0, Minor: 8}, dir: cached("debian-trixie-libtorch-dev"),
+		vendorAdded: map[string][]string{"enum DLDeviceType": {"kDLMAIA"}}},
+	{source: "Debian trixie libdlpack-dev", release: ir.Version{Major: 1, Minor: 0}, dir: cached("debian-trixie-libdlpack-dev")},
+	{source: "cuda-core 0.3.2", release: ir.Version{Major: 1, Minor: 1}, dir: cached("cuda-core-0.3.2")},
+	{source: "apache-tvm-ffi 0.1.0", release: ir.Version{Major: 1, Minor: 2}, dir: cached("apache-tvm-ffi-0.1.0")},
+	{source: "apache-tvm-ffi", release: ir.Version{Major: 1, Minor: 3}, dir: func(t *testing.T) string {
+		config := os.Getenv("DLGEN_TVM_FFI_CONFIG")
+		if config == "" {
+			config = tooltest.Require(t, "tvm-ffi-config")
+		}
+		return strings.TrimSpace(tooltest.Run(t, "", nil, config, "--dlpack-includedir"))
+	}},
+}
+
+// TestMatchesUpstreamHeaders compares every release with its real header.
+func TestMatchesUpstreamHeaders(t *testing.T) {
+	for _, u := range upstreams {
+		t.Run("v"+u.release.String(), func(t *testing.T) {
+			dir := u.dir(t)
+			if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
+				tooltest.Missing(t, "the header of "+u.source+" is not there; scripts/deps.sh fetches it")
+			}
+			got := upstreamVersion(t, Declare(t, dir))
+			require.Equal(t, u.release, got, "%s no longer ships the release it was chosen for", u.source)
+			compareWithUpstream(t, u.source, dir, u.vendorAdded)
+		})
 	}
-	compareWithUpstream(t, "libdlpack-dev", dir, nil)
 }
 
-func TestMatchesTVMFFIHeader(t *testing.T) {
-	config := os.Getenv("DLGEN_TVM_FFI_CONFIG")
-	if config == "" {
-		config = tooltest.Require(t, "tvm-ffi-config")
+func TestEveryReleaseHasAnUpstreamHeader(t *testing.T) {
+	s, err := schema.Default()
+	require.NoError(t, err)
+	var want, got []ir.Version
+	for _, r := range s.Releases {
+		want = append(want, r.Version)
 	}
-	dir := strings.TrimSpace(tooltest.Run(t, "", nil, config, "--dlpack-includedir"))
-	compareWithUpstream(t, "apache-tvm-ffi", dir, nil)
-}
-
-// TestMatchesTVMFFI010Header compares with DLPack 1.2, as an older wheel
-// of apache-tvm-ffi (0.1.0) ships it; scripts/deps.sh fetches it from PyPI.
-func TestMatchesTVMFFI010Header(t *testing.T) {
-	compareWithCached(t, "apache-tvm-ffi 0.1.0", "apache-tvm-ffi-0.1.0", ir.Version{Major: 1, Minor: 2}, nil)
-}
-
-// TestMatchesCudaCore032Header compares with DLPack 1.1 as the cuda-core
-// 0.3.2 wheel ships it.
-func TestMatchesCudaCore032Header(t *testing.T) {
-	compareWithCached(t, "cuda-core 0.3.2", "cuda-core-0.3.2", ir.Version{Major: 1, Minor: 1}, nil)
-}
-
-// TestMatchesDebianTrixieLibdlpackDev compares with DLPack 1.0 as Debian
-// trixie's libdlpack-dev packages it.
-func TestMatchesDebianTrixieLibdlpackDev(t *testing.T) {
-	compareWithCached(t, "Debian trixie libdlpack-dev", "debian-trixie-libdlpack-dev", ir.Version{Major: 1, Minor: 0}, nil)
-}
-
-// TestMatchesPyTorch26Header compares with DLPack 0.8 as PyTorch 2.6
-// carries it (ATen/dlpack.h), from Debian trixie's libtorch-dev. PyTorch
-// added kDLMAIA = 17 to its copy before upstream released it in v1.0.
-func TestMatchesPyTorch26Header(t *testing.T) {
-	compareWithCached(t, "PyTorch 2.6 (Debian trixie libtorch-dev)", "debian-trixie-libtorch-dev", ir.Version{Major: 0, Minor: 8},
-		map[string][]string{"enum DLDeviceType": {"kDLMAIA"}})
-}
-
-// compareWithCached compares with a header scripts/deps.sh keeps under
-// .cache/upstream/dir, which must declare release want.
-func compareWithCached(t *testing.T, source, dir string, want ir.Version, vendorAdded map[string][]string) {
-	dir = filepath.Join(tooltest.Root(), ".cache", "upstream", dir)
-	if _, err := os.Stat(filepath.Join(dir, "dlpack", "dlpack.h")); err != nil {
-		tooltest.Missing(t, "the header of "+source+" is not downloaded")
+	for _, u := range upstreams {
+		got = append(got, u.release)
 	}
-	got := upstreamVersion(t, Declare(t, dir))
-	require.Equal(t, want, got, "%s no longer ships the release it was chosen for", source)
-	compareWithUpstream(t, source, dir, vendorAdded)
+	assert.Equal(t, want, got)
 }
 
 // upstreamVersion reads the release an upstream header declares.
