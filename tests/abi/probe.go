@@ -1,11 +1,14 @@
 // Package abi proves that dlgen's output has the ABI of real upstream DLPack
-// headers, obtained at test time from Debian's libdlpack-dev (v0.6) and the
-// apache-tvm-ffi wheel (tvm-ffi-config --dlpack-includedir), on x86_64,
-// i686 and aarch64, and that the generated Go types have the layout of the
-// generated C types (through cgo).
+// headers, one per release, as packages ship them (Debian, PyPI wheels, a
+// crate; see upstreams in abi_test.go), on x86_64, i686 and aarch64 with GCC
+// and on the clang targets frameworks ship for; that the C header's layout
+// guards pick the right data model on every clang target and compile there
+// for every release; and that the generated Go types have the layout of the
+// C types, through cgo here and per GOOS/GOARCH against clang.
 //
-// Cross-compiled probes are never run: every measured value is placed in an
-// ELF section of an object file and read back with objcopy.
+// Probes are never run: GCC's values are placed in an ELF section of an
+// object file and read back with objcopy, clang's read from the LLVM IR it
+// emits.
 package abi
 
 import (
