@@ -74,7 +74,7 @@ func TestUnknownLanguage(t *testing.T) {
 
 func TestBrokenSchemaGivesPositionsAndExit2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "broken.yaml")
-	src := "name: dlpack\nheader_guard: G\nversions:\n  - version: \"1.0\"\ndeclarations:\n  - struct: S\n    since: \"1.0\"\n    fields:\n      - {name: a, type: Missing, since: \"1.0\"}\n      - {name: b, type: int32_t, since: \"1.0\", size: 4}\n"
+	src := "name: dlpack\nheader_guard: G\nversions:\n  - version: \"1.0\"\ndeclarations:\n  - struct: S\n    since: \"1.0\"\n    fields:\n      - {name: a, type: Missing, since: \"1.0\"}\n      - {name: b, type: int32_t, since: \"1.0\", size: 4}\npython:\n  - {name: dltensor, role: capsule, since: \"1.0\"}\n  - {name: used_dltensor, role: used_capsule, since: \"1.0\"}\n"
 	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
 	code, stdout, stderr := dlgen(t, "-schema", path, "-out", t.TempDir())
 	assert.Equal(t, 2, code)
