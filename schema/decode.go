@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/ir"
@@ -69,37 +70,29 @@ func (d *decoder) pythonName(n *yaml.Node) *ir.PythonName {
 	}
 	p := &ir.PythonName{Name: d.ident(m["name"], "name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	p.Renamed = d.rename(m["renamed"], p.Life)
-	role, ok := d.role(m["role"], "python role", pythonRoleNames)
+	role, ok := readRole(d.reader, m["role"], "python role", ir.PythonRoles())
 	if !ok {
 		return nil
 	}
-	p.Role = ir.PythonRole(role)
+	p.Role = role
 	return p
 }
 
-var pythonRoleNames, macroRoleNames []string
-
-func init() {
-	for _, r := range ir.PythonRoles() {
-		pythonRoleNames = append(pythonRoleNames, r.String())
-	}
-	for _, r := range ir.MacroRoles() {
-		macroRoleNames = append(macroRoleNames, r.String())
-	}
-}
-
-// role reads one of names and returns its index.
-func (d *decoder) role(n *yaml.Node, what string, names []string) (int, bool) {
-	s := d.str(n, what)
-	for i, name := range names {
-		if s == name {
-			return i, true
+// readRole reads the schema spelling of one of roles.
+func readRole[R fmt.Stringer](r *reader, n *yaml.Node, what string, roles []R) (R, bool) {
+	s := r.str(n, what)
+	names := make([]string, len(roles))
+	for i, role := range roles {
+		if s == role.String() {
+			return role, true
 		}
+		names[i] = role.String()
 	}
 	if n != nil && n.Kind == yaml.ScalarNode {
-		d.errorf(n, "%s must be one of %s, not %q", what, strings.Join(names, ", "), s)
+		r.errorf(n, "%s must be one of %s, not %q", what, strings.Join(names, ", "), s)
 	}
-	return 0, false
+	var none R
+	return none, false
 }
 
 // life reads since/until and checks them against the listed releases.
@@ -217,9 +210,7 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 		if mac.Kind != ir.MacroInteger {
 			d.errorf(m["role"], "only value macros have roles")
 		}
-		if i, ok := d.role(m["role"], "macro role", macroRoleNames); ok {
-			mac.Role = ir.MacroRoles()[i]
-		}
+		mac.Role, _ = readRole(d.reader, m["role"], "macro role", ir.MacroRoles())
 	}
 	for _, vn := range d.seq(m["values"], "values") {
 		vm := d.mapping(vn, "a macro value", "since!", "value!")
