@@ -36,7 +36,7 @@ def go_bench(pkg, pattern, rounds=7):
 
 
 def main():
-    rt = go_bench("./runtime", ".")
+    rt = go_bench("./dltensor", ".")
     ns, allocs = rt["BenchmarkExportRelease"]
     print(f"export + release round trip       {ns:10.0f} ns  {allocs} allocs  (goal <= 300 ns, 0 allocs)")
     small, big = rt["BenchmarkExchange1KiB"][0], rt["BenchmarkExchange1GiB"][0]

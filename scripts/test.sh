@@ -22,12 +22,12 @@ go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 ./...
 echo "== runtime and bridge under GOEXPERIMENT=cgocheck2"
-GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/... ./devices ./tests/bridge
+GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches' ./tests/abi | grep -E '^(ABI|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
 echo "== fuzz the schema loader"
 go test -run='^$' -fuzz=FuzzLoad -fuzztime=10s ./schema
-echo "== fuzz runtime.Import"
-go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./runtime
+echo "== fuzz dltensor.Import"
+go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./dltensor

@@ -1,4 +1,4 @@
-// Package bridge tests the c-shared library (./bridge) from C: a consumer
+// Package bridge tests the c-shared library (./examples/gobridge) from C: a consumer
 // built with AddressSanitizer, UndefinedBehaviorSanitizer and
 // LeakSanitizer, and the same consumer under valgrind memcheck.
 package bridge
@@ -30,7 +30,7 @@ func library(t *testing.T) string {
 		libDir, libErr = os.MkdirTemp("", "libdlgen")
 		if libErr == nil {
 			libOut, libErr = tooltest.Try(tooltest.Root(), nil, "go", "build", "-buildmode=c-shared",
-				"-o", filepath.Join(libDir, "libdlgen.so"), "./bridge")
+				"-o", filepath.Join(libDir, "libdlgen.so"), "./examples/gobridge")
 		}
 	})
 	if libErr != nil {

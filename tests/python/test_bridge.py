@@ -1,4 +1,4 @@
-"""Go tensors in Python through the c-shared bridge (./bridge), with the
+"""Go tensors in Python through the c-shared bridge (./examples/gobridge), with the
 generated ctypes module and real NumPy: zero-copy both ways, both deletion
 orders, every deleter once, flat memory over 100k exchanges."""
 import ctypes
@@ -23,7 +23,7 @@ def lib(tmp_path_factory):
             pytest.fail("go is not installed")
         pytest.skip("go is not installed")
     path = str(tmp_path_factory.mktemp("bridge") / "libdlgen.so")
-    subprocess.run(["go", "build", "-buildmode=c-shared", "-o", path, "./bridge"], cwd=ROOT, check=True)
+    subprocess.run(["go", "build", "-buildmode=c-shared", "-o", path, "./examples/gobridge"], cwd=ROOT, check=True)
     lib = ctypes.CDLL(path)
     lib.dlgen_arange_f32.restype = ctypes.c_size_t
     lib.dlgen_arange_f32.argtypes = [ctypes.c_int64]

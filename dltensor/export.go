@@ -1,4 +1,4 @@
-package runtime
+package dltensor
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../generated/c
@@ -27,7 +27,7 @@ func init() { exported.m = map[uintptr]*Tensor{} }
 // on the first export.
 func (t *Tensor) retainForExport() error {
 	if t.closed.Load() {
-		return errors.New("dlgen/runtime: export of a closed tensor")
+		return errors.New("dltensor: export of a closed tensor")
 	}
 	t.incRef()
 	t.mu.Lock()
@@ -51,7 +51,7 @@ func dlgenExportReleased(id C.uintptr_t) {
 	t := exported.m[uintptr(id)]
 	exported.Unlock()
 	if t == nil {
-		panic("dlgen/runtime: deleter called for an unknown export (called twice?)")
+		panic("dltensor: deleter called for an unknown export (called twice?)")
 	}
 	t.mu.Lock()
 	t.exports--
@@ -96,7 +96,7 @@ func (t *Tensor) Export() (*dlpack.ManagedTensorVersioned, error) {
 	c := C.dlgen_alloc_versioned(C.int32_t(ndim), C.uintptr_t(t.id))
 	if c == nil {
 		dlgenExportReleased(C.uintptr_t(t.id))
-		return nil, errors.New("dlgen/runtime: out of C memory")
+		return nil, errors.New("dltensor: out of C memory")
 	}
 	m := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(c))
 	if t.readOnly {
@@ -114,7 +114,7 @@ func (t *Tensor) Export() (*dlpack.ManagedTensorVersioned, error) {
 // read-only tensors are refused.
 func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 	if t.readOnly {
-		return nil, errors.New("dlgen/runtime: a read-only tensor cannot be exported as a legacy DLManagedTensor, which has no read-only flag")
+		return nil, errors.New("dltensor: a read-only tensor cannot be exported as a legacy DLManagedTensor, which has no read-only flag")
 	}
 	if err := t.retainForExport(); err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 	c := C.dlgen_alloc_legacy(C.int32_t(ndim), C.uintptr_t(t.id))
 	if c == nil {
 		dlgenExportReleased(C.uintptr_t(t.id))
-		return nil, errors.New("dlgen/runtime: out of C memory")
+		return nil, errors.New("dltensor: out of C memory")
 	}
 	m := (*dlpack.ManagedTensor)(unsafe.Pointer(c))
 	t.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))

@@ -1,4 +1,4 @@
-package runtime
+package dltensor
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func claim(p unsafe.Pointer) error {
 	imported.Lock()
 	defer imported.Unlock()
 	if imported.m[p] {
-		return fmt.Errorf("dlgen/runtime: this managed tensor was already imported: %w", ErrMalformed)
+		return fmt.Errorf("dltensor: this managed tensor was already imported: %w", ErrMalformed)
 	}
 	imported.m[p] = true
 	return nil
@@ -44,14 +44,14 @@ func unclaim(p unsafe.Pointer) {
 // comes last) calls the deleter exactly once.
 func Import(m *dlpack.ManagedTensorVersioned) (*Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("dlgen/runtime: import of a NULL tensor: %w", ErrMalformed)
+		return nil, fmt.Errorf("dltensor: import of a NULL tensor: %w", ErrMalformed)
 	}
 	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
 	if major := m.Version.Major; major != dlpack.MajorVersion {
 		deleteManaged(m, false) // m is gone after this: report what was read before
-		return nil, fmt.Errorf("dlgen/runtime: DLPack major version %d, this runtime speaks %d.%d: %w",
+		return nil, fmt.Errorf("dltensor: DLPack major version %d, this runtime speaks %d.%d: %w",
 			major, dlpack.MajorVersion, dlpack.MinorVersion, ErrMalformed)
 	}
 	nullStridesOK := m.Version.Minor < 2 // NULL strides meant contiguous before 1.2
@@ -80,7 +80,7 @@ func deleteManaged(m *dlpack.ManagedTensorVersioned, legacy bool) {
 // NumPy does, it treats the data as read-only: the format cannot say.
 func ImportLegacy(m *dlpack.ManagedTensor) (*Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("dlgen/runtime: import of a NULL tensor: %w", ErrMalformed)
+		return nil, fmt.Errorf("dltensor: import of a NULL tensor: %w", ErrMalformed)
 	}
 	// Stored in the versioned field, flagged legacy: the layouts differ, so
 	// it is only ever passed back to DeleteLegacy.
@@ -99,7 +99,7 @@ func ImportLegacy(m *dlpack.ManagedTensor) (*Tensor, error) {
 }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("dlgen/runtime: "+format+": %w", append(args, ErrMalformed)...)
+	return fmt.Errorf("dltensor: "+format+": %w", append(args, ErrMalformed)...)
 }
 
 // describe validates a foreign DLTensor and copies its description.

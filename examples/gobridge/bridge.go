@@ -1,7 +1,7 @@
 // Command bridge is the c-shared library through which C and Python
 // exchange tensors with Go:
 //
-//	go build -buildmode=c-shared -o libdlgen.so ./bridge
+//	go build -buildmode=c-shared -o libdlgen.so ./examples/gobridge
 //
 // The build also writes libdlgen.h; include it with generated/c on the
 // include path. Tensors are named by handles (uintptr_t, 0 is no tensor).
@@ -23,7 +23,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../generated/c
+#cgo CFLAGS: -I${SRCDIR}/../../generated/c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +32,12 @@ package main
 import "C"
 
 import (
-	goruntime "runtime"
+	"runtime"
 	"runtime/cgo"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/dltensor"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime"
 )
 
 func main() {}
@@ -45,13 +45,13 @@ func main() {}
 // held is what a handle names: the tensor, and a pin on its memory for as
 // long as C holds the handle (dlgen_data hands C a raw pointer).
 type held struct {
-	t   *runtime.Tensor
-	pin goruntime.Pinner
+	t   *dltensor.Tensor
+	pin runtime.Pinner
 }
 
-func tensorOf(h C.uintptr_t) *runtime.Tensor { return cgo.Handle(h).Value().(*held).t }
+func tensorOf(h C.uintptr_t) *dltensor.Tensor { return cgo.Handle(h).Value().(*held).t }
 
-func handle(t *runtime.Tensor) C.uintptr_t {
+func handle(t *dltensor.Tensor) C.uintptr_t {
 	x := &held{t: t}
 	if p := t.Data(); p != nil {
 		x.pin.Pin(p) // a no-op for C memory
@@ -75,7 +75,7 @@ func dlgen_arange_f32(n C.int64_t) C.uintptr_t {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	t, err := runtime.FromSlice(data)
+	t, err := dltensor.FromSlice(data)
 	if err != nil {
 		return 0
 	}
@@ -102,7 +102,7 @@ func dlgen_export_legacy(h C.uintptr_t) *C.DLManagedTensor {
 
 //export dlgen_import
 func dlgen_import(m *C.DLManagedTensorVersioned, errBuf *C.char, errLen C.size_t) C.uintptr_t {
-	t, err := runtime.Import((*dlpack.ManagedTensorVersioned)(unsafe.Pointer(m)))
+	t, err := dltensor.Import((*dlpack.ManagedTensorVersioned)(unsafe.Pointer(m)))
 	if err != nil {
 		setErr(errBuf, errLen, err)
 		return 0
@@ -112,7 +112,7 @@ func dlgen_import(m *C.DLManagedTensorVersioned, errBuf *C.char, errLen C.size_t
 
 //export dlgen_import_legacy
 func dlgen_import_legacy(m *C.DLManagedTensor, errBuf *C.char, errLen C.size_t) C.uintptr_t {
-	t, err := runtime.ImportLegacy((*dlpack.ManagedTensor)(unsafe.Pointer(m)))
+	t, err := dltensor.ImportLegacy((*dlpack.ManagedTensor)(unsafe.Pointer(m)))
 	if err != nil {
 		setErr(errBuf, errLen, err)
 		return 0
@@ -128,7 +128,7 @@ func dlgen_data(h C.uintptr_t) unsafe.Pointer {
 
 //export dlgen_scale_f32
 func dlgen_scale_f32(h C.uintptr_t, k C.float) C.int {
-	v, err := runtime.View[float32](tensorOf(h))
+	v, err := dltensor.View[float32](tensorOf(h))
 	if err != nil {
 		return -1
 	}
@@ -150,13 +150,13 @@ func dlgen_close(h C.uintptr_t) {
 }
 
 //export dlgen_live_tensors
-func dlgen_live_tensors() C.int64_t { return C.int64_t(runtime.LiveTensors()) }
+func dlgen_live_tensors() C.int64_t { return C.int64_t(dltensor.LiveTensors()) }
 
 //export dlgen_live_exports
-func dlgen_live_exports() C.int64_t { return C.int64_t(runtime.LiveExports()) }
+func dlgen_live_exports() C.int64_t { return C.int64_t(dltensor.LiveExports()) }
 
 //export dlgen_leaked_imports
-func dlgen_leaked_imports() C.int64_t { return C.int64_t(runtime.LeakedImports()) }
+func dlgen_leaked_imports() C.int64_t { return C.int64_t(dltensor.LeakedImports()) }
 
 //export dlgen_collect
-func dlgen_collect() { goruntime.GC() }
+func dlgen_collect() { runtime.GC() }

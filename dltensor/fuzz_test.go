@@ -1,13 +1,13 @@
-package runtime_test
+package dltensor_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/dlgen/dlgen/devices"
+	"github.com/dlgen/dlgen/dltensor"
+	"github.com/dlgen/dlgen/dltensor/internal/cproducer"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime"
-	"github.com/dlgen/dlgen/runtime/internal/cproducer"
 )
 
 // FuzzImport feeds Import arbitrary field values. Whatever it decides, the
@@ -36,9 +36,9 @@ func FuzzImport(f *testing.F) {
 			spec.BufferBytes = int(need) + 64
 		}
 		r := cproducer.New(spec)
-		tensor, err := runtime.Import(r.Versioned())
+		tensor, err := dltensor.Import(r.Versioned())
 		if err != nil {
-			if !errors.Is(err, runtime.ErrMalformed) {
+			if !errors.Is(err, dltensor.ErrMalformed) {
 				t.Fatalf("error not wrapping ErrMalformed: %v", err)
 			}
 			if r.Calls() != 1 {

@@ -1,4 +1,4 @@
-// Package runtime exchanges tensors between Go and any DLPack consumer or
+// Package dltensor exchanges tensors between Go and any DLPack consumer or
 // producer (NumPy, PyTorch, JAX, C, C++) through the C ABI, zero-copy.
 //
 // A Tensor describes memory (device, dtype, shape, strides in elements,
@@ -9,7 +9,7 @@
 //
 // Making tensors:
 //   - FromSlice wraps a Go slice of any numeric type without copying. While
-//     an export is alive the slice's memory is pinned (runtime.Pinner), as
+//     an export is alive the slice's memory is pinned (dltensor.Pinner), as
 //     cgo's rules demand of Go memory that C holds on to.
 //   - FromC wraps C-allocated memory with the function that frees it.
 //   - Import takes over a foreign DLManagedTensorVersioned (ImportLegacy a
@@ -28,13 +28,13 @@
 // Using the data: View returns a typed Go slice over a contiguous, writable
 // CPU tensor without copying; Contiguous and CopyTo copy through the
 // devices package, and their results carry the is-copied flag.
-package runtime
+package dltensor
 
 import (
 	"errors"
 	"fmt"
 	"log"
-	goruntime "runtime"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -66,7 +66,7 @@ type Tensor struct {
 	closed  atomic.Bool
 	mu      sync.Mutex // guards exports and pinner
 	exports int
-	pinner  goruntime.Pinner
+	pinner  runtime.Pinner
 	goMem   bool   // data is Go memory: pinned while exported
 	release func() // frees what backs data once the last reference goes
 	// managed is the producer's DLManagedTensor(Versioned) of an import,
@@ -96,7 +96,7 @@ func LeakedImports() int64 { return leaked.Load() }
 // tensor that was garbage collected without Close. By default it logs to
 // standard error; set it before importing to route or silence the reports.
 var ReportLeak = func(shape []int64, dtype dlpack.DataType) {
-	log.Printf("dlgen/runtime: an imported tensor (shape %v, dtype %+v) was garbage collected without Close; "+
+	log.Printf("dltensor: an imported tensor (shape %v, dtype %+v) was garbage collected without Close; "+
 		"its deleter ran from the finalizer", shape, dtype)
 }
 
@@ -104,7 +104,7 @@ func newTensor(t *Tensor) *Tensor {
 	t.id = nextID.Add(1)
 	t.refs.Store(1)
 	liveTensors.Add(1)
-	goruntime.SetFinalizer(t, finalize)
+	runtime.SetFinalizer(t, finalize)
 	return t
 }
 
@@ -126,7 +126,7 @@ func finalize(t *Tensor) {
 // export holds it either. Closing twice is harmless.
 func (t *Tensor) Close() {
 	if t.closed.CompareAndSwap(false, true) {
-		goruntime.SetFinalizer(t, nil)
+		runtime.SetFinalizer(t, nil)
 		t.decRef()
 	}
 }
@@ -144,7 +144,7 @@ func (t *Tensor) decRef() {
 			t.release()
 		}
 	case n < 0:
-		panic("dlgen/runtime: tensor released more often than referenced")
+		panic("dltensor: tensor released more often than referenced")
 	}
 }
 
@@ -179,7 +179,7 @@ func FromSlice[T Element](s []T, shape ...int64) (*Tensor, error) {
 		shape = []int64{int64(len(s))}
 	}
 	if n := devices.Elements(shape); n != int64(len(s)) || anyNegative(shape) {
-		return nil, fmt.Errorf("dlgen/runtime: shape %v does not hold %d elements", shape, len(s))
+		return nil, fmt.Errorf("dltensor: shape %v does not hold %d elements", shape, len(s))
 	}
 	t := &Tensor{
 		device: dlpack.Device{DeviceType: dlpack.DeviceTypeCPU},
@@ -202,13 +202,13 @@ func Scalar[T Element](v T) *Tensor {
 // called once when the last reference goes.
 func FromC(data unsafe.Pointer, dtype dlpack.DataType, shape, strides []int64, free func(unsafe.Pointer)) (*Tensor, error) {
 	if anyNegative(shape) {
-		return nil, fmt.Errorf("dlgen/runtime: negative extent in shape %v", shape)
+		return nil, fmt.Errorf("dltensor: negative extent in shape %v", shape)
 	}
 	if strides == nil {
 		strides = devices.ContiguousStrides(shape)
 	}
 	if len(strides) != len(shape) {
-		return nil, fmt.Errorf("dlgen/runtime: %d strides for %d dimensions", len(strides), len(shape))
+		return nil, fmt.Errorf("dltensor: %d strides for %d dimensions", len(strides), len(shape))
 	}
 	t := &Tensor{
 		device: dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, dtype: dtype,
@@ -290,15 +290,15 @@ func (t *Tensor) array() devices.Array {
 func View[T Element](t *Tensor) ([]T, error) {
 	switch {
 	case t.closed.Load():
-		return nil, errors.New("dlgen/runtime: view of a closed tensor")
+		return nil, errors.New("dltensor: view of a closed tensor")
 	case t.device.DeviceType != dlpack.DeviceTypeCPU:
-		return nil, fmt.Errorf("dlgen/runtime: view of memory on %v", t.device.DeviceType)
+		return nil, fmt.Errorf("dltensor: view of memory on %v", t.device.DeviceType)
 	case t.dtype != DataTypeOf[T]():
-		return nil, fmt.Errorf("dlgen/runtime: tensor of %+v viewed as %T", t.dtype, *new(T))
+		return nil, fmt.Errorf("dltensor: tensor of %+v viewed as %T", t.dtype, *new(T))
 	case t.readOnly:
-		return nil, errors.New("dlgen/runtime: no writable view of a read-only tensor; use Contiguous for a copy")
+		return nil, errors.New("dltensor: no writable view of a read-only tensor; use Contiguous for a copy")
 	case !t.IsContiguous():
-		return nil, errors.New("dlgen/runtime: view of a non-contiguous tensor; use Contiguous")
+		return nil, errors.New("dltensor: view of a non-contiguous tensor; use Contiguous")
 	}
 	n := t.Size()
 	if n == 0 {
@@ -316,7 +316,7 @@ func (t *Tensor) Contiguous() (*Tensor, error) {
 // copy engine. The copy is writable and flagged IS_COPIED.
 func (t *Tensor) CopyTo(dev dlpack.Device) (*Tensor, error) {
 	if t.closed.Load() {
-		return nil, errors.New("dlgen/runtime: copy of a closed tensor")
+		return nil, errors.New("dltensor: copy of a closed tensor")
 	}
 	from, err := devices.For(t.device.DeviceType)
 	if err != nil {
@@ -327,7 +327,7 @@ func (t *Tensor) CopyTo(dev dlpack.Device) (*Tensor, error) {
 		return nil, err
 	}
 	if from != to {
-		return nil, fmt.Errorf("dlgen/runtime: no copy engine from %v to %v", t.device.DeviceType, dev.DeviceType)
+		return nil, fmt.Errorf("dltensor: no copy engine from %v to %v", t.device.DeviceType, dev.DeviceType)
 	}
 	nbytes := int(t.Size()) * t.itemSize()
 	mem, err := to.Allocate(nbytes)

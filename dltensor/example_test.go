@@ -1,16 +1,16 @@
-package runtime_test
+package dltensor_test
 
 import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/runtime"
+	"github.com/dlgen/dlgen/dltensor"
 )
 
 // A Go slice handed to a DLPack consumer and taken back, without a copy.
 func Example() {
 	data := []float32{1, 2, 3, 4, 5, 6}
-	t, err := runtime.FromSlice(data, 2, 3)
+	t, err := dltensor.FromSlice(data, 2, 3)
 	if err != nil {
 		panic(err)
 	}
@@ -20,15 +20,15 @@ func Example() {
 	}
 	t.Close() // the export keeps the memory alive
 
-	back, err := runtime.Import(m) // here Go is the consumer
+	back, err := dltensor.Import(m) // here Go is the consumer
 	if err != nil {
 		panic(err)
 	}
-	v, _ := runtime.View[float32](back)
+	v, _ := dltensor.View[float32](back)
 	v[0] = 42
 	fmt.Println(back.Shape(), data[0])
 	back.Close() // runs the export's deleter, exactly once
-	fmt.Println(runtime.LiveExports())
+	fmt.Println(dltensor.LiveExports())
 	// Output:
 	// [2 3] 42
 	// 0
@@ -36,17 +36,17 @@ func Example() {
 
 // A strided import made contiguous by the copy engine.
 func ExampleTensor_Contiguous() {
-	t, _ := runtime.FromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	t, _ := dltensor.FromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
 	defer t.Close()
 	m, _ := t.Export()
 	// A consumer reading the transpose: swap shape and strides in place.
 	shape, strides := unsafe.Slice(m.DLTensor.Shape, 2), unsafe.Slice(m.DLTensor.Strides, 2)
 	shape[0], shape[1], strides[0], strides[1] = shape[1], shape[0], strides[1], strides[0]
-	transposed, _ := runtime.Import(m)
+	transposed, _ := dltensor.Import(m)
 	defer transposed.Close()
 	c, _ := transposed.Contiguous()
 	defer c.Close()
-	v, _ := runtime.View[int32](c)
+	v, _ := dltensor.View[int32](c)
 	fmt.Println(v, c.Copied())
 	// Output: [1 4 2 5 3 6] true
 }
