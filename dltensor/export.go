@@ -8,125 +8,147 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
+	"log"
 	"sync"
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 )
 
-// exported holds every tensor with a live export, by id: it keeps them
-// reachable while C holds their memory, and lets the C deleter find them.
+// exported maps every live export's C struct to its storage: it keeps the
+// storage reachable while C holds its memory, lets the C deleter find it,
+// and recognises a deleter called twice before anything is freed.
 var exported struct {
 	sync.Mutex
-	m map[uintptr]*Tensor
+	m map[unsafe.Pointer]*storage
 }
 
-func init() { exported.m = map[uintptr]*Tensor{} }
+func init() { exported.m = map[unsafe.Pointer]*storage{} }
 
-// retainForExport takes the reference an export holds and pins Go memory
-// on the first export.
-func (t *Tensor) retainForExport() error {
-	if t.closed.Load() {
-		return errors.New("dltensor: export of a closed tensor")
+// errOutOfCMemory: calloc failed.
+var errOutOfCMemory = errors.New("dltensor: out of C memory")
+
+// register records the export c of t, which already holds a reference,
+// and pins Go memory on the first export.
+func (s *storage) register(c unsafe.Pointer) {
+	s.mu.Lock()
+	if s.exports == 0 && s.goMem && s.data != nil {
+		s.pinner.Pin(s.data)
 	}
-	t.incRef()
-	t.mu.Lock()
-	if t.exports == 0 {
-		if t.goMem && t.data != nil {
-			t.pinner.Pin(t.data)
-		}
-		exported.Lock()
-		exported.m[t.id] = t
-		exported.Unlock()
-	}
-	t.exports++
-	t.mu.Unlock()
+	s.exports++
+	s.mu.Unlock()
+	exported.Lock()
+	exported.m[c] = s
+	exported.Unlock()
 	liveExports.Add(1)
-	return nil
 }
 
 //export dlgenExportReleased
-func dlgenExportReleased(id C.uintptr_t) {
+func dlgenExportReleased(c unsafe.Pointer) C.int {
 	exported.Lock()
-	t := exported.m[uintptr(id)]
+	s := exported.m[c]
+	delete(exported.m, c)
 	exported.Unlock()
-	if t == nil {
-		panic("dltensor: deleter called for an unknown export (called twice?)")
+	if s == nil {
+		invalidDeletes.Add(1)
+		log.Printf("dltensor: deleter called for %p, which is not a live export (called twice?); ignored", c)
+		return 0
 	}
-	t.mu.Lock()
-	t.exports--
-	if t.exports == 0 {
-		t.pinner.Unpin()
-		exported.Lock()
-		delete(exported.m, t.id)
-		exported.Unlock()
+	s.mu.Lock()
+	s.exports--
+	if s.exports == 0 {
+		s.pinner.Unpin()
 	}
-	t.mu.Unlock()
+	s.mu.Unlock()
 	liveExports.Add(-1)
-	t.decRef()
+	s.decRef()
+	return 1
 }
 
-// fill writes the tensor's description into dl, with shape and strides
+// fill writes the storage's description into dl, with shape and strides
 // stored at dims (2*ndim int64 of C memory).
-func (t *Tensor) fill(dl *dlpack.Tensor, dims unsafe.Pointer) {
-	dl.Data = t.data
-	dl.Device = t.device
-	dl.Ndim = int32(len(t.shape))
-	dl.Dtype = t.dtype
-	dl.ByteOffset = t.byteOffset
-	if len(t.shape) == 0 {
+func (s *storage) fill(dl *dlpack.Tensor, dims unsafe.Pointer) {
+	dl.Data = s.data
+	dl.Device = s.device
+	dl.Ndim = int32(len(s.shape))
+	dl.Dtype = s.dtype
+	dl.ByteOffset = s.byteOffset
+	if len(s.shape) == 0 {
 		return
 	}
-	d := unsafe.Slice((*int64)(dims), 2*len(t.shape))
-	copy(d, t.shape)
-	copy(d[len(t.shape):], t.strides)
+	d := unsafe.Slice((*int64)(dims), 2*len(s.shape))
+	copy(d, s.shape)
+	copy(d[len(s.shape):], s.strides)
 	dl.Shape = &d[0]
-	dl.Strides = &d[len(t.shape)]
+	dl.Strides = &d[len(s.shape)]
 }
 
 // Export hands the tensor to a DLPack >= 1.0 consumer. The result lives in
-// C memory and holds a reference to t until the consumer calls its deleter,
-// exactly once, from any thread. Pass it to C as
-// (*C.DLManagedTensorVersioned)(unsafe.Pointer(m)).
+// C memory and holds a reference to the storage until the consumer calls
+// its deleter, exactly once, from any thread. Pass it to C as
+// (*C.DLManagedTensorVersioned)(unsafe.Pointer(m)). A read-only handle
+// exports with DLPACK_FLAG_BITMASK_READ_ONLY.
 func (t *Tensor) Export() (*dlpack.ManagedTensorVersioned, error) {
-	if err := t.retainForExport(); err != nil {
+	if err := t.retain(); err != nil {
 		return nil, err
 	}
-	ndim := len(t.shape)
-	c := C.dlgen_alloc_versioned(C.int32_t(ndim), C.uintptr_t(t.id))
+	s := t.s
+	c := C.dlgen_alloc_versioned(C.int32_t(len(s.shape)))
 	if c == nil {
-		dlgenExportReleased(C.uintptr_t(t.id))
-		return nil, errors.New("dltensor: out of C memory")
+		s.decRef()
+		return nil, errOutOfCMemory
 	}
 	m := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(c))
-	if t.readOnly {
+	if t.readOnly.Load() {
 		m.Flags |= dlpack.FlagBitmaskReadOnly
 	}
-	if t.copied {
+	if s.padded && s.elementBits() < 8 {
+		m.Flags |= dlpack.FlagBitmaskIsSubbyteTypePadded
+	}
+	s.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
+	s.register(unsafe.Pointer(c))
+	return m, nil
+}
+
+// ExportAndClose exports the tensor and closes this handle in one step,
+// handing the storage over. If the storage is a private copy (Copied) and
+// the export is then its only reference, the consumer owns it alone and
+// the export carries DLPACK_FLAG_BITMASK_IS_COPIED.
+func (t *Tensor) ExportAndClose() (*dlpack.ManagedTensorVersioned, error) {
+	m, err := t.Export()
+	if err != nil {
+		return nil, err
+	}
+	if t.s.copied && t.s.refs.Load() == 2 { // this handle and the export
 		m.Flags |= dlpack.FlagBitmaskIsCopied
 	}
-	t.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
+	t.Close()
 	return m, nil
 }
 
 // ExportLegacy hands the tensor to a consumer older than DLPack 1.0, as a
-// DLManagedTensor. Such consumers cannot see a read-only flag, so
-// read-only tensors are refused.
+// DLManagedTensor. Such consumers cannot see a read-only or padded flag,
+// so read-only handles and padded sub-byte tensors are refused.
 func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
-	if t.readOnly {
-		return nil, errors.New("dltensor: a read-only tensor cannot be exported as a legacy DLManagedTensor, which has no read-only flag")
+	if t.readOnly.Load() {
+		return nil, fmt.Errorf("dltensor: a legacy DLManagedTensor has no read-only flag: %w", ErrReadOnly)
 	}
-	if err := t.retainForExport(); err != nil {
+	if t.s.padded && t.s.elementBits() < 8 {
+		return nil, errors.New("dltensor: a legacy DLManagedTensor cannot say that sub-byte elements are padded")
+	}
+	if err := t.retain(); err != nil {
 		return nil, err
 	}
-	ndim := len(t.shape)
-	c := C.dlgen_alloc_legacy(C.int32_t(ndim), C.uintptr_t(t.id))
+	s := t.s
+	c := C.dlgen_alloc_legacy(C.int32_t(len(s.shape)))
 	if c == nil {
-		dlgenExportReleased(C.uintptr_t(t.id))
-		return nil, errors.New("dltensor: out of C memory")
+		s.decRef()
+		return nil, errOutOfCMemory
 	}
 	m := (*dlpack.ManagedTensor)(unsafe.Pointer(c))
-	t.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
+	s.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
+	s.register(unsafe.Pointer(c))
 	return m, nil
 }
 

@@ -125,7 +125,8 @@ func TestImportRefusesTheSamePointerTwice(t *testing.T) {
 	tensor, err := dltensor.Import(r.Versioned())
 	require.NoError(t, err)
 	_, err = dltensor.Import(r.Versioned())
-	require.ErrorIs(t, err, dltensor.ErrMalformed)
+	require.ErrorIs(t, err, dltensor.ErrAlreadyImported)
+	assert.NotErrorIs(t, err, dltensor.ErrMalformed)
 	assert.Equal(t, 0, r.Calls(), "a refused duplicate must not delete the owner's tensor")
 	tensor.Close()
 	assert.Equal(t, 1, r.Calls())
@@ -175,22 +176,34 @@ func TestNullStridesBefore12MeanContiguous(t *testing.T) {
 	tensor.Close()
 }
 
-func TestLegacyImportIsReadOnly(t *testing.T) {
+// TestLegacyImportIsWritableUnlessSetReadOnly: the legacy format has no
+// read-only bit; dlgen reads it as writable (as PyTorch, CuPy and JAX do),
+// and SetReadOnly opts in to NumPy's reading.
+func TestLegacyImportIsWritableUnlessSetReadOnly(t *testing.T) {
 	r := cproducer.New(goodSpec())
 	tensor, err := dltensor.ImportLegacy(r.Legacy())
 	require.NoError(t, err)
-	assert.True(t, tensor.ReadOnly())
+	assert.False(t, tensor.ReadOnly())
+	v, err := dltensor.View[float32](tensor)
+	require.NoError(t, err)
+	v[1] = 3
+	tensor.SetReadOnly()
 	_, err = dltensor.View[float32](tensor)
-	assert.ErrorContains(t, err, "read-only")
+	assert.ErrorIs(t, err, dltensor.ErrReadOnly)
+	_, err = tensor.ExportLegacy()
+	assert.ErrorIs(t, err, dltensor.ErrReadOnly)
+	ro, err := dltensor.ReadView[float32](tensor)
+	require.NoError(t, err)
+	assert.Equal(t, float32(3), ro[1], "a read-only view without a copy")
+
 	c, err := tensor.Contiguous()
 	require.NoError(t, err)
 	assert.True(t, c.Copied())
 	assert.False(t, c.ReadOnly())
-	m, err := c.Export()
+	m, err := c.ExportAndClose()
 	require.NoError(t, err)
-	assert.Equal(t, dlpack.FlagBitmaskIsCopied, m.Flags)
+	assert.Equal(t, dlpack.FlagBitmaskIsCopied, m.Flags, "handed over, the copy is the consumer's alone")
 	dltensor.DeleteVersioned(m)
-	c.Close()
 	tensor.Close()
 	assert.Equal(t, 1, r.Calls())
 }
@@ -233,13 +246,14 @@ func TestCopyToOtherDevicesNeedsABackend(t *testing.T) {
 	defer tensor.Close()
 	_, err = tensor.CopyTo(dlpack.Device{DeviceType: dlpack.DeviceTypeCUDA})
 	assert.EqualError(t, err, "devices: no backend for kDLCUDA")
+	assert.ErrorIs(t, err, dltensor.ErrNoBackend)
 }
 
 func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
 	leaked := dltensor.LeakedImports()
 	reports := make(chan []int64, 1)
-	defer func(old func([]int64, dlpack.DataType)) { dltensor.ReportLeak = old }(dltensor.ReportLeak)
-	dltensor.ReportLeak = func(shape []int64, _ dlpack.DataType) { reports <- shape }
+	dltensor.SetLeakReporter(func(shape []int64, _ dlpack.DataType) { reports <- shape })
+	defer dltensor.SetLeakReporter(nil)
 	r := cproducer.New(goodSpec())
 	func() {
 		_, err := dltensor.Import(r.Versioned())
@@ -266,6 +280,7 @@ func TestViewChecksType(t *testing.T) {
 	defer tensor.Close()
 	_, err = dltensor.View[float32](tensor)
 	assert.ErrorContains(t, err, "viewed as float32")
+	assert.ErrorIs(t, err, dltensor.ErrElementType)
 }
 
 // TestConcurrentExportImportRetainRelease hammers shared tensors from 64
@@ -342,7 +357,7 @@ func TestFromCFreesOnceInEitherOrder(t *testing.T) {
 		buf := r.Buffer(24)
 		unsafe.Slice((*float32)(unsafe.Pointer(&buf[0])), 6)[5] = 7
 		freed := 0
-		tensor, err := dltensor.FromC(unsafe.Pointer(&buf[0]), f32, []int64{2, 3}, nil, func(unsafe.Pointer) { freed++ })
+		tensor, err := dltensor.FromC(unsafe.Pointer(&buf[0]), dltensor.Layout{DataType: f32, Shape: []int64{2, 3}}, func(unsafe.Pointer) { freed++ })
 		require.NoError(t, err)
 		assert.Equal(t, []int64{3, 1}, tensor.Strides())
 		m, err := tensor.Export()
@@ -360,8 +375,8 @@ func TestFromCFreesOnceInEitherOrder(t *testing.T) {
 		}
 		assert.Equal(t, 1, freed)
 	}
-	_, err := dltensor.FromC(nil, f32, []int64{-1}, nil, nil)
+	_, err := dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{-1}}, nil)
 	assert.ErrorContains(t, err, "negative extent")
-	_, err = dltensor.FromC(nil, f32, []int64{2}, []int64{1, 1}, nil)
+	_, err = dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{2}, Strides: []int64{1, 1}}, nil)
 	assert.ErrorContains(t, err, "2 strides for 1 dimensions")
 }

@@ -109,3 +109,10 @@ func (r Record) Buffer(n int) []byte {
 	}
 	return unsafe.Slice((*byte)(r.r.buffer), n)
 }
+
+// SetData points the tensor at p instead of its own buffer (memory the
+// test owns, a guard-paged buffer for instance).
+func (r Record) SetData(p unsafe.Pointer) {
+	r.Versioned().DLTensor.Data = p
+	r.Legacy().DLTensor.Data = p
+}
