@@ -106,8 +106,8 @@ func (t *Tensor) Export() (*dlpack.ManagedTensorVersioned, error) {
 	if s.padded && s.elementBits() < 8 {
 		m.Flags |= dlpack.FlagBitmaskIsSubbyteTypePadded
 	}
+	s.register(unsafe.Pointer(c)) // pins Go memory before C holds it
 	s.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
-	s.register(unsafe.Pointer(c))
 	return m, nil
 }
 
@@ -147,8 +147,8 @@ func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 		return nil, errOutOfCMemory
 	}
 	m := (*dlpack.ManagedTensor)(unsafe.Pointer(c))
-	s.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
 	s.register(unsafe.Pointer(c))
+	s.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
 	return m, nil
 }
 

@@ -20,7 +20,7 @@ import (
 // must never revive a tensor whose last reference is gone.
 func TestCloseRacingExportFreesOnce(t *testing.T) {
 	before := dltensor.LiveTensors()
-	buf := make([]byte, 16)
+	buf := cproducer.New(goodSpec()).Buffer(16) // C memory, as FromC requires
 	for i := 0; i < 300; i++ {
 		var frees atomic.Int32
 		tensor, err := dltensor.FromC(unsafe.Pointer(&buf[0]), dltensor.Layout{DataType: dltensor.DataTypeOf[uint8](), Shape: []int64{16}},
@@ -134,8 +134,7 @@ func TestWhatGoMakesImportAccepts(t *testing.T) {
 	_, err := dltensor.FromSlice([]float32{1}, shape...)
 	assert.Error(t, err, "65 dimensions")
 
-	buf := make([]byte, 64)
-	p := unsafe.Pointer(&buf[0])
+	p := unsafe.Pointer(&cproducer.New(goodSpec()).Buffer(24)[0])
 	_, err = dltensor.FromC(p, dltensor.Layout{DataType: f32, Shape: []int64{1 << 40, 1 << 40}}, nil)
 	assert.Error(t, err, "overflowing shape")
 	_, err = dltensor.FromC(p, dltensor.Layout{DataType: dlpack.DataType{Code: uint8(dlpack.DataTypeCodeFloat), Bits: 0, Lanes: 1}, Shape: []int64{4}}, nil)
