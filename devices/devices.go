@@ -50,10 +50,15 @@ var (
 	backends = map[dlpack.DeviceType]Backend{dlpack.DeviceTypeCPU: CPU{}}
 )
 
-// Register installs the backend for a device type, replacing any other.
+// Register installs the backend for a device type, replacing any other;
+// a nil backend removes it.
 func Register(t dlpack.DeviceType, b Backend) {
 	mu.Lock()
 	defer mu.Unlock()
+	if b == nil {
+		delete(backends, t)
+		return
+	}
 	backends[t] = b
 }
 
