@@ -174,7 +174,7 @@ func TestCopyToAnotherDeviceIDOfTheSameType(t *testing.T) {
 }
 
 func bfloat16() dlpack.DataType {
-	return dlpack.DataType{Code: uint8(dlpack.DataTypeCodeBfloat), Bits: 16, Lanes: 1}
+	return dlpack.DataType{Code: dlpack.DataTypeCodeBfloat, Bits: 16, Lanes: 1}
 }
 
 func TestByteViewsForTypesGoLacks(t *testing.T) {
@@ -198,7 +198,7 @@ func TestByteViewsForTypesGoLacks(t *testing.T) {
 // TestSubbyteSizesHonourThePaddedFlag: 6 int4 elements are 3 bytes packed
 // and 6 bytes padded; the flag travels through export and import.
 func TestSubbyteSizesHonourThePaddedFlag(t *testing.T) {
-	int4 := dlpack.DataType{Code: uint8(dlpack.DataTypeCodeInt), Bits: 4, Lanes: 1}
+	int4 := dlpack.DataType{Code: dlpack.DataTypeCodeInt, Bits: 4, Lanes: 1}
 	for _, padded := range []bool{false, true} {
 		spec := goodSpec()
 		spec.DType = int4

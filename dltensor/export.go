@@ -18,7 +18,8 @@ import (
 
 // exported maps every live export's C struct to its storage: it keeps the
 // storage reachable while C holds its memory, lets the C deleter find it,
-// and recognises a deleter called twice before anything is freed.
+// and recognises a deleter called twice before anything is freed. Its lock
+// also guards every storage's exports and pinner.
 var exported struct {
 	sync.Mutex
 	m map[unsafe.Pointer]*storage
@@ -29,16 +30,14 @@ func init() { exported.m = map[unsafe.Pointer]*storage{} }
 // errOutOfCMemory: calloc failed.
 var errOutOfCMemory = errors.New("dltensor: out of C memory")
 
-// register records the export c of t, which already holds a reference,
+// register records the export c of s, which already holds a reference,
 // and pins Go memory on the first export.
 func (s *storage) register(c unsafe.Pointer) {
-	s.mu.Lock()
+	exported.Lock()
 	if s.exports == 0 && s.goMem && s.data != nil {
 		s.pinner.Pin(s.data)
 	}
 	s.exports++
-	s.mu.Unlock()
-	exported.Lock()
 	exported.m[c] = s
 	exported.Unlock()
 	liveExports.Add(1)
@@ -48,19 +47,19 @@ func (s *storage) register(c unsafe.Pointer) {
 func dlgenExportReleased(c unsafe.Pointer) C.int {
 	exported.Lock()
 	s := exported.m[c]
-	delete(exported.m, c)
+	if s != nil {
+		delete(exported.m, c)
+		s.exports--
+		if s.exports == 0 {
+			s.pinner.Unpin()
+		}
+	}
 	exported.Unlock()
 	if s == nil {
 		invalidDeletes.Add(1)
 		log.Printf("dltensor: deleter called for %p, which is not a live export (called twice?); ignored", c)
 		return 0
 	}
-	s.mu.Lock()
-	s.exports--
-	if s.exports == 0 {
-		s.pinner.Unpin()
-	}
-	s.mu.Unlock()
 	liveExports.Add(-1)
 	s.decRef()
 	return 1

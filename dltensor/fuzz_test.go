@@ -21,9 +21,9 @@ func FuzzImport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, major, minor uint32, flags uint64, device int32, code, bits uint8, lanes uint16,
 		ndim int32, d0, d1, s0, s1 int64, byteOffset uint64, nullStrides bool) {
 		spec := cproducer.Spec{
-			Major: major, Minor: minor, Flags: flags,
+			Major: major, Minor: minor, Flags: dlpack.FlagBitmask(flags),
 			Device: dlpack.Device{DeviceType: dlpack.DeviceType(device)},
-			DType:  dlpack.DataType{Code: code, Bits: bits, Lanes: lanes},
+			DType:  dlpack.DataType{Code: dlpack.DataTypeCode(code), Bits: bits, Lanes: lanes},
 			NDim:   ndim, Shape: []int64{d0, d1}, Strides: []int64{s0, s1}, ByteOffset: byteOffset,
 		}
 		if nullStrides {

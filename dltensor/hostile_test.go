@@ -60,7 +60,7 @@ func guarded(t *testing.T, n int) []byte {
 }
 
 func float4() dlpack.DataType {
-	return dlpack.DataType{Code: uint8(dlpack.DataTypeCodeFloat4E2m1fn), Bits: 4, Lanes: 1}
+	return dlpack.DataType{Code: dlpack.DataTypeCodeFloat4E2m1fn, Bits: 4, Lanes: 1}
 }
 
 // TestPackedFloat4CopyStaysInItsBuffer copies 16 packed float4 elements
@@ -137,7 +137,7 @@ func TestWhatGoMakesImportAccepts(t *testing.T) {
 	p := unsafe.Pointer(&cproducer.New(goodSpec()).Buffer(24)[0])
 	_, err = dltensor.FromC(p, dltensor.Layout{DataType: f32, Shape: []int64{1 << 40, 1 << 40}}, nil)
 	assert.Error(t, err, "overflowing shape")
-	_, err = dltensor.FromC(p, dltensor.Layout{DataType: dlpack.DataType{Code: uint8(dlpack.DataTypeCodeFloat), Bits: 0, Lanes: 1}, Shape: []int64{4}}, nil)
+	_, err = dltensor.FromC(p, dltensor.Layout{DataType: dlpack.DataType{Code: dlpack.DataTypeCodeFloat, Bits: 0, Lanes: 1}, Shape: []int64{4}}, nil)
 	assert.Error(t, err, "0-bit dtype")
 	_, err = dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{4}}, nil)
 	assert.Error(t, err, "NULL data for 4 elements")
@@ -145,9 +145,9 @@ func TestWhatGoMakesImportAccepts(t *testing.T) {
 
 func TestImportRefusesSubbyteCodesOfTheWrongWidth(t *testing.T) {
 	for _, dt := range []dlpack.DataType{
-		{Code: uint8(dlpack.DataTypeCodeFloat4E2m1fn), Bits: 8, Lanes: 1},
-		{Code: uint8(dlpack.DataTypeCodeFloat6E2m3fn), Bits: 8, Lanes: 1},
-		{Code: uint8(dlpack.DataTypeCodeFloat6E3m2fn), Bits: 4, Lanes: 1},
+		{Code: dlpack.DataTypeCodeFloat4E2m1fn, Bits: 8, Lanes: 1},
+		{Code: dlpack.DataTypeCodeFloat6E2m3fn, Bits: 8, Lanes: 1},
+		{Code: dlpack.DataTypeCodeFloat6E3m2fn, Bits: 4, Lanes: 1},
 	} {
 		spec := goodSpec()
 		spec.DType = dt

@@ -154,7 +154,7 @@ func (s *storage) validate(nullStridesOK bool) error {
 	if strings.HasPrefix(s.device.DeviceType.String(), "DeviceType(") {
 		return malformed("unknown device type %d", int32(s.device.DeviceType))
 	}
-	code := dlpack.DataTypeCode(s.dtype.Code)
+	code := s.dtype.Code
 	switch {
 	case strings.HasPrefix(code.String(), "DataTypeCode("):
 		return malformed("unknown dtype code %d", s.dtype.Code)

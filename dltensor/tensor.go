@@ -66,7 +66,6 @@ import (
 	"fmt"
 	"log"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -110,11 +109,10 @@ type storage struct {
 	copied     bool // a private copy, made by CopyTo
 
 	refs    atomic.Int64
-	mu      sync.Mutex // guards exports and pinner
-	exports int
-	pinner  runtime.Pinner
-	goMem   bool   // data is Go memory: pinned while exported
-	release func() // frees what backs data once the last reference goes
+	exports int            // guarded by exported's lock
+	pinner  runtime.Pinner // guarded by exported's lock
+	goMem   bool           // data is Go memory: pinned while exported
+	release func()         // frees what backs data once the last reference goes
 	// managed is the producer's DLManagedTensor(Versioned) of an import,
 	// deleted once the last reference goes (no closure: imports are hot).
 	managed *dlpack.ManagedTensorVersioned
@@ -271,7 +269,7 @@ func DataTypeOf[T Element]() dlpack.DataType {
 	case bool:
 		code = dlpack.DataTypeCodeBool
 	}
-	return dlpack.DataType{Code: uint8(code), Bits: bits, Lanes: 1}
+	return dlpack.DataType{Code: code, Bits: bits, Lanes: 1}
 }
 
 // FromSlice wraps s without copying, as a row-major tensor of the given

@@ -142,7 +142,7 @@ func TestImportRejectsMalformedTensors(t *testing.T) {
 		"NULL shape":              func(s *cproducer.Spec) { s.Shape = nil },
 		"NULL strides in 1.2+":    func(s *cproducer.Spec) { s.Strides = nil },
 		"unknown dtype code":      func(s *cproducer.Spec) { s.DType.Code = 99 },
-		"opaque dtype":            func(s *cproducer.Spec) { s.DType.Code = uint8(dlpack.DataTypeCodeOpaqueHandle) },
+		"opaque dtype":            func(s *cproducer.Spec) { s.DType.Code = dlpack.DataTypeCodeOpaqueHandle },
 		"zero lanes":              func(s *cproducer.Spec) { s.DType.Lanes = 0 },
 		"zero bits":               func(s *cproducer.Spec) { s.DType.Bits = 0 },
 		"unknown device":          func(s *cproducer.Spec) { s.Device.DeviceType = 99 },
@@ -334,7 +334,7 @@ func TestConcurrentExportImportRetainRelease(t *testing.T) {
 
 func TestDataTypeOfEveryGoNumericType(t *testing.T) {
 	dt := func(code dlpack.DataTypeCode, bits uint8) dlpack.DataType {
-		return dlpack.DataType{Code: uint8(code), Bits: bits, Lanes: 1}
+		return dlpack.DataType{Code: code, Bits: bits, Lanes: 1}
 	}
 	word := uint8(unsafe.Sizeof(0) * 8)
 	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 8), dltensor.DataTypeOf[int8]())

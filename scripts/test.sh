@@ -2,9 +2,10 @@
 # The whole test suite, as CI runs it: installs what it needs, then checks
 # formatting, vet, generated-file drift, every Go test under -race (golden,
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
-# runtime, the copy engine, the c-shared bridge from C under sanitizers and
-# valgrind), the runtime again under cgocheck2, the Python tests (protocol,
-# peers, the bridge from NumPy), and short fuzz runs.
+# dltensor runtime, the copy engine, the example c-shared bridge from C under
+# sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
+# itself under -race and cgocheck2), the runtime again under cgocheck2, the
+# Python tests (protocol, peers, the bridge from NumPy), and short fuzz runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -21,7 +22,7 @@ echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 ./...
-echo "== runtime and bridge under GOEXPERIMENT=cgocheck2"
+echo "== dltensor and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches' ./tests/abi | grep -E '^(ABI|--- )'

@@ -48,7 +48,7 @@ import (
 // Spec describes a tensor to produce. Shape or Strides nil means NULL.
 type Spec struct {
 	Major, Minor uint32
-	Flags        uint64
+	Flags        dlpack.FlagBitmask
 	Device       dlpack.Device
 	DType        dlpack.DataType
 	NDim         int32
