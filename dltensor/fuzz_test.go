@@ -3,6 +3,7 @@ package dltensor_test
 import (
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/dlgen/dlgen/devices"
 	"github.com/dlgen/dlgen/dltensor"
@@ -36,7 +37,9 @@ func FuzzImport(f *testing.F) {
 			spec.BufferBytes = int(need) + 64
 		}
 		r := cproducer.New(spec)
+		data := r.Versioned().DLTensor.Data
 		tensor, err := dltensor.Import(r.Versioned())
+		checkFromCAgrees(t, spec, data, err == nil)
 		if err != nil {
 			if !errors.Is(err, dltensor.ErrMalformed) {
 				t.Fatalf("error not wrapping ErrMalformed: %v", err)
@@ -88,4 +91,36 @@ func extent(s cproducer.Spec) (int64, bool) {
 		return 0, false // the layout reaches before the buffer: keep it unreadable
 	}
 	return int64(s.ByteOffset) + (hi+1)*item, true
+}
+
+// checkFromCAgrees: what Go makes with FromC from the same description is
+// accepted exactly when Import accepts it, and Import takes its export.
+func checkFromCAgrees(t *testing.T, s cproducer.Spec, data unsafe.Pointer, imported bool) {
+	if s.Major != dlpack.MajorVersion || s.NDim < 0 || s.NDim > 2 || s.Device.DeviceType == 0 || s.Strides == nil && s.Minor >= 2 {
+		return // descriptions FromC cannot express
+	}
+	l := dltensor.Layout{
+		Device: s.Device, DataType: s.DType, Shape: s.Shape[:s.NDim], ByteOffset: s.ByteOffset,
+		SubbytePadded: s.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0,
+	}
+	if s.Strides != nil {
+		l.Strides = s.Strides[:s.NDim]
+	}
+	made, err := dltensor.FromC(data, l, nil)
+	if (err == nil) != imported {
+		t.Fatalf("Import accepted: %v, FromC: %v", imported, err)
+	}
+	if err != nil {
+		return
+	}
+	defer made.Close()
+	m, err := made.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := dltensor.Import(m)
+	if err != nil {
+		t.Fatalf("Import refuses what Go exported: %v", err)
+	}
+	back.Close()
 }
