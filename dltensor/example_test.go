@@ -1,10 +1,12 @@
 package dltensor_test
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
 	"github.com/dlgen/dlgen/dltensor"
+	"github.com/dlgen/dlgen/generated/go/dlpack"
 )
 
 // A Go slice handed to a DLPack consumer and taken back, without a copy.
@@ -49,4 +51,48 @@ func ExampleTensor_Contiguous() {
 	v, _ := dltensor.View[int32](c)
 	fmt.Println(v, c.Copied())
 	// Output: [1 4 2 5 3 6] true
+}
+
+// A column of a Go matrix, described by strides and a byte offset: no copy.
+func ExampleStrided() {
+	matrix := []float64{
+		1, 2, 3,
+		4, 5, 6,
+	}
+	column, _ := dltensor.Strided(matrix, []int64{2}, []int64{3}, 2*8) // the third column
+	defer column.Close()
+	c, _ := column.Contiguous()
+	defer c.Close()
+	v, _ := dltensor.View[float64](c)
+	fmt.Println(v, column.IsContiguous())
+	// Output: [3 6] false
+}
+
+// A private copy handed over: the consumer owns it alone, so the export
+// says IS_COPIED.
+func ExampleTensor_ExportAndClose() {
+	t, _ := dltensor.FromSlice([]int8{1, 2, 3})
+	defer t.Close()
+	c, _ := t.Contiguous()
+	m, _ := c.ExportAndClose()
+	fmt.Println(m.Flags&dlpack.FlagBitmaskIsCopied != 0)
+	dltensor.DeleteVersioned(m)
+	// Output: true
+}
+
+// Errors tell what went wrong.
+func ExampleView() {
+	t, _ := dltensor.FromSlice([]int32{1, 2})
+	t.SetReadOnly()
+	_, err := dltensor.View[int32](t)
+	fmt.Println(errors.Is(err, dltensor.ErrReadOnly))
+	_, err = dltensor.ReadView[float32](t)
+	fmt.Println(errors.Is(err, dltensor.ErrElementType))
+	t.Close()
+	_, err = dltensor.ReadView[int32](t)
+	fmt.Println(errors.Is(err, dltensor.ErrClosed))
+	// Output:
+	// true
+	// true
+	// true
 }
