@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 	"unsafe"
@@ -190,7 +191,11 @@ func TestElementsReportsOverflow(t *testing.T) {
 }
 
 func TestCPUAllocateRefusesImpossibleSizes(t *testing.T) {
-	for _, n := range []int{-1, 1 << 62} {
+	sizes := []int{-1}
+	if big := uint64(MaxAllocation) + 1; uint64(math.MaxInt) >= big {
+		sizes = append(sizes, int(big), math.MaxInt)
+	}
+	for _, n := range sizes {
 		_, err := CPU{}.Allocate(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, n)
 		assert.Error(t, err, "%d bytes", n)
 	}

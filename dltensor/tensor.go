@@ -65,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -555,7 +556,7 @@ func (t *Tensor) CopyTo(dev dlpack.Device) (*Tensor, error) {
 		return nil, fmt.Errorf("dltensor: no copy engine from %v to %v: %w", s.device.DeviceType, dev.DeviceType, ErrNoBackend)
 	}
 	nbytes, ok := s.contiguousBytes()
-	if !ok {
+	if !ok || nbytes > math.MaxInt {
 		return nil, fmt.Errorf("dltensor: a copy of %v elements of %d bits does not fit in memory", s.shape, s.elementBits())
 	}
 	src, dstShape := s.array(), s.shape
