@@ -34,7 +34,8 @@ func TestGoTensorThroughTVMFFIAndBack(t *testing.T) {
 	back, err := obj.ToDLPack()
 	require.NoError(t, err)
 	require.NoError(t, obj.Release())
-	again, err := dltensor.Import(back)
+	proxied := ProxiedDeletes()
+	again, err := dltensor.Import(Counted(back))
 	require.NoError(t, err)
 	p, err := again.Data()
 	require.NoError(t, err)
@@ -47,6 +48,7 @@ func TestGoTensorThroughTVMFFIAndBack(t *testing.T) {
 	tensor.Close()
 	assert.EqualValues(t, 1, dltensor.LiveExports(), "tvm-ffi's tensor still holds Go's export")
 	again.Close() // tvm-ffi's deleter, then ours
+	assert.Equal(t, proxied+1, ProxiedDeletes(), "tvm-ffi's deleter ran exactly once")
 	assert.Zero(t, dltensor.LiveExports())
 	assert.Equal(t, invalid, dltensor.InvalidDeletes(), "no deleter ran twice")
 }
@@ -66,7 +68,8 @@ func TestTVMFFITensorIntoGo(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, row.Release())
 
-	tensor, err := dltensor.Import(m)
+	proxied := ProxiedDeletes()
+	tensor, err := dltensor.Import(Counted(m))
 	require.NoError(t, err)
 	assert.Equal(t, []int64{4}, tensor.Shape())
 	assert.Equal(t, uint64(16), tensor.ByteOffset())
@@ -89,6 +92,7 @@ func TestTVMFFITensorIntoGo(t *testing.T) {
 	assert.Equal(t, float32(-4), *(*float32)(unsafe.Add(obj2.Tensor().Data, obj2.Tensor().ByteOffset)))
 	require.NoError(t, obj2.Release())
 	assert.Equal(t, deleted+1, CDeleted(), "the C producer's deleter ran exactly once")
+	assert.Equal(t, proxied+1, ProxiedDeletes(), "tvm-ffi's deleter ran exactly once")
 	assert.Zero(t, dltensor.LiveExports())
 }
 

@@ -55,6 +55,29 @@ static int row_view(TVMFFIObjectHandle src, int64_t r, TVMFFIObjectHandle* out) 
 }
 
 static int c_deleted_count(void) { return c_deleted; }
+
+// A proxy that counts the calls of another producer's deleter (tvm-ffi's),
+// then calls it.
+typedef struct {
+  DLManagedTensorVersioned self;
+  DLManagedTensorVersioned* orig;
+} proxy;
+static int proxied;
+static void proxy_delete(DLManagedTensorVersioned* self) {
+  proxy* p = (proxy*)self->manager_ctx;
+  proxied++;
+  p->orig->deleter(p->orig);
+  free(p);
+}
+static DLManagedTensorVersioned* counted(DLManagedTensorVersioned* orig) {
+  proxy* p = (proxy*)malloc(sizeof(proxy));
+  p->self = *orig;
+  p->self.manager_ctx = p;
+  p->self.deleter = proxy_delete;
+  p->orig = orig;
+  return &p->self;
+}
+static int proxied_count(void) { return proxied; }
 static DLTensor* tensor_of(TVMFFIObjectHandle obj) { return (DLTensor*)((char*)obj + sizeof(TVMFFIObject)); }
 static void call_versioned(DLManagedTensorVersioned* m) { m->deleter(m); }
 static void call_legacy(DLManagedTensor* m) { m->deleter(m); }
@@ -123,6 +146,15 @@ func (o Object) Release() error { return check(C.TVMFFIObjectDecRef(o.h), "TVMFF
 func CMatrix(rows, cols int64) *dlpack.ManagedTensorVersioned {
 	return (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(C.c_matrix(C.int64_t(rows), C.int64_t(cols))))
 }
+
+// Counted wraps m, a tensor from another producer, so that calls of its
+// deleter are counted (ProxiedDeletes).
+func Counted(m *dlpack.ManagedTensorVersioned) *dlpack.ManagedTensorVersioned {
+	return (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(C.counted((*C.DLManagedTensorVersioned)(unsafe.Pointer(m)))))
+}
+
+// ProxiedDeletes counts the deleter calls of Counted tensors.
+func ProxiedDeletes() int { return int(C.proxied_count()) }
 
 // CDeleted counts the deleter calls of CMatrix tensors.
 func CDeleted() int { return int(C.c_deleted_count()) }
