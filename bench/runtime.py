@@ -1,4 +1,4 @@
-"""Runs the runtime and copy-engine benchmarks and prints each result next
+"""Runs the dltensor runtime and copy-engine benchmarks and prints each result next
 to the peer it is judged against, measured in the same run.
 
     .venv/bin/python bench/runtime.py       (needs go and numpy)
