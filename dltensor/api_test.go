@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/dlgen/dlgen/devices"
@@ -241,6 +242,7 @@ func TestSubbyteSizesHonourThePaddedFlag(t *testing.T) {
 
 func TestLeakReporterMaySwapWhileFinalizersRun(t *testing.T) {
 	defer dltensor.SetLeakReporter(nil)
+	leaked := dltensor.LeakedImports()
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		wg.Add(1)
@@ -255,7 +257,11 @@ func TestLeakReporterMaySwapWhileFinalizersRun(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for i := 0; i < 3; i++ {
+	// Every leak is finalized before the next test installs its reporter.
+	deadline := time.Now().Add(10 * time.Second)
+	for dltensor.LeakedImports() < leaked+200 && time.Now().Before(deadline) {
 		runtime.GC()
+		time.Sleep(time.Millisecond)
 	}
+	assert.Equal(t, leaked+200, dltensor.LeakedImports())
 }

@@ -252,7 +252,12 @@ func TestCopyToOtherDevicesNeedsABackend(t *testing.T) {
 func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
 	leaked := dltensor.LeakedImports()
 	reports := make(chan []int64, 1)
-	dltensor.SetLeakReporter(func(shape []int64, _ dlpack.DataType) { reports <- shape })
+	dltensor.SetLeakReporter(func(shape []int64, _ dlpack.DataType) {
+		select {
+		case reports <- shape:
+		default: // never block the finalizer goroutine
+		}
+	})
 	defer dltensor.SetLeakReporter(nil)
 	r := cproducer.New(goodSpec())
 	func() {
