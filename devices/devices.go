@@ -1,12 +1,14 @@
 // Package devices is dlgen's copy engine: one small interface per device
-// type (allocate, free, copy, sync) and a registry by DLDeviceType.
+// type (allocate, free, copy, sync, each told which device id) and a
+// registry by DLDeviceType.
 //
-// The CPU backend is built in: it allocates Go memory, copies contiguous
-// data at memcpy speed and copies N-dimensional strided data with any
-// strides (negative, zero, size-0 dimensions) into a contiguous or strided
-// target. Other device types report a clear "no backend for kDLxxx" error
-// until a backend is registered for them (CUDA, by dynamic loading, is
-// next).
+// The CPU backend is built in: every CPU device id is the same host
+// memory. It allocates Go memory (refusing sizes beyond Go's heap limit
+// with an error, not a panic), copies contiguous data at memcpy speed and
+// copies N-dimensional strided data with any strides (negative, zero,
+// size-0 dimensions) into a contiguous or strided target. Other device
+// types report "no backend for kDLxxx", wrapping ErrNoBackend, until a
+// backend is registered for them.
 package devices
 
 import (
