@@ -34,7 +34,8 @@
 // Go, callable from any OS thread; ExportLegacy does the same for
 // consumers older than DLPack 1.0 and refuses read-only handles. A deleter
 // called a second time is not passed on: it is counted (InvalidDeletes)
-// and logged. ExportAndClose hands the storage over: when it was a private
+// and logged (unless C's allocator has meanwhile reused the address for
+// another export, which no runtime can tell apart). ExportAndClose hands the storage over: when it was a private
 // copy (Contiguous, CopyTo) and no other reference is left, the consumer
 // owns it alone and the export carries DLPACK_FLAG_BITMASK_IS_COPIED.
 //
