@@ -508,7 +508,7 @@ func View[T Element](t *Tensor) ([]T, error) {
 // and the caller must not write through the slice.
 func ReadView[T Element](t *Tensor) ([]T, error) { return typedView[T](t) }
 
-func byteView(t *Tensor) ([]byte, error) {
+func (t *Tensor) byteView() ([]byte, error) {
 	s, err := t.readable()
 	if err != nil {
 		return nil, err
@@ -523,16 +523,16 @@ func byteView(t *Tensor) ([]byte, error) {
 // Bytes returns the memory of a contiguous CPU tensor of any element type
 // as raw bytes (packed sub-byte elements share bytes); ErrReadOnly for a
 // read-only handle.
-func Bytes(t *Tensor) ([]byte, error) {
+func (t *Tensor) Bytes() ([]byte, error) {
 	if t.readOnly.Load() {
 		return nil, fmt.Errorf("dltensor: no writable view; use ReadBytes or Contiguous: %w", ErrReadOnly)
 	}
-	return byteView(t)
+	return t.byteView()
 }
 
 // ReadBytes is Bytes for reading only: it also serves read-only handles,
 // and the caller must not write through the slice.
-func ReadBytes(t *Tensor) ([]byte, error) { return byteView(t) }
+func (t *Tensor) ReadBytes() ([]byte, error) { return t.byteView() }
 
 // Contiguous returns a writable, row-major copy on the same device.
 func (t *Tensor) Contiguous() (*Tensor, error) { return t.CopyTo(t.s.device) }
