@@ -98,6 +98,7 @@ func TestStridedFromGo(t *testing.T) {
 		"past the end":     func() error { _, err := dltensor.Strided(data, []int64{3, 2}, []int64{1, 3}, 8); return err },
 		"before the start": func() error { _, err := dltensor.Strided(data, []int64{2}, []int64{-1}, 0); return err },
 		"stride count":     func() error { _, err := dltensor.Strided(data, []int64{2}, []int64{1, 1}, 0); return err },
+		"misaligned":       func() error { _, err := dltensor.Strided(data, []int64{2}, []int64{1}, 2); return err },
 	} {
 		assert.ErrorIs(t, try(), dltensor.ErrMalformed, name)
 	}
@@ -264,4 +265,24 @@ func TestLeakReporterMaySwapWhileFinalizersRun(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	assert.Equal(t, leaked+200, dltensor.LeakedImports())
+}
+
+// TestViewOfMisalignedMemoryIsRefused: a producer's byte offset may leave
+// elements misaligned for Go; the bytes are still there.
+func TestViewOfMisalignedMemoryIsRefused(t *testing.T) {
+	spec := goodSpec()
+	spec.NDim, spec.Shape, spec.Strides, spec.ByteOffset = 1, []int64{2}, []int64{1}, 2
+	tensor, err := dltensor.Import(cproducer.New(spec).Versioned())
+	require.NoError(t, err)
+	defer tensor.Close()
+	_, err = dltensor.View[float32](tensor)
+	assert.ErrorIs(t, err, dltensor.ErrElementType)
+	b, err := tensor.ReadBytes()
+	require.NoError(t, err)
+	assert.Len(t, b, 8)
+	c, err := tensor.Contiguous()
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = dltensor.View[float32](c)
+	assert.NoError(t, err)
 }

@@ -305,6 +305,9 @@ func Strided[T Element](s []T, shape, strides []int64, byteOffset uint64) (*Tens
 }
 
 func fromSlice[T Element](s []T, shape, strides []int64, byteOffset uint64) (*storage, error) {
+	if size := uint64(unsafe.Sizeof(*new(T))); byteOffset%size != 0 {
+		return nil, fmt.Errorf("dltensor: byte offset %d is not a multiple of %d: %w", byteOffset, size, ErrMalformed)
+	}
 	st := &storage{
 		device: dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, dtype: DataTypeOf[T](),
 		shape: append([]int64(nil), shape...), strides: append([]int64(nil), strides...),
@@ -490,6 +493,9 @@ func typedView[T Element](t *Tensor) ([]T, error) {
 	n := s.elements()
 	if n == 0 {
 		return []T{}, nil
+	}
+	if uintptr(s.first())%unsafe.Alignof(*new(T)) != 0 {
+		return nil, fmt.Errorf("dltensor: the first element is not aligned for %T; use ReadBytes or Contiguous: %w", *new(T), ErrElementType)
 	}
 	return unsafe.Slice((*T)(s.first()), n), nil
 }
