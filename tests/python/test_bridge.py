@@ -38,6 +38,7 @@ class Bridge:
         lib.dlgen_export.argtypes = [ctypes.c_size_t, p]
         lib.dlgen_data.argtypes = [ctypes.c_size_t, p]
         lib.dlgen_import.argtypes = [ctypes.c_void_p, h, ctypes.c_char_p, ctypes.c_size_t]
+        lib.dlgen_import_legacy.argtypes = [ctypes.c_void_p, h, ctypes.c_char_p, ctypes.c_size_t]
         lib.dlgen_scale_f32.argtypes = [ctypes.c_size_t, ctypes.c_float]
         lib.dlgen_close.argtypes = [ctypes.c_size_t]
         for name in ("dlgen_live_tensors", "dlgen_live_exports", "dlgen_leaked_imports"):
@@ -67,6 +68,11 @@ class Bridge:
     def dlgen_import(self, address, err, err_len):
         out = ctypes.c_size_t()
         status = self.lib.dlgen_import(address, ctypes.byref(out), err, err_len)
+        return out.value if status == 0 else 0
+
+    def dlgen_import_legacy(self, address):
+        out = ctypes.c_size_t()
+        status = self.lib.dlgen_import_legacy(address, ctypes.byref(out), None, 0)
         return out.value if status == 0 else 0
 
     def dlgen_close(self, h):
@@ -143,6 +149,19 @@ def test_read_only_numpy_array_is_read_only_in_go(lib):
     assert lib.dlgen_scale_f32(g, 2.0) == -3  # DLGEN_EREFUSED: no writable view of a read-only import
     lib.dlgen_close(g)
     np.testing.assert_array_equal(a, np.arange(4))
+
+
+def test_legacy_numpy_array_is_writable_in_go(lib):
+    # A legacy capsule cannot say read-only; dltensor reads it as writable,
+    # as PyTorch and CuPy do (NumPy would read it as read-only).
+    a = np.arange(4, dtype=np.float32)
+    address, versioned = dl.to_managed(a, versioned=False)
+    assert not versioned
+    g = lib.dlgen_import_legacy(address)
+    assert g
+    assert lib.dlgen_scale_f32(g, 2.0) == 0
+    lib.dlgen_close(g)
+    np.testing.assert_array_equal(a, np.arange(4) * 2)
 
 
 def rss_bytes():
