@@ -108,7 +108,7 @@ type storage struct {
 	byteOffset uint64
 	data       unsafe.Pointer
 	padded     bool // sub-byte elements take a byte each
-	copied     bool // a private copy, made by CopyTo
+	copied     bool // a private copy: made by CopyTo, or imported with IS_COPIED
 
 	refs    atomic.Int64
 	exports int            // guarded by exported's lock
