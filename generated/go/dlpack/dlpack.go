@@ -238,7 +238,7 @@ func (v DataTypeCode) String() string {
 // padded.
 type DataType struct {
 	// code: A DLDataTypeCode value, kept in one byte.
-	Code uint8
+	Code DataTypeCode
 	// bits: Width of one lane in bits.
 	Bits uint8
 	// lanes: Number of lanes; 1 for scalars.
@@ -282,18 +282,21 @@ type ManagedTensor struct {
 	Deleter uintptr
 }
 
-// Bits of DLManagedTensorVersioned.flags.
+// FlagBitmask is a set of DLPACK_FLAG_BITMASK_* bits. Bits of
+// DLManagedTensorVersioned.flags.
+type FlagBitmask uint64
+
 const (
 	// FlagBitmaskReadOnly is DLPACK_FLAG_BITMASK_READ_ONLY: The consumer must not
 	// write through this tensor.
-	FlagBitmaskReadOnly uint64 = 1 << 0
+	FlagBitmaskReadOnly FlagBitmask = 1 << 0
 	// FlagBitmaskIsCopied is DLPACK_FLAG_BITMASK_IS_COPIED: The producer made this
 	// copy for the consumer, who owns it alone until it calls the deleter.
-	FlagBitmaskIsCopied uint64 = 1 << 1
+	FlagBitmaskIsCopied FlagBitmask = 1 << 1
 	// FlagBitmaskIsSubbyteTypePadded is
 	// DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: Sub-byte elements are padded to
 	// a byte each instead of packed.
-	FlagBitmaskIsSubbyteTypePadded uint64 = 1 << 2
+	FlagBitmaskIsSubbyteTypePadded FlagBitmask = 1 << 2
 )
 
 // ManagedTensorVersioned is DLManagedTensorVersioned. The versioned exchange
@@ -308,7 +311,7 @@ type ManagedTensorVersioned struct {
 	// deleter: Releases the tensor and this struct itself; may be NULL.
 	Deleter uintptr
 	// flags: DLPACK_FLAG_BITMASK_* bits; 0 by default.
-	Flags uint64
+	Flags FlagBitmask
 	// dl_tensor: The lent tensor.
 	DLTensor Tensor
 }
