@@ -1,4 +1,4 @@
-"""Runs the runtime and copy-engine benchmarks and prints each result next
+"""Runs the dltensor runtime and copy-engine benchmarks and prints each result next
 to the peer it is judged against, measured in the same run.
 
     .venv/bin/python bench/runtime.py       (needs go and numpy)
@@ -36,7 +36,7 @@ def go_bench(pkg, pattern, rounds=7):
 
 
 def main():
-    rt = go_bench("./runtime", ".")
+    rt = go_bench("./dltensor", ".")
     ns, allocs = rt["BenchmarkExportRelease"]
     print(f"export + release round trip       {ns:10.0f} ns  {allocs} allocs  (goal <= 300 ns, 0 allocs)")
     small, big = rt["BenchmarkExchange1KiB"][0], rt["BenchmarkExchange1GiB"][0]

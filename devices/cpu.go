@@ -4,15 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/dlgen/dlgen/generated/go/dlpack"
 )
 
-// CPU is the host-memory backend.
+// CPU is the host-memory backend. Every CPU device id names the same
+// memory.
 type CPU struct{}
+
+// MaxAllocation is the largest allocation the CPU backend attempts: Go's
+// own limit of its heap on 64-bit systems (a larger make panics).
+const MaxAllocation = 1<<48 - 1
 
 // Allocate returns zeroed Go memory; it stays alive as long as a pointer
 // to it does, so Free has nothing to do.
-func (CPU) Allocate(nbytes int) (unsafe.Pointer, error) {
-	if nbytes < 0 {
+func (CPU) Allocate(_ dlpack.Device, nbytes int) (unsafe.Pointer, error) {
+	if nbytes < 0 || uint64(nbytes) > MaxAllocation || unsafe.Sizeof(nbytes) == 4 && nbytes > 1<<31-1 {
 		return nil, fmt.Errorf("devices: cannot allocate %d bytes", nbytes)
 	}
 	if nbytes == 0 {
@@ -21,9 +28,9 @@ func (CPU) Allocate(nbytes int) (unsafe.Pointer, error) {
 	return unsafe.Pointer(unsafe.SliceData(make([]byte, nbytes))), nil
 }
 
-func (CPU) Free(unsafe.Pointer) {}
+func (CPU) Free(dlpack.Device, unsafe.Pointer) {}
 
-func (CPU) Sync() error { return nil }
+func (CPU) Sync(dlpack.Device) error { return nil }
 
 // Copy copies src into dst element by element in index order, with runs of
 // contiguous elements moved by one copy and 2-D transposes done in tiles.
@@ -36,7 +43,7 @@ func (CPU) Copy(dst, src Array) error {
 			return fmt.Errorf("devices: copy between shapes %v and %v", dst.Shape, src.Shape)
 		}
 	}
-	if Elements(src.Shape) == 0 {
+	if n, _ := Elements(src.Shape); n == 0 {
 		return nil
 	}
 	shape, ds, ss := coalesce(src.Shape, dst.Strides, src.Strides)

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 	"unsafe"
@@ -18,7 +19,7 @@ func view[T any](buf []T, base int64, shape, strides []int64) Array {
 
 // reference copies element by element through the index space.
 func reference[T any](dst []T, dbase int64, ds []int64, src []T, sbase int64, ss []int64, shape []int64) {
-	if Elements(shape) == 0 {
+	if n, _ := Elements(shape); n == 0 {
 		return
 	}
 	idx := make([]int64, len(shape))
@@ -88,7 +89,7 @@ func testCopy[T ~uint8 | ~uint16 | ~uint32 | ~uint64](t *testing.T, r *rand.Rand
 		var ds []int64
 		var dbase, dlen int64
 		if r.Intn(2) == 0 {
-			ds, dbase, dlen = ContiguousStrides(shape), 0, max(Elements(shape), 1)
+			ds, dbase, dlen = ContiguousStrides(shape), 0, max(elements(shape), 1)
 		} else {
 			ds, dbase, dlen = layout(r, shape, false)
 		}
@@ -138,9 +139,10 @@ func TestCopyRejectsMismatchedShapes(t *testing.T) {
 func TestUnknownDeviceHasNoBackend(t *testing.T) {
 	_, err := For(dlpack.DeviceTypeCUDA)
 	assert.EqualError(t, err, "devices: no backend for kDLCUDA")
+	assert.ErrorIs(t, err, ErrNoBackend)
 	b, err := For(dlpack.DeviceTypeCPU)
 	require.NoError(t, err)
-	p, err := b.Allocate(16)
+	p, err := b.Allocate(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, 16)
 	require.NoError(t, err)
 	assert.Equal(t, make([]byte, 16), unsafe.Slice((*byte)(p), 16))
 }
@@ -168,4 +170,33 @@ func TestRegisterInstallsABackend(t *testing.T) {
 	require.NoError(t, b.Copy(view(dst, 0, []int64{3}, []int64{1}), view(src, 0, []int64{3}, []int64{1})))
 	assert.Equal(t, src, dst)
 	assert.Equal(t, 1, copies)
+}
+
+func elements(shape []int64) int64 {
+	n, _ := Elements(shape)
+	return n
+}
+
+func TestElementsReportsOverflow(t *testing.T) {
+	for _, shape := range [][]int64{{1 << 32, 1 << 32}, {3, 6148914691236517206}, {1 << 62, 2}} {
+		_, ok := Elements(shape)
+		assert.False(t, ok, "%v", shape)
+	}
+	n, ok := Elements([]int64{1 << 40, 1 << 40, 0})
+	assert.True(t, ok)
+	assert.Zero(t, n)
+	n, ok = Elements([]int64{1 << 31, 1 << 31})
+	assert.True(t, ok)
+	assert.Equal(t, int64(1<<62), n)
+}
+
+func TestCPUAllocateRefusesImpossibleSizes(t *testing.T) {
+	sizes := []int{-1}
+	if big := uint64(MaxAllocation) + 1; uint64(math.MaxInt) >= big {
+		sizes = append(sizes, int(big), math.MaxInt)
+	}
+	for _, n := range sizes {
+		_, err := CPU{}.Allocate(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, n)
+		assert.Error(t, err, "%d bytes", n)
+	}
 }

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
@@ -136,4 +138,27 @@ func TestCheckReportsMissingAndChangedFiles(t *testing.T) {
 	diff, err = Check(dir, files)
 	require.NoError(t, err)
 	assert.Contains(t, diff, "-  kDLCPU = 7,\n+  kDLCPU = 1,\n")
+}
+
+// Backends find what they need by role: renaming DLPACK_MINOR_VERSION once
+// made the Python backend dereference nil.
+func TestRenamedVersionMacroRendersEveryRelease(t *testing.T) {
+	src := strings.Replace(string(schema.DefaultBytes()), "  - name: DLPACK_MINOR_VERSION\n", "  - name: DLPACK_MINOR\n", 1)
+	s, err := schema.Load("renamed.yaml", []byte(src))
+	require.NoError(t, err)
+	for _, r := range s.Releases {
+		files, err := Files(Options{Schema: s, Version: r.Version})
+		require.NoError(t, err)
+		assert.NotEmpty(t, files)
+	}
+}
+
+func TestOwnedDirectoriesAreTheDeepestHoldingALanguagesFiles(t *testing.T) {
+	files := []backend.File{
+		{Path: "c/dlpack/dlpack.h"},
+		{Path: "go/dlpack/dlpack.go"}, {Path: "go/dlpack/layout.go"},
+		{Path: "python/dlpack_ctypes.py"}, {Path: "python/dlpack/dlpack.h"},
+		{Path: "top-level.txt"},
+	}
+	assert.Equal(t, []string{"c/dlpack", "go/dlpack", "python"}, owned(files))
 }

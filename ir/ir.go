@@ -3,10 +3,13 @@
 // that introduced it and its renames, plus the computed memory layout of each
 // struct on each C data model (ABIs).
 //
-// A Schema holds all releases at once; Schema.At selects one release and
-// returns an API, the flat, resolved view that backends render. Schemas are
-// built by package schema, which also validates them, so everything here may
-// assume well-formed input.
+// A Schema holds all releases at once; Schema.At resolves one release
+// completely and returns an API, the flat view that backends render: only
+// what exists in that release, renames and retypes applied, each macro
+// with its value, and what backends rely on held by role (VersionMacros,
+// Protocol) rather than found by spelling. Schemas are built by package
+// schema, which also validates them (every role a release needs is
+// present), so everything here may assume well-formed input.
 package ir
 
 import (
@@ -62,11 +65,16 @@ func (l Life) In(v Version) bool {
 	return !v.Less(l.Since) && (l.Until == nil || v.Less(*l.Until))
 }
 
-// Change records that before release In an element was spelled From (a
-// name for renames, a C type for retypes).
-type Change struct {
+// Rename records that before release In an element was spelled From.
+type Rename struct {
 	In   Version
 	From string
+}
+
+// Retype records that before release In a field had type From.
+type Retype struct {
+	In   Version
+	From *Type
 }
 
 // Schema is every declaration of every supported release.
@@ -83,6 +91,7 @@ type Schema struct {
 type Release struct {
 	Version Version
 	Notes   string
+	Pos     Pos
 }
 
 // Newest returns the newest supported release.
@@ -111,20 +120,25 @@ const (
 type Macro struct {
 	Name   string
 	Kind   MacroKind
+	Role   MacroRole // for MacroInteger
 	Doc    string
 	Life   Life
 	Values []MacroValue // for MacroInteger, oldest first
-	Pos    Pos
+	// Value is the value in the release of the API the macro belongs to
+	// (set by Schema.At; zero in a Schema).
+	Value int64
+	Pos   Pos
 }
 
 // MacroValue is the value a macro takes from release Since on.
 type MacroValue struct {
 	Since Version
 	Value int64
+	Pos   Pos
 }
 
-// ValueAt returns the macro's value in release v.
-func (m *Macro) ValueAt(v Version) int64 {
+// valueAt returns the macro's value in release v.
+func (m *Macro) valueAt(v Version) int64 {
 	var val int64
 	for _, mv := range m.Values {
 		if !v.Less(mv.Since) {
@@ -172,7 +186,7 @@ type Field struct {
 	Type    *Type
 	Doc     string
 	Life    Life
-	Retyped *Change // its type before a release
+	Retyped *Retype // its type before a release
 	Pos     Pos
 }
 
@@ -196,7 +210,7 @@ type Enumerator struct {
 	Value   int64
 	Doc     string
 	Life    Life
-	Renamed *Change
+	Renamed *Rename
 	Pos     Pos
 }
 
@@ -241,13 +255,13 @@ type Param struct {
 }
 
 // PythonName is a string of the Python-level protocol: a capsule name or a
-// type attribute.
+// type attribute, with the role it plays.
 type PythonName struct {
 	Name    string
-	Kind    string // "capsule" or "attribute"
+	Role    PythonRole
 	Doc     string
 	Life    Life
-	Renamed *Change
+	Renamed *Rename
 	Pos     Pos
 }
 

@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/dlgen/dlgen/ir"
 	"gopkg.in/yaml.v3"
 )
@@ -36,13 +39,13 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 			r.errorf(vm["version"], "versions must be listed oldest first without repeats; %s follows %s", v, d.releases[len(d.releases)-1])
 		}
 		d.releases = append(d.releases, v)
-		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.str(vm["notes"], "notes")})
+		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.text(vm["notes"], "notes"), Pos: r.pos(vm["version"])})
 	}
 	if m["versions"] != nil && len(s.Releases) == 0 {
 		r.errorf(m["versions"], "versions must list at least one release")
 	}
 	if len(r.errs) > 0 {
-		return s
+		return nil // the rest is checked against the releases
 	}
 	for _, n := range r.seq(m["macros"], "macros") {
 		s.Macros = append(s.Macros, d.macro(n))
@@ -53,21 +56,43 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		}
 	}
 	for _, n := range r.seq(m["python"], "python") {
-		pm := r.mapping(n, "a python name", "name!", "since!", "until", "kind!", "renamed", "doc")
-		if pm == nil {
-			continue
+		if p := d.pythonName(n); p != nil {
+			s.Python = append(s.Python, p)
 		}
-		p := &ir.PythonName{
-			Name: r.ident(pm["name"], "name"), Kind: r.str(pm["kind"], "kind"),
-			Doc: r.str(pm["doc"], "doc"), Life: d.life(pm), Pos: r.pos(n),
-		}
-		if p.Kind != "capsule" && p.Kind != "attribute" && pm["kind"] != nil {
-			r.errorf(pm["kind"], "python kind must be capsule or attribute, not %q", p.Kind)
-		}
-		p.Renamed = d.change(pm["renamed"], "renamed", p.Life)
-		s.Python = append(s.Python, p)
 	}
 	return s
+}
+
+func (d *decoder) pythonName(n *yaml.Node) *ir.PythonName {
+	m := d.mapping(n, "a python name", "name!", "role!", "since!", "until", "renamed", "doc")
+	if m == nil {
+		return nil
+	}
+	p := &ir.PythonName{Name: d.ident(m["name"], "name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	p.Renamed = d.rename(m["renamed"], p.Life)
+	role, ok := readRole(d.reader, m["role"], "python role", ir.PythonRoles())
+	if !ok {
+		return nil
+	}
+	p.Role = role
+	return p
+}
+
+// readRole reads the schema spelling of one of roles.
+func readRole[R fmt.Stringer](r *reader, n *yaml.Node, what string, roles []R) (R, bool) {
+	s := r.str(n, what)
+	names := make([]string, len(roles))
+	for i, role := range roles {
+		if s == role.String() {
+			return role, true
+		}
+		names[i] = role.String()
+	}
+	if n != nil && n.Kind == yaml.ScalarNode {
+		r.errorf(n, "%s must be one of %s, not %q", what, strings.Join(names, ", "), s)
+	}
+	var none R
+	return none, false
 }
 
 // life reads since/until and checks them against the listed releases.
@@ -111,24 +136,43 @@ func (d *decoder) within(n *yaml.Node, what string, child, parent ir.Life) {
 	}
 }
 
-// change reads a renamed/retyped entry. Its version may predate the oldest
-// listed release (history), but may not be later than the element's since
-// unless it is a listed release inside the element's life.
-func (d *decoder) change(n *yaml.Node, what string, life ir.Life) *ir.Change {
+// history reads the in/from mapping of a renamed or retyped entry. Its
+// version may predate the oldest listed release (history), but may not be
+// later than the element's since unless it is a listed release inside the
+// element's life.
+func (d *decoder) history(n *yaml.Node, what string, life ir.Life) (in ir.Version, from *yaml.Node, ok bool) {
 	if n == nil {
-		return nil
+		return ir.Version{}, nil, false
 	}
 	m := d.mapping(n, what, "in!", "from!")
-	if m == nil {
-		return nil
+	if m == nil || m["in"] == nil || m["from"] == nil {
+		return ir.Version{}, nil, false
 	}
-	c := &ir.Change{In: d.version(m["in"], what+".in"), From: d.str(m["from"], what+".from")}
-	if m["in"] != nil && life.Since.Less(c.In) {
-		if _, ok := d.find(c.In); !ok || !life.In(c.In) {
-			d.errorf(m["in"], "%s.in %s must be a listed version within the element's life, or predate its since %s", what, c.In, life.Since)
+	in = d.version(m["in"], what+".in")
+	if life.Since.Less(in) {
+		if _, ok := d.find(in); !ok || !life.In(in) {
+			d.errorf(m["in"], "%s.in %s must be a listed version within the element's life, or predate its since %s", what, in, life.Since)
 		}
 	}
-	return c
+	return in, m["from"], true
+}
+
+// rename reads a renamed entry: the element's earlier spelling.
+func (d *decoder) rename(n *yaml.Node, life ir.Life) *ir.Rename {
+	in, from, ok := d.history(n, "renamed", life)
+	if !ok {
+		return nil
+	}
+	return &ir.Rename{In: in, From: d.ident(from, "renamed.from")}
+}
+
+// retype reads a retyped entry: the field's earlier type, parsed.
+func (d *decoder) retype(n *yaml.Node, life ir.Life, what string) *ir.Retype {
+	in, from, ok := d.history(n, "retyped", life)
+	if !ok {
+		return nil
+	}
+	return &ir.Retype{In: in, From: d.typ(from, "retyped.from of "+what)}
 }
 
 func (d *decoder) find(v ir.Version) (int, bool) {
@@ -141,11 +185,11 @@ func (d *decoder) find(v ir.Version) (int, bool) {
 }
 
 func (d *decoder) macro(n *yaml.Node) *ir.Macro {
-	m := d.mapping(n, "a macro", "name!", "since!", "until", "kind", "doc", "values")
+	m := d.mapping(n, "a macro", "name!", "since!", "until", "kind", "role", "doc", "values")
 	if m == nil {
 		return &ir.Macro{Pos: d.pos(n)}
 	}
-	mac := &ir.Macro{Name: d.ident(m["name"], "macro name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	mac := &ir.Macro{Name: d.ident(m["name"], "macro name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	switch kind := d.str(m["kind"], "kind"); kind {
 	case "", "value":
 		mac.Kind = ir.MacroInteger
@@ -162,16 +206,22 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 	if mac.Kind != ir.MacroInteger && m["values"] != nil {
 		d.errorf(m["values"], "only value macros have values")
 	}
-	for i, vn := range d.seq(m["values"], "values") {
-		vm := d.mapping(vn, "a macro value", "since!", "value!")
-		if vm == nil {
-			continue
+	if m["role"] != nil {
+		if mac.Kind != ir.MacroInteger {
+			d.errorf(m["role"], "only value macros have roles")
 		}
-		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value")}
+		mac.Role, _ = readRole(d.reader, m["role"], "macro role", ir.MacroRoles())
+	}
+	for _, vn := range d.seq(m["values"], "values") {
+		vm := d.mapping(vn, "a macro value", "since!", "value!")
+		if vm == nil || vm["since"] == nil || vm["value"] == nil {
+			continue // reported by mapping
+		}
+		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value"), Pos: d.pos(vm["value"])}
 		switch {
-		case i == 0 && mv.Since != mac.Life.Since:
+		case len(mac.Values) == 0 && mv.Since != mac.Life.Since:
 			d.errorf(vm["since"], "the first value of %s must start at the macro's since %s", mac.Name, mac.Life.Since)
-		case i > 0 && !mac.Values[i-1].Since.Less(mv.Since):
+		case len(mac.Values) > 0 && !mac.Values[len(mac.Values)-1].Since.Less(mv.Since):
 			d.errorf(vm["since"], "values of %s must be listed oldest first without repeats", mac.Name)
 		case !mac.Life.In(mv.Since):
 			d.errorf(vm["since"], "value since %s lies outside the life of %s", mv.Since, mac.Name)
@@ -206,7 +256,7 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	if m["typedef_since"] != nil {
 		v := d.release(m["typedef_since"], "typedef_since")
 		if v.Less(s.Life.Since) || s.Tag == "" {
@@ -219,15 +269,10 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 		if fm == nil {
 			continue
 		}
-		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.str(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
+		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.text(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
 		d.within(fn, "field "+f.Name, f.Life, s.Life)
 		f.Type = d.typ(fm["type"], "type of "+s.Name+"."+f.Name)
-		f.Retyped = d.change(fm["retyped"], "retyped", f.Life)
-		if f.Retyped != nil {
-			if _, err := ir.ParseType(f.Retyped.From); err != nil {
-				d.errorf(fm["retyped"], "retyped.from: %v", err)
-			}
-		}
+		f.Retyped = d.retype(fm["retyped"], f.Life, s.Name+"."+f.Name)
 		s.Fields = append(s.Fields, f)
 	}
 	if m["fields"] != nil && len(s.Fields) == 0 {
@@ -244,7 +289,7 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 	e := &ir.Enum{
 		Name: d.ident(m["enum"], "enum name"), Underlying: d.str(m["underlying"], "underlying"),
 		UnsignedLiterals: d.boolean(m["unsigned_literals"], "unsigned_literals"),
-		Doc:              d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
+		Doc:              d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
 	}
 	lo, hi, ok := ir.IntRange(e.Underlying)
 	if !ok && m["underlying"] != nil {
@@ -260,9 +305,9 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 		if vm == nil {
 			continue
 		}
-		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.str(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
+		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.text(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
 		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
-		ev.Renamed = d.change(vm["renamed"], "renamed", ev.Life)
+		ev.Renamed = d.rename(vm["renamed"], ev.Life)
 		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
 			d.errorf(vm["value"], "value %d of %s does not fit the underlying type %s [%d, %d]", ev.Value, ev.Name, e.Underlying, lo, hi)
 		} else if vm["value"] != nil && (ev.Value < -1<<31 || ev.Value > 1<<31-1) {
@@ -282,7 +327,7 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	f := &ir.Flags{Name: d.ident(m["flags"], "flags name"), Type: d.str(m["type"], "type"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f := &ir.Flags{Name: d.ident(m["flags"], "flags name"), Type: d.str(m["type"], "type"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	_, hi, ok := ir.IntRange(f.Type)
 	if (!ok || ir.Scalars[f.Type].Signed) && m["type"] != nil {
 		d.errorf(m["type"], "flags type %q is not an unsigned fixed-width integer type", f.Type)
@@ -293,7 +338,7 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 		if bm == nil {
 			continue
 		}
-		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.str(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
+		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.text(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
 		d.within(bn, "flag "+b.Name, b.Life, f.Life)
 		bit := d.integer(bm["bit"], "bit")
 		if ok && bm["bit"] != nil && (bit < 0 || hi>>uint(bit) == 0 && bit != int64(ir.Scalars[f.Type].Size*8-1)) {
@@ -314,7 +359,7 @@ func (d *decoder) funcDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	f.Sig = d.signature(m, f.Name)
 	return f
 }

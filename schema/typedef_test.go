@@ -38,14 +38,19 @@ func TestTypedefSinceRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", tc.decl, 1) + tc.extra
+			src := withStruct(strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", tc.decl, 1), tc.extra)
 			_, err := Load("base.yaml", []byte(src))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
 	// Spelled with its tag, the struct may be used before its typedef.
-	src := strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", lateTypedef, 1) + strings.Replace(holder, "%s", `"struct DLDevice"`, 1)
+	src := withStruct(strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", lateTypedef, 1), strings.Replace(holder, "%s", `"struct DLDevice"`, 1))
 	_, err := Load("base.yaml", []byte(src))
 	require.NoError(t, err)
+}
+
+// withStruct adds a declaration at the end of the declarations of src.
+func withStruct(src, decl string) string {
+	return strings.Replace(src, "python:\n", decl+"python:\n", 1)
 }

@@ -2,9 +2,11 @@
 # The whole test suite, as CI runs it: installs what it needs, then checks
 # formatting, vet, generated-file drift, every Go test under -race (golden,
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
-# runtime, the copy engine, the c-shared bridge from C under sanitizers and
-# valgrind), the runtime again under cgocheck2, the Python tests (protocol,
-# peers, the bridge from NumPy), and short fuzz runs.
+# dltensor runtime, the copy engine, the example c-shared bridge from C under
+# sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
+# itself under -race and cgocheck2), the runtime again under cgocheck2, the
+# Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
+# short fuzz runs that fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -21,13 +23,15 @@ echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 ./...
-echo "== runtime and bridge under GOEXPERIMENT=cgocheck2"
-GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/... ./devices ./tests/bridge
+echo "== dltensor and the bridge under GOEXPERIMENT=cgocheck2"
+GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
-echo "== fuzz the schema loader"
-go test -run='^$' -fuzz=FuzzLoad -fuzztime=10s ./schema
-echo "== fuzz runtime.Import"
-go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./runtime
+echo "== schema sweep in full (go test -race above tries every 16th variant)"
+go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
+echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import (a crasher fails CI)"
+scripts/fuzz.sh schema FuzzLoad 10s
+scripts/fuzz.sh schema FuzzGenerate 10s
+scripts/fuzz.sh dltensor FuzzImport 10s

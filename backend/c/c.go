@@ -75,7 +75,7 @@ func (b Backend) view(api *ir.API) (header, error) {
 			mv.Kind = "dll"
 		default:
 			mv.Kind = "value"
-			mv.Value = fmt.Sprint(m.ValueAt(api.Version()))
+			mv.Value = fmt.Sprint(m.Value)
 		}
 		h.Macros = append(h.Macros, mv)
 	}

@@ -105,7 +105,7 @@ func (g *gen) mainFile(schema string) ([]byte, error) {
 		if err := g.names.claim(name, m.Name); err != nil {
 			return nil, err
 		}
-		macros = append(macros, comments(doc(name+" is "+m.Name+": ", m.Doc)).Id(name).Op("=").Lit(int(m.ValueAt(v))))
+		macros = append(macros, comments(doc(name+" is "+m.Name+": ", m.Doc)).Id(name).Op("=").Lit(int(m.Value)))
 	}
 	if len(macros) > 0 {
 		f.Const().Defs(macros...)
@@ -133,6 +133,35 @@ func (g *gen) mainFile(schema string) ([]byte, error) {
 	return render(f)
 }
 
+// typedFields are integer fields that hold the values of an enum or the
+// bits of a flags group: C declares them as plain integers, Go gives them
+// the enum's or the group's type.
+var typedFields = map[string]string{
+	"DLDataType.code":                "DLDataTypeCode",
+	"DLManagedTensorVersioned.flags": "DLPACK_FLAG_BITMASK",
+}
+
+// fieldType is the Go type of field fd of s.
+func (g *gen) fieldType(s *ir.Struct, fd *ir.Field) (*jen.Statement, error) {
+	holds, ok := typedFields[s.Name+"."+fd.Name]
+	if !ok {
+		return g.goType(fd.Type)
+	}
+	for _, d := range g.api.Decls {
+		switch d := d.(type) {
+		case *ir.Enum:
+			if d.Name == holds && d.Underlying == fd.Type.Name {
+				return jen.Id(typeName(d.Name)), nil
+			}
+		case *ir.Flags:
+			if d.Name == holds && d.Type == fd.Type.Name {
+				return jen.Id(flagsTypeName(d.Name)), nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("holds %s, which this release lacks or stores as another type than %s", holds, fd.Type.Name)
+}
+
 func (g *gen) structDecl(f *jen.File, s *ir.Struct) error {
 	name := typeName(s.Name)
 	if err := g.names.claim(name, s.Name); err != nil {
@@ -140,7 +169,7 @@ func (g *gen) structDecl(f *jen.File, s *ir.Struct) error {
 	}
 	var fields []jen.Code
 	for i, fd := range s.Fields {
-		typ, err := g.goType(fd.Type)
+		typ, err := g.fieldType(s, fd)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", s.Name, fd.Name, err)
 		}
@@ -179,15 +208,20 @@ func (g *gen) enumDecl(f *jen.File, e *ir.Enum) error {
 }
 
 func (g *gen) flagsDecl(f *jen.File, fl *ir.Flags) error {
+	name := flagsTypeName(fl.Name)
+	if err := g.names.claim(name, fl.Name); err != nil {
+		return err
+	}
+	f.Add(comments(doc(name+" is a set of "+fl.Name+"_* bits. ", fl.Doc)).Type().Id(name).Id(goScalar[fl.Type]))
 	var defs []jen.Code
 	for _, b := range fl.Bits {
 		id := macroName(b.Name)
 		if err := g.names.claim(id, b.Name); err != nil {
 			return err
 		}
-		defs = append(defs, comments(doc(id+" is "+b.Name+": ", b.Doc)).Id(id).Id(goScalar[fl.Type]).Op("=").Lit(1).Op("<<").Lit(b.Bit))
+		defs = append(defs, comments(doc(id+" is "+b.Name+": ", b.Doc)).Id(id).Id(name).Op("=").Lit(1).Op("<<").Lit(b.Bit))
 	}
-	f.Add(comments(fl.Doc).Const().Defs(defs...))
+	f.Const().Defs(defs...)
 	return nil
 }
 

@@ -28,6 +28,9 @@ func enumeratorName(enum, c string) string {
 // DLPACK_FLAG_BITMASK_READ_ONLY to FlagBitmaskReadOnly.
 func macroName(c string) string { return camel(strings.ToLower(strings.TrimPrefix(c, "DLPACK_"))) }
 
+// flagsTypeName maps the flags group DLPACK_FLAG_BITMASK to FlagBitmask.
+func flagsTypeName(c string) string { return macroName(c) }
+
 // fieldName maps snake_case to Go's MixedCaps with initialisms:
 // device_id -> DeviceID, dl_tensor -> DLTensor.
 func fieldName(c string) string { return camel(c) }

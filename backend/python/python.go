@@ -127,24 +127,28 @@ type check struct {
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
 	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema, Capsules: map[string]string{}}
-	if mj := api.Macro("DLPACK_MAJOR_VERSION"); mj != nil {
-		m.Major, m.Minor = int(mj.ValueAt(v)), int(api.Macro("DLPACK_MINOR_VERSION").ValueAt(v))
+	if vm := api.Versions; vm.Major != nil {
+		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}
 	for _, mac := range api.Macros {
 		if mac.Kind == ir.MacroInteger {
-			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: mac.ValueAt(v)})
+			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: mac.Value})
 		}
 	}
-	for _, p := range api.Python {
-		switch p.Kind {
-		case "capsule":
-			m.Capsules[p.Name] = p.Name
-		case "attribute":
-			m.ExchangeAttr = p.Name
+	pr := api.Protocol
+	for key, p := range map[string]*ir.PythonName{
+		"dltensor": pr.Capsule, "used_dltensor": pr.UsedCapsule,
+		"dltensor_versioned": pr.VersionedCapsule, "used_dltensor_versioned": pr.UsedVersionedCapsule,
+	} {
+		if p != nil {
+			m.Capsules[key] = p.Name
 		}
 	}
-	if m.ExchangeAttr != "" {
-		m.ExchangeCapsule = m.Capsules["dlpack_exchange_api"]
+	if pr.ExchangeAPIAttribute != nil {
+		m.ExchangeAttr = pr.ExchangeAPIAttribute.Name
+	}
+	if pr.ExchangeAPICapsule != nil {
+		m.ExchangeCapsule = pr.ExchangeAPICapsule.Name
 	}
 	for _, d := range api.Decls {
 		switch d := d.(type) {

@@ -1,4 +1,4 @@
-// Package bridge tests the c-shared library (./bridge) from C: a consumer
+// Package bridge tests the c-shared library (./examples/gobridge) from C: a consumer
 // built with AddressSanitizer, UndefinedBehaviorSanitizer and
 // LeakSanitizer, and the same consumer under valgrind memcheck.
 package bridge
@@ -30,7 +30,7 @@ func library(t *testing.T) string {
 		libDir, libErr = os.MkdirTemp("", "libdlgen")
 		if libErr == nil {
 			libOut, libErr = tooltest.Try(tooltest.Root(), nil, "go", "build", "-buildmode=c-shared",
-				"-o", filepath.Join(libDir, "libdlgen.so"), "./bridge")
+				"-o", filepath.Join(libDir, "libdlgen.so"), "./examples/gobridge")
 		}
 	})
 	if libErr != nil {
@@ -39,12 +39,15 @@ func library(t *testing.T) string {
 	return libDir
 }
 
-func consumer(t *testing.T, flags ...string) string {
+func consumer(t *testing.T, flags ...string) string { return program(t, "consumer.c", flags...) }
+
+// program compiles testdata/source against the library.
+func program(t *testing.T, source string, flags ...string) string {
 	lib := library(t)
-	exe := filepath.Join(t.TempDir(), "consumer")
+	exe := filepath.Join(t.TempDir(), strings.TrimSuffix(source, ".c"))
 	args := append([]string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-g",
 		"-I", filepath.Join(tooltest.Root(), "generated", "c"), "-I", lib}, flags...)
-	args = append(args, filepath.Join("testdata", "consumer.c"), filepath.Join(lib, "libdlgen.so"), "-lpthread", "-Wl,-rpath,"+lib, "-o", exe)
+	args = append(args, filepath.Join("testdata", source), filepath.Join(lib, "libdlgen.so"), "-lpthread", "-Wl,-rpath,"+lib, "-o", exe)
 	tooltest.Run(t, "", nil, "gcc", args...)
 	return exe
 }
@@ -56,6 +59,15 @@ func TestCConsumerUnderSanitizers(t *testing.T) {
 	env := []string{"ASAN_OPTIONS=detect_leaks=1:abort_on_error=0", "UBSAN_OPTIONS=print_stacktrace=1"}
 	out := tooltest.Run(t, "", env, exe)
 	assert.Contains(t, out, "all checks passed")
+}
+
+// TestEveryMisuseIsAnErrorCode drives each exported function with bad
+// handles (0, unknown, closed) and bad arguments from C: each answers with
+// a DLGEN_E* code and the host process lives on.
+func TestEveryMisuseIsAnErrorCode(t *testing.T) {
+	exe := program(t, "misuse.c", sanitizers...)
+	out := tooltest.Run(t, "", []string{"ASAN_OPTIONS=detect_leaks=1"}, exe)
+	assert.Contains(t, out, "every call answered with an error code")
 }
 
 // TestLeakSanitizerSeesAnUndeletedExport proves the leak check bites: an

@@ -1,4 +1,4 @@
-"""Go tensors in Python through the c-shared bridge (./bridge), with the
+"""Go tensors in Python through the c-shared example bridge (examples/gobridge), with the
 generated ctypes module and real NumPy: zero-copy both ways, both deletion
 orders, every deleter once, flat memory over 100k exchanges."""
 import ctypes
@@ -23,20 +23,60 @@ def lib(tmp_path_factory):
             pytest.fail("go is not installed")
         pytest.skip("go is not installed")
     path = str(tmp_path_factory.mktemp("bridge") / "libdlgen.so")
-    subprocess.run(["go", "build", "-buildmode=c-shared", "-o", path, "./bridge"], cwd=ROOT, check=True)
-    lib = ctypes.CDLL(path)
-    lib.dlgen_arange_f32.restype = ctypes.c_size_t
-    lib.dlgen_arange_f32.argtypes = [ctypes.c_int64]
-    for name in ("dlgen_export", "dlgen_data"):
-        getattr(lib, name).restype = ctypes.c_void_p
-        getattr(lib, name).argtypes = [ctypes.c_size_t]
-    lib.dlgen_import.restype = ctypes.c_size_t
-    lib.dlgen_import.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-    lib.dlgen_scale_f32.argtypes = [ctypes.c_size_t, ctypes.c_float]
-    lib.dlgen_close.argtypes = [ctypes.c_size_t]
-    for name in ("dlgen_live_tensors", "dlgen_live_exports", "dlgen_leaked_imports"):
-        getattr(lib, name).restype = ctypes.c_int64
-    return lib
+    subprocess.run(["go", "build", "-buildmode=c-shared", "-o", path, "./examples/gobridge"], cwd=ROOT, check=True)
+    return Bridge(ctypes.CDLL(path))
+
+
+class Bridge:
+    """The bridge's status-returning C functions as Python calls that
+    return their result and raise on a non-zero status."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        h, p = ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p)
+        lib.dlgen_arange_f32.argtypes = [ctypes.c_int64, h]
+        lib.dlgen_export.argtypes = [ctypes.c_size_t, p]
+        lib.dlgen_data.argtypes = [ctypes.c_size_t, p]
+        lib.dlgen_import.argtypes = [ctypes.c_void_p, h, ctypes.c_char_p, ctypes.c_size_t]
+        lib.dlgen_import_legacy.argtypes = [ctypes.c_void_p, h, ctypes.c_char_p, ctypes.c_size_t]
+        lib.dlgen_scale_f32.argtypes = [ctypes.c_size_t, ctypes.c_float]
+        lib.dlgen_close.argtypes = [ctypes.c_size_t]
+        for name in ("dlgen_live_tensors", "dlgen_live_exports", "dlgen_leaked_imports"):
+            getattr(lib, name).restype = ctypes.c_int64
+        self.dlgen_scale_f32 = lib.dlgen_scale_f32
+        self.dlgen_collect = lib.dlgen_collect
+        for name in ("dlgen_live_tensors", "dlgen_live_exports", "dlgen_leaked_imports"):
+            setattr(self, name, getattr(lib, name))
+
+    @staticmethod
+    def _out(fn, out_type, *args):
+        out = out_type()
+        status = fn(*args, ctypes.byref(out))
+        if status != 0:
+            raise RuntimeError("%s: status %d" % (fn.__name__, status))
+        return out.value
+
+    def dlgen_arange_f32(self, n):
+        return self._out(self.lib.dlgen_arange_f32, ctypes.c_size_t, n)
+
+    def dlgen_export(self, h):
+        return self._out(self.lib.dlgen_export, ctypes.c_void_p, h)
+
+    def dlgen_data(self, h):
+        return self._out(self.lib.dlgen_data, ctypes.c_void_p, h)
+
+    def dlgen_import(self, address, err, err_len):
+        out = ctypes.c_size_t()
+        status = self.lib.dlgen_import(address, ctypes.byref(out), err, err_len)
+        return out.value if status == 0 else 0
+
+    def dlgen_import_legacy(self, address):
+        out = ctypes.c_size_t()
+        status = self.lib.dlgen_import_legacy(address, ctypes.byref(out), None, 0)
+        return out.value if status == 0 else 0
+
+    def dlgen_close(self, h):
+        assert self.lib.dlgen_close(h) == 0
 
 
 def settle(lib):
@@ -106,9 +146,22 @@ def test_read_only_numpy_array_is_read_only_in_go(lib):
     a.flags.writeable = False
     address, _ = dl.to_managed(a)
     g = lib.dlgen_import(address, None, 0)
-    assert lib.dlgen_scale_f32(g, 2.0) == -1  # no writable view of a read-only import
+    assert lib.dlgen_scale_f32(g, 2.0) == -3  # DLGEN_EREFUSED: no writable view of a read-only import
     lib.dlgen_close(g)
     np.testing.assert_array_equal(a, np.arange(4))
+
+
+def test_legacy_numpy_array_is_writable_in_go(lib):
+    # A legacy capsule cannot say read-only; dltensor reads it as writable,
+    # as PyTorch and CuPy do (NumPy would read it as read-only).
+    a = np.arange(4, dtype=np.float32)
+    address, versioned = dl.to_managed(a, versioned=False)
+    assert not versioned
+    g = lib.dlgen_import_legacy(address)
+    assert g
+    assert lib.dlgen_scale_f32(g, 2.0) == 0
+    lib.dlgen_close(g)
+    np.testing.assert_array_equal(a, np.arange(4) * 2)
 
 
 def rss_bytes():

@@ -250,7 +250,7 @@ func (v DataTypeCode) String() string {
 // & ((1 << bits) - 1).
 type DataType struct {
 	// code: A DLDataTypeCode value, kept in one byte to keep the struct small.
-	Code uint8
+	Code DataTypeCode
 	// bits: Width of one lane in bits.
 	Bits uint8
 	// lanes: Number of lanes; 1 for scalars.
@@ -303,18 +303,21 @@ type ManagedTensor struct {
 	Deleter uintptr
 }
 
-// Bits of DLManagedTensorVersioned.flags.
+// FlagBitmask is a set of DLPACK_FLAG_BITMASK_* bits. Bits of
+// DLManagedTensorVersioned.flags.
+type FlagBitmask uint64
+
 const (
 	// FlagBitmaskReadOnly is DLPACK_FLAG_BITMASK_READ_ONLY: The tensor is
 	// read-only; the consumer must not write through it.
-	FlagBitmaskReadOnly uint64 = 1 << 0
+	FlagBitmaskReadOnly FlagBitmask = 1 << 0
 	// FlagBitmaskIsCopied is DLPACK_FLAG_BITMASK_IS_COPIED: The producer made this
 	// copy for the consumer, who owns it alone until it calls the deleter.
-	FlagBitmaskIsCopied uint64 = 1 << 1
+	FlagBitmaskIsCopied FlagBitmask = 1 << 1
 	// FlagBitmaskIsSubbyteTypePadded is
 	// DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: Sub-byte elements (such as FP4
 	// and FP6) are padded, one per byte, instead of packed, which is the default.
-	FlagBitmaskIsSubbyteTypePadded uint64 = 1 << 2
+	FlagBitmaskIsSubbyteTypePadded FlagBitmask = 1 << 2
 )
 
 // ManagedTensorVersioned is DLManagedTensorVersioned. The versioned exchange
@@ -330,7 +333,7 @@ type ManagedTensorVersioned struct {
 	Deleter uintptr
 	// flags: DLPACK_FLAG_BITMASK_* bits; 0 by default. The last field whose place
 	// every later major version keeps.
-	Flags uint64
+	Flags FlagBitmask
 	// dl_tensor: The lent tensor.
 	DLTensor Tensor
 }

@@ -49,6 +49,12 @@ static DLManagedTensorVersioned* c_tensor(int64_t n, int32_t ndim) {
   return m;
 }
 
+static void* data_of(uintptr_t h) {
+  void* p = NULL;
+  CHECK(dlgen_data(h, &p) == DLGEN_OK);
+  return p;
+}
+
 static void* delete_in_thread(void* arg) {
   DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)arg;
   m->deleter(m);
@@ -60,16 +66,18 @@ int main(void) {
   int i;
 
   /* Go produces, C consumes: zero-copy both ways. */
-  uintptr_t h = dlgen_arange_f32(1000);
-  DLManagedTensorVersioned* m = dlgen_export(h);
+  uintptr_t h = 0;
+  DLManagedTensorVersioned* m = NULL;
   float* data;
+  CHECK(dlgen_arange_f32(1000, &h) == DLGEN_OK);
+  CHECK(dlgen_export(h, &m) == DLGEN_OK);
   CHECK(m != NULL);
   CHECK(m->version.major == DLPACK_MAJOR_VERSION);
   CHECK(m->dl_tensor.ndim == 1 && m->dl_tensor.shape[0] == 1000 && m->dl_tensor.strides[0] == 1);
   data = (float*)m->dl_tensor.data;
   CHECK(data[999] == 999.0f);
   data[3] = 42.0f; /* C writes, Go sees */
-  CHECK(((float*)dlgen_data(h))[3] == 42.0f);
+  CHECK(((float*)data_of(h))[3] == 42.0f);
   CHECK(dlgen_scale_f32(h, 2.0f) == 0); /* Go writes, C sees */
   CHECK(data[3] == 84.0f);
 
@@ -83,22 +91,23 @@ int main(void) {
   CHECK(dlgen_live_tensors() == 0);
 
   /* Order 2: the consumer deletes first, from another thread. */
-  h = dlgen_arange_f32(10);
-  m = dlgen_export(h);
+  CHECK(dlgen_arange_f32(10, &h) == DLGEN_OK);
+  CHECK(dlgen_export(h, &m) == DLGEN_OK);
   {
     pthread_t th;
     pthread_create(&th, NULL, delete_in_thread, m);
     pthread_join(th, NULL);
   }
   CHECK(dlgen_live_exports() == 0);
-  CHECK(((float*)dlgen_data(h))[9] == 9.0f);
+  CHECK(((float*)data_of(h))[9] == 9.0f);
   dlgen_close(h);
   CHECK(dlgen_live_tensors() == 0);
 
   /* Legacy export. */
-  h = dlgen_arange_f32(4);
+  CHECK(dlgen_arange_f32(4, &h) == DLGEN_OK);
   {
-    DLManagedTensor* legacy = dlgen_export_legacy(h);
+    DLManagedTensor* legacy = NULL;
+    CHECK(dlgen_export_legacy(h, &legacy) == DLGEN_OK);
     CHECK(legacy != NULL && ((float*)legacy->dl_tensor.data)[2] == 2.0f);
     legacy->deleter(legacy);
   }
@@ -108,13 +117,14 @@ int main(void) {
   {
     DLManagedTensorVersioned* mine = c_tensor(16, 1);
     float* cdata = (float*)mine->dl_tensor.data;
-    uintptr_t g = dlgen_import(mine, err, sizeof err);
+    uintptr_t g = 0;
+    CHECK(dlgen_import(mine, &g, err, sizeof err) == DLGEN_OK);
     CHECK(g != 0);
-    CHECK(dlgen_data(g) == (void*)cdata);
+    CHECK(data_of(g) == (void*)cdata);
     CHECK(dlgen_scale_f32(g, 0.5f) == 0);
     CHECK(cdata[4] == 4.0f);
     /* Re-export of the import: C's deleter waits for both. */
-    m = dlgen_export(g);
+    CHECK(dlgen_export(g, &m) == DLGEN_OK);
     dlgen_close(g);
     CHECK(c_deleted == 0);
     m->deleter(m);
@@ -125,20 +135,24 @@ int main(void) {
   {
     DLManagedTensorVersioned* bad = c_tensor(4, 1);
     bad->dl_tensor.shape[0] = -4;
-    CHECK(dlgen_import(bad, err, sizeof err) == 0);
+    uintptr_t g = 0;
+    CHECK(dlgen_import(bad, &g, err, sizeof err) == DLGEN_EMALFORMED);
+    CHECK(g == 0);
     CHECK(strstr(err, "negative extent") != NULL);
     CHECK(c_deleted == 2);
     bad = c_tensor(4, 1);
     bad->version.major = 9;
-    CHECK(dlgen_import(bad, err, sizeof err) == 0);
+    CHECK(dlgen_import(bad, &g, err, sizeof err) == DLGEN_EMALFORMED);
     CHECK(c_deleted == 3);
   }
 
   /* Many exchanges: nothing accumulates. */
   for (i = 0; i < 10000; i++) {
-    uintptr_t t = dlgen_arange_f32(8);
-    DLManagedTensorVersioned* e = dlgen_export(t);
-    uintptr_t back = dlgen_import(e, err, sizeof err);
+    uintptr_t t = 0, back = 0;
+    DLManagedTensorVersioned* e = NULL;
+    CHECK(dlgen_arange_f32(8, &t) == DLGEN_OK);
+    CHECK(dlgen_export(t, &e) == DLGEN_OK);
+    CHECK(dlgen_import(e, &back, err, sizeof err) == DLGEN_OK);
     dlgen_close(t);
     dlgen_close(back);
   }
@@ -149,8 +163,8 @@ int main(void) {
 
 #ifdef DLGEN_LEAK_ONE
   /* For the test of the test: an export nobody deletes must be reported. */
-  h = dlgen_arange_f32(4);
-  m = dlgen_export(h);
+  CHECK(dlgen_arange_f32(4, &h) == DLGEN_OK);
+  CHECK(dlgen_export(h, &m) == DLGEN_OK);
   m = NULL;
   dlgen_close(h);
 #endif

@@ -48,7 +48,7 @@ import (
 // Spec describes a tensor to produce. Shape or Strides nil means NULL.
 type Spec struct {
 	Major, Minor uint32
-	Flags        uint64
+	Flags        dlpack.FlagBitmask
 	Device       dlpack.Device
 	DType        dlpack.DataType
 	NDim         int32
@@ -108,4 +108,11 @@ func (r Record) Buffer(n int) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(r.r.buffer), n)
+}
+
+// SetData points the tensor at p instead of its own buffer (memory the
+// test owns, a guard-paged buffer for instance).
+func (r Record) SetData(p unsafe.Pointer) {
+	r.Versioned().DLTensor.Data = p
+	r.Legacy().DLTensor.Data = p
 }

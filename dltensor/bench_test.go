@@ -1,15 +1,15 @@
-package runtime_test
+package dltensor_test
 
 import (
 	"testing"
 
-	"github.com/dlgen/dlgen/runtime"
+	"github.com/dlgen/dlgen/dltensor"
 )
 
 // BenchmarkExportRelease is one Go-to-consumer round trip: Export, then the
 // consumer's deleter (goal: <= 300 ns and 0 Go heap allocations).
 func BenchmarkExportRelease(b *testing.B) {
-	t, err := runtime.FromSlice(make([]float32, 1024), 32, 32)
+	t, err := dltensor.FromSlice(make([]float32, 1024), 32, 32)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -20,12 +20,12 @@ func BenchmarkExportRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		runtime.DeleteVersioned(m)
+		dltensor.DeleteVersioned(m)
 	}
 }
 
 func benchmarkExchange(b *testing.B, nbytes int) {
-	t, err := runtime.FromSlice(make([]byte, nbytes))
+	t, err := dltensor.FromSlice(make([]byte, nbytes))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func benchmarkExchange(b *testing.B, nbytes int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		imp, err := runtime.Import(m)
+		imp, err := dltensor.Import(m)
 		if err != nil {
 			b.Fatal(err)
 		}

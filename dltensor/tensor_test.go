@@ -1,34 +1,34 @@
-package runtime_test
+package dltensor_test
 
 import (
 	"errors"
-	goruntime "runtime"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/dltensor"
+	"github.com/dlgen/dlgen/dltensor/internal/cproducer"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime"
-	"github.com/dlgen/dlgen/runtime/internal/cproducer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 var (
 	cpu = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
-	f32 = runtime.DataTypeOf[float32]()
+	f32 = dltensor.DataTypeOf[float32]()
 )
 
 // quiet waits for finalizers and checks that nothing is left alive.
 func requireNoLiveExports(t *testing.T) {
 	t.Helper()
-	assert.Zero(t, runtime.LiveExports(), "live exports")
+	assert.Zero(t, dltensor.LiveExports(), "live exports")
 }
 
 func TestExportIsZeroCopyAndDeletesOnce(t *testing.T) {
 	data := []float32{1, 2, 3, 4, 5, 6}
-	tensor, err := runtime.FromSlice(data, 2, 3)
+	tensor, err := dltensor.FromSlice(data, 2, 3)
 	require.NoError(t, err)
 	m, err := tensor.Export()
 	require.NoError(t, err)
@@ -42,18 +42,18 @@ func TestExportIsZeroCopyAndDeletesOnce(t *testing.T) {
 	unsafe.Slice((*float32)(m.DLTensor.Data), 6)[4] = 42 // a consumer writes
 	assert.Equal(t, float32(42), data[4])
 
-	assert.EqualValues(t, 1, runtime.LiveExports())
-	runtime.DeleteVersioned(m)
+	assert.EqualValues(t, 1, dltensor.LiveExports())
+	dltensor.DeleteVersioned(m)
 	requireNoLiveExports(t)
 	tensor.Close()
 	tensor.Close()
 }
 
 func TestGoSideClosedFirstKeepsMemoryForTheConsumer(t *testing.T) {
-	before := runtime.LiveTensors()
-	tensor, err := runtime.FromSlice(make([]int64, 1<<16))
+	before := dltensor.LiveTensors()
+	tensor, err := dltensor.FromSlice(make([]int64, 1<<16))
 	require.NoError(t, err)
-	v, err := runtime.View[int64](tensor)
+	v, err := dltensor.View[int64](tensor)
 	require.NoError(t, err)
 	v[100] = 7
 	m, err := tensor.Export()
@@ -61,22 +61,22 @@ func TestGoSideClosedFirstKeepsMemoryForTheConsumer(t *testing.T) {
 	tensor.Close()
 	v = nil
 	for i := 0; i < 3; i++ {
-		goruntime.GC()
+		runtime.GC()
 	}
 	assert.Equal(t, int64(7), unsafe.Slice((*int64)(m.DLTensor.Data), 1<<16)[100], "memory must survive until the consumer deletes")
-	assert.Equal(t, before+1, runtime.LiveTensors())
-	runtime.DeleteVersioned(m)
-	assert.Equal(t, before, runtime.LiveTensors())
+	assert.Equal(t, before+1, dltensor.LiveTensors())
+	dltensor.DeleteVersioned(m)
+	assert.Equal(t, before, dltensor.LiveTensors())
 }
 
 func TestLegacyExport(t *testing.T) {
-	tensor, err := runtime.FromSlice([]uint8{1, 2, 3})
+	tensor, err := dltensor.FromSlice([]uint8{1, 2, 3})
 	require.NoError(t, err)
 	defer tensor.Close()
 	m, err := tensor.ExportLegacy()
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), m.DLTensor.Ndim)
-	runtime.DeleteLegacy(m)
+	dltensor.DeleteLegacy(m)
 	requireNoLiveExports(t)
 
 	tensor.SetReadOnly()
@@ -85,18 +85,18 @@ func TestLegacyExport(t *testing.T) {
 	mv, err := tensor.Export()
 	require.NoError(t, err)
 	assert.Equal(t, dlpack.FlagBitmaskReadOnly, mv.Flags&dlpack.FlagBitmaskReadOnly)
-	runtime.DeleteVersioned(mv)
+	dltensor.DeleteVersioned(mv)
 }
 
 func TestScalarExportHasNullShape(t *testing.T) {
-	tensor := runtime.Scalar(3.5)
+	tensor := dltensor.Scalar(3.5)
 	defer tensor.Close()
 	m, err := tensor.Export()
 	require.NoError(t, err)
 	assert.Zero(t, m.DLTensor.Ndim)
 	assert.Nil(t, m.DLTensor.Shape)
 	assert.Equal(t, 3.5, *(*float64)(m.DLTensor.Data))
-	runtime.DeleteVersioned(m)
+	dltensor.DeleteVersioned(m)
 }
 
 func goodSpec() cproducer.Spec {
@@ -108,9 +108,9 @@ func goodSpec() cproducer.Spec {
 
 func TestImportViewAndClose(t *testing.T) {
 	r := cproducer.New(goodSpec())
-	tensor, err := runtime.Import(r.Versioned())
+	tensor, err := dltensor.Import(r.Versioned())
 	require.NoError(t, err)
-	v, err := runtime.View[float32](tensor)
+	v, err := dltensor.View[float32](tensor)
 	require.NoError(t, err)
 	v[5] = 2.5
 	assert.Equal(t, float32(2.5), *(*float32)(unsafe.Pointer(&r.Buffer(24)[20])), "the view aliases the producer's memory")
@@ -122,10 +122,11 @@ func TestImportViewAndClose(t *testing.T) {
 
 func TestImportRefusesTheSamePointerTwice(t *testing.T) {
 	r := cproducer.New(goodSpec())
-	tensor, err := runtime.Import(r.Versioned())
+	tensor, err := dltensor.Import(r.Versioned())
 	require.NoError(t, err)
-	_, err = runtime.Import(r.Versioned())
-	require.ErrorIs(t, err, runtime.ErrMalformed)
+	_, err = dltensor.Import(r.Versioned())
+	require.ErrorIs(t, err, dltensor.ErrAlreadyImported)
+	assert.NotErrorIs(t, err, dltensor.ErrMalformed)
 	assert.Equal(t, 0, r.Calls(), "a refused duplicate must not delete the owner's tensor")
 	tensor.Close()
 	assert.Equal(t, 1, r.Calls())
@@ -141,7 +142,7 @@ func TestImportRejectsMalformedTensors(t *testing.T) {
 		"NULL shape":              func(s *cproducer.Spec) { s.Shape = nil },
 		"NULL strides in 1.2+":    func(s *cproducer.Spec) { s.Strides = nil },
 		"unknown dtype code":      func(s *cproducer.Spec) { s.DType.Code = 99 },
-		"opaque dtype":            func(s *cproducer.Spec) { s.DType.Code = uint8(dlpack.DataTypeCodeOpaqueHandle) },
+		"opaque dtype":            func(s *cproducer.Spec) { s.DType.Code = dlpack.DataTypeCodeOpaqueHandle },
 		"zero lanes":              func(s *cproducer.Spec) { s.DType.Lanes = 0 },
 		"zero bits":               func(s *cproducer.Spec) { s.DType.Bits = 0 },
 		"unknown device":          func(s *cproducer.Spec) { s.Device.DeviceType = 99 },
@@ -157,9 +158,9 @@ func TestImportRejectsMalformedTensors(t *testing.T) {
 			spec := goodSpec()
 			breakIt(&spec)
 			r := cproducer.New(spec)
-			_, err := runtime.Import(r.Versioned())
+			_, err := dltensor.Import(r.Versioned())
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, runtime.ErrMalformed), err)
+			assert.True(t, errors.Is(err, dltensor.ErrMalformed), err)
 			assert.Equal(t, 1, r.Calls(), "the deleter runs exactly once")
 		})
 	}
@@ -169,41 +170,53 @@ func TestNullStridesBefore12MeanContiguous(t *testing.T) {
 	spec := goodSpec()
 	spec.Minor, spec.Strides = 1, nil
 	r := cproducer.New(spec)
-	tensor, err := runtime.Import(r.Versioned())
+	tensor, err := dltensor.Import(r.Versioned())
 	require.NoError(t, err)
 	assert.Equal(t, []int64{3, 1}, tensor.Strides())
 	tensor.Close()
 }
 
-func TestLegacyImportIsReadOnly(t *testing.T) {
+// TestLegacyImportIsWritableUnlessSetReadOnly: the legacy format has no
+// read-only bit; dlgen reads it as writable (as PyTorch, CuPy and JAX do),
+// and SetReadOnly opts in to NumPy's reading.
+func TestLegacyImportIsWritableUnlessSetReadOnly(t *testing.T) {
 	r := cproducer.New(goodSpec())
-	tensor, err := runtime.ImportLegacy(r.Legacy())
+	tensor, err := dltensor.ImportLegacy(r.Legacy())
 	require.NoError(t, err)
-	assert.True(t, tensor.ReadOnly())
-	_, err = runtime.View[float32](tensor)
-	assert.ErrorContains(t, err, "read-only")
+	assert.False(t, tensor.ReadOnly())
+	v, err := dltensor.View[float32](tensor)
+	require.NoError(t, err)
+	v[1] = 3
+	tensor.SetReadOnly()
+	_, err = dltensor.View[float32](tensor)
+	assert.ErrorIs(t, err, dltensor.ErrReadOnly)
+	_, err = tensor.ExportLegacy()
+	assert.ErrorIs(t, err, dltensor.ErrReadOnly)
+	ro, err := dltensor.ReadView[float32](tensor)
+	require.NoError(t, err)
+	assert.Equal(t, float32(3), ro[1], "a read-only view without a copy")
+
 	c, err := tensor.Contiguous()
 	require.NoError(t, err)
 	assert.True(t, c.Copied())
 	assert.False(t, c.ReadOnly())
-	m, err := c.Export()
+	m, err := c.ExportAndClose()
 	require.NoError(t, err)
-	assert.Equal(t, dlpack.FlagBitmaskIsCopied, m.Flags)
-	runtime.DeleteVersioned(m)
-	c.Close()
+	assert.Equal(t, dlpack.FlagBitmaskIsCopied, m.Flags, "handed over, the copy is the consumer's alone")
+	dltensor.DeleteVersioned(m)
 	tensor.Close()
 	assert.Equal(t, 1, r.Calls())
 }
 
 func TestReexportOutlivesTheImport(t *testing.T) {
 	r := cproducer.New(goodSpec())
-	tensor, err := runtime.Import(r.Versioned())
+	tensor, err := dltensor.Import(r.Versioned())
 	require.NoError(t, err)
 	m, err := tensor.Export()
 	require.NoError(t, err)
 	tensor.Close()
 	assert.Equal(t, 0, r.Calls(), "the export still holds the producer's tensor")
-	runtime.DeleteVersioned(m)
+	dltensor.DeleteVersioned(m)
 	assert.Equal(t, 1, r.Calls())
 }
 
@@ -216,42 +229,48 @@ func TestContiguousOfNegativeStrides(t *testing.T) {
 	for i := range buf {
 		buf[i] = float32(i)
 	}
-	tensor, err := runtime.Import(r.Versioned())
+	tensor, err := dltensor.Import(r.Versioned())
 	require.NoError(t, err)
 	defer tensor.Close()
 	c, err := tensor.Contiguous()
 	require.NoError(t, err)
 	defer c.Close()
-	v, err := runtime.View[float32](c)
+	v, err := dltensor.View[float32](c)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{5, 4, 3, 2, 1, 0}, v)
 }
 
 func TestCopyToOtherDevicesNeedsABackend(t *testing.T) {
-	tensor, err := runtime.FromSlice([]float32{1})
+	tensor, err := dltensor.FromSlice([]float32{1})
 	require.NoError(t, err)
 	defer tensor.Close()
 	_, err = tensor.CopyTo(dlpack.Device{DeviceType: dlpack.DeviceTypeCUDA})
 	assert.EqualError(t, err, "devices: no backend for kDLCUDA")
+	assert.ErrorIs(t, err, dltensor.ErrNoBackend)
 }
 
 func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
-	leaked := runtime.LeakedImports()
+	leaked := dltensor.LeakedImports()
 	reports := make(chan []int64, 1)
-	defer func(old func([]int64, dlpack.DataType)) { runtime.ReportLeak = old }(runtime.ReportLeak)
-	runtime.ReportLeak = func(shape []int64, _ dlpack.DataType) { reports <- shape }
+	dltensor.SetLeakReporter(func(shape []int64, _ dlpack.DataType) {
+		select {
+		case reports <- shape:
+		default: // never block the finalizer goroutine
+		}
+	})
+	defer dltensor.SetLeakReporter(nil)
 	r := cproducer.New(goodSpec())
 	func() {
-		_, err := runtime.Import(r.Versioned())
+		_, err := dltensor.Import(r.Versioned())
 		require.NoError(t, err)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for r.Calls() == 0 && time.Now().Before(deadline) {
-		goruntime.GC()
+		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
 	assert.Equal(t, 1, r.Calls())
-	assert.Equal(t, leaked+1, runtime.LeakedImports())
+	assert.Equal(t, leaked+1, dltensor.LeakedImports())
 	select {
 	case shape := <-reports:
 		assert.Equal(t, []int64{2, 3}, shape)
@@ -261,20 +280,21 @@ func TestFinalizerDeletesAndReportsLeakedImports(t *testing.T) {
 }
 
 func TestViewChecksType(t *testing.T) {
-	tensor, err := runtime.FromSlice([]int32{1, 2})
+	tensor, err := dltensor.FromSlice([]int32{1, 2})
 	require.NoError(t, err)
 	defer tensor.Close()
-	_, err = runtime.View[float32](tensor)
+	_, err = dltensor.View[float32](tensor)
 	assert.ErrorContains(t, err, "viewed as float32")
+	assert.ErrorIs(t, err, dltensor.ErrElementType)
 }
 
 // TestConcurrentExportImportRetainRelease hammers shared tensors from 64
 // goroutines: run under -race.
 func TestConcurrentExportImportRetainRelease(t *testing.T) {
-	shared := make([]*runtime.Tensor, 4)
+	shared := make([]*dltensor.Tensor, 4)
 	for i := range shared {
 		var err error
-		shared[i], err = runtime.FromSlice(make([]float64, 256), 16, 16)
+		shared[i], err = dltensor.FromSlice(make([]float64, 256), 16, 16)
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
@@ -289,7 +309,7 @@ func TestConcurrentExportImportRetainRelease(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				imp, err := runtime.Import(m) // a Go consumer of a Go producer
+				imp, err := dltensor.Import(m) // a Go consumer of a Go producer
 				if err != nil {
 					t.Error(err)
 					return
@@ -300,7 +320,7 @@ func TestConcurrentExportImportRetainRelease(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					go runtime.DeleteVersioned(again) // deleters from other threads
+					go dltensor.DeleteVersioned(again) // deleters from other threads
 				}
 				imp.Close()
 			}
@@ -308,7 +328,7 @@ func TestConcurrentExportImportRetainRelease(t *testing.T) {
 	}
 	wg.Wait()
 	deadline := time.Now().Add(5 * time.Second)
-	for runtime.LiveExports() != 0 && time.Now().Before(deadline) {
+	for dltensor.LiveExports() != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	requireNoLiveExports(t)
@@ -319,18 +339,18 @@ func TestConcurrentExportImportRetainRelease(t *testing.T) {
 
 func TestDataTypeOfEveryGoNumericType(t *testing.T) {
 	dt := func(code dlpack.DataTypeCode, bits uint8) dlpack.DataType {
-		return dlpack.DataType{Code: uint8(code), Bits: bits, Lanes: 1}
+		return dlpack.DataType{Code: code, Bits: bits, Lanes: 1}
 	}
 	word := uint8(unsafe.Sizeof(0) * 8)
-	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 8), runtime.DataTypeOf[int8]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 64), runtime.DataTypeOf[int64]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeInt, word), runtime.DataTypeOf[int]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, 16), runtime.DataTypeOf[uint16]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, word), runtime.DataTypeOf[uint]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, word), runtime.DataTypeOf[uintptr]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeFloat, 32), runtime.DataTypeOf[float32]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeComplex, 128), runtime.DataTypeOf[complex128]())
-	assert.Equal(t, dt(dlpack.DataTypeCodeBool, 8), runtime.DataTypeOf[bool]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 8), dltensor.DataTypeOf[int8]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeInt, 64), dltensor.DataTypeOf[int64]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeInt, word), dltensor.DataTypeOf[int]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, 16), dltensor.DataTypeOf[uint16]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, word), dltensor.DataTypeOf[uint]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeUInt, word), dltensor.DataTypeOf[uintptr]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeFloat, 32), dltensor.DataTypeOf[float32]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeComplex, 128), dltensor.DataTypeOf[complex128]())
+	assert.Equal(t, dt(dlpack.DataTypeCodeBool, 8), dltensor.DataTypeOf[bool]())
 }
 
 // TestFromCFreesOnceInEitherOrder wraps C memory (a C producer's buffer)
@@ -342,7 +362,7 @@ func TestFromCFreesOnceInEitherOrder(t *testing.T) {
 		buf := r.Buffer(24)
 		unsafe.Slice((*float32)(unsafe.Pointer(&buf[0])), 6)[5] = 7
 		freed := 0
-		tensor, err := runtime.FromC(unsafe.Pointer(&buf[0]), f32, []int64{2, 3}, nil, func(unsafe.Pointer) { freed++ })
+		tensor, err := dltensor.FromC(unsafe.Pointer(&buf[0]), dltensor.Layout{DataType: f32, Shape: []int64{2, 3}}, func(unsafe.Pointer) { freed++ })
 		require.NoError(t, err)
 		assert.Equal(t, []int64{3, 1}, tensor.Strides())
 		m, err := tensor.Export()
@@ -352,16 +372,16 @@ func TestFromCFreesOnceInEitherOrder(t *testing.T) {
 		if goFirst {
 			tensor.Close()
 			assert.Zero(t, freed, "the export still holds the memory")
-			runtime.DeleteVersioned(m)
+			dltensor.DeleteVersioned(m)
 		} else {
-			runtime.DeleteVersioned(m)
+			dltensor.DeleteVersioned(m)
 			assert.Zero(t, freed, "the creator still holds the memory")
 			tensor.Close()
 		}
 		assert.Equal(t, 1, freed)
 	}
-	_, err := runtime.FromC(nil, f32, []int64{-1}, nil, nil)
+	_, err := dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{-1}}, nil)
 	assert.ErrorContains(t, err, "negative extent")
-	_, err = runtime.FromC(nil, f32, []int64{2}, []int64{1, 1}, nil)
+	_, err = dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{2}, Strides: []int64{1, 1}}, nil)
 	assert.ErrorContains(t, err, "2 strides for 1 dimensions")
 }

@@ -1,13 +1,14 @@
-package runtime_test
+package dltensor_test
 
 import (
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/dlgen/dlgen/devices"
+	"github.com/dlgen/dlgen/dltensor"
+	"github.com/dlgen/dlgen/dltensor/internal/cproducer"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime"
-	"github.com/dlgen/dlgen/runtime/internal/cproducer"
 )
 
 // FuzzImport feeds Import arbitrary field values. Whatever it decides, the
@@ -21,9 +22,9 @@ func FuzzImport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, major, minor uint32, flags uint64, device int32, code, bits uint8, lanes uint16,
 		ndim int32, d0, d1, s0, s1 int64, byteOffset uint64, nullStrides bool) {
 		spec := cproducer.Spec{
-			Major: major, Minor: minor, Flags: flags,
+			Major: major, Minor: minor, Flags: dlpack.FlagBitmask(flags),
 			Device: dlpack.Device{DeviceType: dlpack.DeviceType(device)},
-			DType:  dlpack.DataType{Code: code, Bits: bits, Lanes: lanes},
+			DType:  dlpack.DataType{Code: dlpack.DataTypeCode(code), Bits: bits, Lanes: lanes},
 			NDim:   ndim, Shape: []int64{d0, d1}, Strides: []int64{s0, s1}, ByteOffset: byteOffset,
 		}
 		if nullStrides {
@@ -36,9 +37,11 @@ func FuzzImport(f *testing.F) {
 			spec.BufferBytes = int(need) + 64
 		}
 		r := cproducer.New(spec)
-		tensor, err := runtime.Import(r.Versioned())
+		data := r.Versioned().DLTensor.Data
+		tensor, err := dltensor.Import(r.Versioned())
+		checkFromCAgrees(t, spec, data, err == nil)
 		if err != nil {
-			if !errors.Is(err, runtime.ErrMalformed) {
+			if !errors.Is(err, dltensor.ErrMalformed) {
 				t.Fatalf("error not wrapping ErrMalformed: %v", err)
 			}
 			if r.Calls() != 1 {
@@ -88,4 +91,36 @@ func extent(s cproducer.Spec) (int64, bool) {
 		return 0, false // the layout reaches before the buffer: keep it unreadable
 	}
 	return int64(s.ByteOffset) + (hi+1)*item, true
+}
+
+// checkFromCAgrees: what Go makes with FromC from the same description is
+// accepted exactly when Import accepts it, and Import takes its export.
+func checkFromCAgrees(t *testing.T, s cproducer.Spec, data unsafe.Pointer, imported bool) {
+	if s.Major != dlpack.MajorVersion || s.NDim < 0 || s.NDim > 2 || s.Device.DeviceType == 0 || s.Strides == nil && s.Minor >= 2 {
+		return // descriptions FromC cannot express
+	}
+	l := dltensor.Layout{
+		Device: s.Device, DataType: s.DType, Shape: s.Shape[:s.NDim], ByteOffset: s.ByteOffset,
+		SubbytePadded: s.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0,
+	}
+	if s.Strides != nil {
+		l.Strides = s.Strides[:s.NDim]
+	}
+	made, err := dltensor.FromC(data, l, nil)
+	if (err == nil) != imported {
+		t.Fatalf("Import accepted: %v, FromC: %v", imported, err)
+	}
+	if err != nil {
+		return
+	}
+	defer made.Close()
+	m, err := made.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := dltensor.Import(m)
+	if err != nil {
+		t.Fatalf("Import refuses what Go exported: %v", err)
+	}
+	back.Close()
 }
