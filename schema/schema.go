@@ -13,9 +13,11 @@
 package schema
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -70,8 +72,17 @@ func (l ErrorList) Error() string {
 // Load parses and validates a schema; file names it in error messages.
 // The error, if any, is an ErrorList.
 func Load(file string, data []byte) (*ir.Schema, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
+		return nil, ErrorList{yamlError(file, err)}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		// yaml.Unmarshal would silently drop every document after the first.
+		return nil, ErrorList{{Pos: ir.Pos{File: file, Line: next.Line, Col: next.Column}, Msg: "the schema must be one YAML document; a second one starts here"}}
+	case err != io.EOF:
 		return nil, ErrorList{yamlError(file, err)}
 	}
 	return loadNode(file, &root)
@@ -121,7 +132,7 @@ type reader struct {
 }
 
 func (r *reader) pos(n *yaml.Node) ir.Pos {
-	if n == nil { // callers check required keys first; this is a last resort
+	if n == nil || n.Line == 0 { // an empty document has no position; required keys are checked first
 		return ir.Pos{File: r.file, Line: 1, Col: 1}
 	}
 	return ir.Pos{File: r.file, Line: n.Line, Col: n.Column}

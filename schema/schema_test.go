@@ -119,6 +119,8 @@ func TestLoadRejects(t *testing.T) {
 		{"bad C type", "type: int32_t, since", "type: \"int32_t)\", since", "cannot parse C type"},
 		{"yaml syntax", "versions:\n", "versions: [\n", "base.yaml:"},
 		{"alias", "header_guard: G_H_", "header_guard: &g G_H_\nname2: *g", `unknown key "name2"`},
+		{"second document", "header_guard: G_H_\n", "header_guard: G_H_\n---\nname: other\n", "base.yaml:3:1: the schema must be one YAML document; a second one starts here"},
+		{"syntax error in a second document", "header_guard: G_H_\n", "header_guard: G_H_\n---\n[\n", "base.yaml:"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +142,13 @@ func requirePositioned(t *testing.T, err error, file, want string) {
 	require.ErrorAs(t, err, &list)
 	for _, e := range list {
 		assert.Regexp(t, `^`+regexp.QuoteMeta(file)+`:\d+:\d+: `, e.Error())
+	}
+}
+
+func TestLoadRejectsEmptyFileAtLineOne(t *testing.T) {
+	for _, src := range []string{"", "# only a comment\n"} {
+		_, err := Load("empty.yaml", []byte(src))
+		requirePositioned(t, err, "empty.yaml", "empty.yaml:1:1: the schema must be one YAML document")
 	}
 }
 
