@@ -227,11 +227,38 @@ func (r *reader) text(n *yaml.Node, what string) string {
 // ident reads a C identifier; n may be nil (an optional key left out).
 func (r *reader) ident(n *yaml.Node, what string) string {
 	s := r.str(n, what)
-	if n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null" && !isIdent(s) {
+	switch {
+	case n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null":
+	case !isIdent(s):
 		r.errorf(n, "%s %q is not a C identifier", what, s)
+	case keywords[s]:
+		r.errorf(n, "%s %q is a keyword of C, C++ or Python, which the generated code is written in", what, s)
 	}
 	return s
 }
+
+// keywords are the reserved words of C11, C++17 and Python 3: a name
+// spelled like one would break the header or the Python modules.
+var keywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		auto break case char const continue default do double else enum extern
+		float for goto if inline int long register restrict return short signed
+		sizeof static struct switch typedef union unsigned void volatile while
+		_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn
+		_Static_assert _Thread_local
+		alignas alignof and and_eq asm bitand bitor bool catch char16_t char32_t
+		class compl constexpr const_cast decltype delete dynamic_cast explicit
+		export false friend mutable namespace new noexcept not not_eq nullptr
+		operator or or_eq private protected public reinterpret_cast
+		static_assert static_cast template this thread_local throw true try
+		typeid typename using virtual wchar_t xor xor_eq
+		False None True as assert async await def del elif except finally from
+		global import in is lambda nonlocal pass raise with yield`) {
+		m[w] = true
+	}
+	return m
+}()
 
 func (r *reader) integer(n *yaml.Node, what string) int64 {
 	if n == nil {

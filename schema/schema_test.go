@@ -118,6 +118,9 @@ func TestLoadRejects(t *testing.T) {
 		{"until before since", "    since: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", "    since: \"0.6\"\n    until: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", "until 0.6 must be later than since 0.6"},
 		{"bad C type", "type: int32_t, since", "type: \"int32_t)\", since", "cannot parse C type"},
 		{"yaml syntax", "versions:\n", "versions: [\n", "base.yaml:"},
+		{"keyword as a name", "{name: kDLCPU, value: 1,", "{name: class, value: 1,", `base.yaml:16:16: enumerator name "class" is a keyword of C, C++ or Python`},
+		{"renamed from a keyword", "{name: kDLCUDA, value: 2, since: \"1.0\"}", "{name: kDLCUDA, value: 2, since: \"0.6\", renamed: {in: \"1.0\", from: int}}", `renamed.from "int" is a keyword`},
+		{"renamed from a name in use", "{name: kDLCUDA, value: 2, since: \"1.0\"}", "{name: kDLCUDA, value: 2, since: \"0.6\", renamed: {in: \"1.0\", from: kDLCPU}}", "base.yaml:17:9: renamed.from kDLCPU is, in release 0.6, also the name at base.yaml:16:9"},
 		{"alias", "header_guard: G_H_", "header_guard: &g G_H_\nname2: *g", `unknown key "name2"`},
 		{"second document", "header_guard: G_H_\n", "header_guard: G_H_\n---\nname: other\n", "base.yaml:3:1: the schema must be one YAML document; a second one starts here"},
 		{"syntax error in a second document", "header_guard: G_H_\n", "header_guard: G_H_\n---\n[\n", "base.yaml:"},
@@ -143,6 +146,14 @@ func requirePositioned(t *testing.T, err error, file, want string) {
 	for _, e := range list {
 		assert.Regexp(t, `^`+regexp.QuoteMeta(file)+`:\d+:\d+: `, e.Error())
 	}
+}
+
+func TestLoadAcceptsAnOldNameFreedByTheRename(t *testing.T) {
+	// kDLCUDA was spelled kDLGPU, and kDLGPU names nothing else: fine.
+	src := strings.Replace(base, "{name: kDLCUDA, value: 2, since: \"1.0\"}", "{name: kDLCUDA, value: 2, since: \"0.6\", renamed: {in: \"1.0\", from: kDLGPU}}", 1)
+	s, err := Load("base.yaml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, "kDLGPU", s.At(ir.Version{Major: 0, Minor: 6}).Enums()[0].Values[1].Name)
 }
 
 func TestLoadRejectsEmptyFileAtLineOne(t *testing.T) {

@@ -74,7 +74,73 @@ func (r *reader) validate(s *ir.Schema) {
 			check(&ir.Type{Kind: ir.Func, Sig: d.Sig}, d.Life, d.Name)
 		}
 	}
+	r.validateRenames(s)
 	r.validateRoles(s)
+}
+
+// validateRenames checks that an old spelling (renamed.from) clashes with
+// no other name of a release that uses it: C's namespace for enumerators,
+// or the Python names.
+func (r *reader) validateRenames(s *ir.Schema) {
+	reported := map[ir.Pos]bool{}
+	for _, rel := range s.Releases {
+		v := rel.Version
+		c := map[string]ir.Pos{}
+		var renamedC []*ir.Enumerator
+		for _, m := range s.Macros {
+			if m.Life.In(v) {
+				c[m.Name] = m.Pos
+			}
+		}
+		for _, d := range s.Decls {
+			if !d.DeclLife().In(v) {
+				continue
+			}
+			c[d.DeclName()] = d.DeclPos()
+			switch d := d.(type) {
+			case *ir.Enum:
+				for _, e := range d.Values {
+					switch {
+					case !e.Life.In(v):
+					case e.Renamed != nil && v.Less(e.Renamed.In):
+						renamedC = append(renamedC, e)
+					default:
+						c[e.Name] = e.Pos
+					}
+				}
+			case *ir.Flags:
+				for _, b := range d.Bits {
+					if b.Life.In(v) {
+						c[b.Name] = b.Pos
+					}
+				}
+			}
+		}
+		py := map[string]ir.Pos{}
+		var renamedPy []*ir.PythonName
+		for _, p := range s.Python {
+			switch {
+			case !p.Life.In(v):
+			case p.Renamed != nil && v.Less(p.Renamed.In):
+				renamedPy = append(renamedPy, p)
+			default:
+				py[p.Name] = p.Pos
+			}
+		}
+		clash := func(names map[string]ir.Pos, old string, pos ir.Pos) {
+			if prev, dup := names[old]; dup && !reported[pos] {
+				reported[pos] = true
+				r.errs = append(r.errs, &Error{Pos: pos, Msg: fmt.Sprintf("renamed.from %s is, in release %s, also the name at %s", old, v, prev)})
+			}
+			names[old] = pos
+		}
+		for _, e := range renamedC {
+			clash(c, e.Renamed.From, e.Pos)
+		}
+		for _, p := range renamedPy {
+			clash(py, p.Renamed.From, p.Pos)
+		}
+	}
 }
 
 // before is the part of life older than release v: the releases in which
