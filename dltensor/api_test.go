@@ -62,6 +62,24 @@ func TestAccessorsFailAfterClose(t *testing.T) {
 	assert.Equal(t, []int64{2}, tensor.Shape(), "metadata is Go memory and stays readable")
 }
 
+func TestClosedReadOnlyHandleIsClosedNotReadOnly(t *testing.T) {
+	tensor, err := dltensor.FromSlice([]float32{1, 2})
+	require.NoError(t, err)
+	tensor.SetReadOnly()
+	tensor.Close()
+	_, err = dltensor.View[float32](tensor)
+	assert.ErrorIs(t, err, dltensor.ErrClosed)
+	assert.NotErrorIs(t, err, dltensor.ErrReadOnly)
+	_, err = tensor.Bytes()
+	assert.ErrorIs(t, err, dltensor.ErrClosed)
+	assert.NotErrorIs(t, err, dltensor.ErrReadOnly)
+}
+
+func TestDeleteOfNilDoesNothing(t *testing.T) {
+	dltensor.DeleteVersioned(nil) // crashed in C before
+	dltensor.DeleteLegacy(nil)
+}
+
 // TestStridedFromGo makes the transpose of a 2x3 slice, starting at an
 // offset, and checks bounds against the slice.
 func TestStridedFromGo(t *testing.T) {

@@ -151,12 +151,17 @@ func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 	return m, nil
 }
 
-// DeleteVersioned calls m's deleter, as a consumer does when it is done.
+// DeleteVersioned calls m's deleter, as a consumer does when it is done;
+// nil, or a NULL deleter, does nothing.
 func DeleteVersioned(m *dlpack.ManagedTensorVersioned) {
-	C.dlgen_call_versioned_deleter((*C.DLManagedTensorVersioned)(unsafe.Pointer(m)))
+	if m != nil {
+		C.dlgen_call_versioned_deleter((*C.DLManagedTensorVersioned)(unsafe.Pointer(m)))
+	}
 }
 
-// DeleteLegacy calls m's deleter.
+// DeleteLegacy calls m's deleter; nil, or a NULL deleter, does nothing.
 func DeleteLegacy(m *dlpack.ManagedTensor) {
-	C.dlgen_call_legacy_deleter((*C.DLManagedTensor)(unsafe.Pointer(m)))
+	if m != nil {
+		C.dlgen_call_legacy_deleter((*C.DLManagedTensor)(unsafe.Pointer(m)))
+	}
 }

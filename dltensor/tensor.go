@@ -504,10 +504,22 @@ func typedView[T Element](t *Tensor) ([]T, error) {
 // aliases its memory; ErrReadOnly for a read-only handle. Keep the handle
 // open while the slice is in use.
 func View[T Element](t *Tensor) ([]T, error) {
-	if t.readOnly.Load() {
-		return nil, fmt.Errorf("dltensor: no writable view; use ReadView or Contiguous: %w", ErrReadOnly)
+	if err := t.writable("ReadView"); err != nil {
+		return nil, err
 	}
 	return typedView[T](t)
+}
+
+// writable refuses a read-only handle, naming reader, the method that
+// would serve it; a closed handle is ErrClosed whatever its setting.
+func (t *Tensor) writable(reader string) error {
+	switch {
+	case t.closed.Load():
+		return ErrClosed
+	case t.readOnly.Load():
+		return fmt.Errorf("dltensor: no writable view; use %s or Contiguous: %w", reader, ErrReadOnly)
+	}
+	return nil
 }
 
 // ReadView is View for reading only: it also serves read-only handles,
@@ -530,8 +542,8 @@ func (t *Tensor) byteView() ([]byte, error) {
 // as raw bytes (packed sub-byte elements share bytes); ErrReadOnly for a
 // read-only handle.
 func (t *Tensor) Bytes() ([]byte, error) {
-	if t.readOnly.Load() {
-		return nil, fmt.Errorf("dltensor: no writable view; use ReadBytes or Contiguous: %w", ErrReadOnly)
+	if err := t.writable("ReadBytes"); err != nil {
+		return nil, err
 	}
 	return t.byteView()
 }
