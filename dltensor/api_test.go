@@ -75,6 +75,13 @@ func TestClosedReadOnlyHandleIsClosedNotReadOnly(t *testing.T) {
 	assert.NotErrorIs(t, err, dltensor.ErrReadOnly)
 }
 
+func TestFromCRefusalLeavesTheMemoryWithTheCaller(t *testing.T) {
+	freed := 0
+	_, err := dltensor.FromC(nil, dltensor.Layout{DataType: dltensor.DataTypeOf[float32](), Shape: []int64{4}}, func(unsafe.Pointer) { freed++ })
+	assert.ErrorIs(t, err, dltensor.ErrMalformed)
+	assert.Zero(t, freed)
+}
+
 func TestDeleteOfNilDoesNothing(t *testing.T) {
 	dltensor.DeleteVersioned(nil) // crashed in C before
 	dltensor.DeleteLegacy(nil)

@@ -344,7 +344,8 @@ type Layout struct {
 
 // FromC wraps memory that C or a device API allocated, described by l.
 // free, if not nil, is called once when the last reference goes. The
-// layout passes the same checks as Import.
+// layout passes the same checks as Import; unlike Import, a refused
+// layout leaves the memory with the caller (free is not called).
 func FromC(data unsafe.Pointer, l Layout, free func(unsafe.Pointer)) (*Tensor, error) {
 	if l.Device == (dlpack.Device{}) {
 		l.Device.DeviceType = dlpack.DeviceTypeCPU

@@ -106,12 +106,17 @@ func status(err error) C.int {
 	}
 }
 
+// setErr writes err's message, truncated and NUL-terminated, into the n
+// bytes at buf; it touches no more bytes than the message needs, whatever
+// n claims.
 func setErr(buf *C.char, n C.size_t, err error) {
 	if buf == nil || n == 0 {
 		return
 	}
-	dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))
-	k := copy(dst[:n-1], err.Error())
+	msg := err.Error()
+	k := min(uint64(n)-1, uint64(len(msg)))
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), k+1)
+	copy(dst, msg[:k])
 	dst[k] = 0
 }
 

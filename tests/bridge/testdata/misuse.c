@@ -89,6 +89,10 @@ int main(void) {
     t.dl_tensor.data = NULL;
     EXPECT(dlgen_import(&t, &g, err, sizeof err), DLGEN_EMALFORMED);
     EXPECT(deleted, 3);
+    t.deleter = NULL; /* an err_len no buffer has: only the message's bytes are written */
+    EXPECT(dlgen_import(&t, &g, err, (size_t)-1), DLGEN_EMALFORMED);
+    EXPECT(err[0] != 0, 1);
+    t.deleter = count_delete;
     t.dl_tensor.data = data;
 
     t.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
