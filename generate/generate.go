@@ -5,7 +5,7 @@
 //
 // dlgen owns, under the output directory, the deepest directory that holds
 // all files one language writes (c/dlpack, go/dlpack, python). A file there
-// whose first lines carry backend.Marker but which the run would not write
+// whose first line is backend.Marker but which the run would not write
 // (left from another release or version of dlgen) is removed by Write and
 // reported by Check; other files there (build products, say) are left alone.
 package generate
@@ -392,17 +392,23 @@ func leftOvers(dir string, files []backend.File) ([]string, error) {
 	return out, nil
 }
 
-// carriesMarker reports whether one of the first lines of the file at p is
-// dlgen's marker, in any comment syntax.
+// carriesMarker reports whether the file at p starts as every file dlgen
+// writes does: a first line that is the marker, in one of the comment
+// syntaxes dlgen writes it in. A file that merely mentions the marker (a
+// user's notes, say) is not dlgen's to remove.
 func carriesMarker(p string) (bool, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	lines := bufio.NewScanner(io.LimitReader(f, 1024))
-	for i := 0; i < 3 && lines.Scan(); i++ {
-		if bytes.Contains(lines.Bytes(), []byte(backend.Marker)) {
+	first := bufio.NewScanner(io.LimitReader(f, 256))
+	if !first.Scan() {
+		return false, nil
+	}
+	line := strings.TrimSuffix(first.Text(), "\r")
+	for _, lead := range []string{"// ", "# ", "/* "} {
+		if line == lead+backend.Marker {
 			return true, nil
 		}
 	}

@@ -162,3 +162,24 @@ func TestOwnedDirectoriesAreTheDeepestHoldingALanguagesFiles(t *testing.T) {
 	}
 	assert.Equal(t, []string{"c/dlpack", "go/dlpack", "python"}, owned(files))
 }
+
+func TestLeftOversAreOnlyFilesThatStartWithTheMarker(t *testing.T) {
+	dir := t.TempDir()
+	files, err := Files(Options{Schema: defaultSchema(t), Langs: []string{"go"}})
+	require.NoError(t, err)
+	_, err = Write(dir, files)
+	require.NoError(t, err)
+	pkg := filepath.Join(dir, "go", "dlpack")
+	stale := filepath.Join(pkg, "stale.go")
+	require.NoError(t, os.WriteFile(stale, []byte("// "+backend.Marker+"\n\npackage dlpack\n"), 0o644))
+	notes := filepath.Join(pkg, "NOTES.md")
+	require.NoError(t, os.WriteFile(notes, []byte("Vendored.\nFiles here start with `// "+backend.Marker+"`.\n"), 0o644))
+
+	report, err := Check(dir, files)
+	require.NoError(t, err)
+	assert.Equal(t, "Only in "+filepath.ToSlash(pkg)+": stale.go\n", report)
+	_, err = Write(dir, files)
+	require.NoError(t, err)
+	assert.NoFileExists(t, stale)
+	assert.FileExists(t, notes, "a file that only mentions the marker is the user's")
+}
