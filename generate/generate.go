@@ -126,6 +126,9 @@ func Run(req Request, stdout io.Writer) error {
 // validate rejects flags that do not combine and unknown languages, before
 // anything is read.
 func (req Request) validate() error {
+	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
+		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
+	}
 	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
 		return err
 	}

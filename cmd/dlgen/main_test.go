@@ -67,6 +67,19 @@ func TestUnknownVersion(t *testing.T) {
 	assert.Contains(t, stderr, "known: 0.6")
 }
 
+func TestLanguageListOfOnlyCommasIsAnError(t *testing.T) {
+	// it meant "every language" before, silently
+	for _, lang := range []string{",", " , ,"} {
+		dir := t.TempDir()
+		code, _, stderr := dlgen(t, "-out", dir, "-lang", lang)
+		assert.Equal(t, 2, code, lang)
+		assert.Contains(t, stderr, "names no language")
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "nothing written")
+	}
+}
+
 func TestUnknownLanguage(t *testing.T) {
 	code, _, stderr := dlgen(t, "-out", t.TempDir(), "-lang", "c,fortran")
 	assert.Equal(t, 2, code)
