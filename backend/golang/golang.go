@@ -1,10 +1,11 @@
 // Package golang is dlgen's Go backend. It writes package dlpack: pure Go
 // (no cgo) types whose memory layout is identical to the C ABI, typed enums
-// with String methods, version and flag constants, and per-platform files
-// (layout.go) that size the padding Go needs where C aligns 64-bit integers
-// more than Go does (arm, mips, mipsle, windows/386) and break the build on
-// any size or offset mismatch, or on a platform whose C data model dlgen
-// does not know.
+// with String methods, version and flag constants, and one file per C data
+// model (layout_64bit.go, layout_386.go, layout_32bit_align8.go; the GOARCH
+// lists are in layout.go) that sizes the padding Go needs where C aligns
+// 64-bit integers more than Go does (arm, mips, mipsle, windows/386) and
+// breaks the build on any size or offset mismatch; layout_unknown.go breaks
+// it on a platform whose C data model dlgen does not know.
 //
 // Pointers to C data are typed Go pointers or unsafe.Pointer; function
 // pointers are uintptr, since Go cannot call C function pointers directly.
