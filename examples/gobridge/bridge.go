@@ -24,7 +24,10 @@
 // pointer is already owned by a live import): on error the producer's
 // deleter has run and err holds the reason. Exports live until their
 // deleter runs, which any thread may call, even after dlgen_close of their
-// handle.
+// handle. Any thread may call any function, but dlgen_close of a handle
+// must not race another call on that handle (dlgen_scale_f32 could then
+// write to memory the close just gave back to its producer), nor may a
+// pointer from dlgen_data be used after it.
 package main
 
 /*
