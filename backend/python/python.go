@@ -261,48 +261,48 @@ type check struct {
 	Want          int
 }
 
-// capsuleConstants names the capsule names of the protocol in Python, as
-// the ctypes and Cython modules expose them, with their C-string twins.
-var capsuleConstants = map[string][2]string{
-	"dltensor":                {"CAPSULE_NAME", "_NAME"},
-	"used_dltensor":           {"USED_CAPSULE_NAME", "_USED_NAME"},
-	"dltensor_versioned":      {"VERSIONED_CAPSULE_NAME", "_VNAME"},
-	"used_dltensor_versioned": {"USED_VERSIONED_CAPSULE_NAME", "_USED_VNAME"},
-}
-
 func major(api *ir.API) int {
-	if mj := api.Macro("DLPACK_MAJOR_VERSION"); mj != nil {
-		return int(mj.ValueAt(api.Version()))
+	if mj := api.Versions.Major; mj != nil {
+		return int(mj.Value)
 	}
 	return 0
 }
 
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, Version: v.String(), Schema: b.Schema, Major: major(api)}
-	if m.Major > 0 {
-		m.Minor = int(api.Macro("DLPACK_MINOR_VERSION").ValueAt(v))
+	m := &module{Marker: backend.Marker, Version: v.String(), Schema: b.Schema}
+	if vm := api.Versions; vm.Major != nil {
+		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}
 	for _, mac := range api.Macros {
 		if mac.Kind == ir.MacroInteger {
-			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: fmt.Sprint(mac.ValueAt(v))})
+			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: fmt.Sprint(mac.Value)})
 		}
 	}
-	for _, p := range api.Python {
-		switch p.Kind {
-		case "capsule":
-			if names, ok := capsuleConstants[p.Name]; ok {
-				m.Capsules = append(m.Capsules, constant{Name: names[0], Doc: p.Doc, Value: pystr(p.Name)})
-				m.CapsuleC = append(m.CapsuleC, constant{Name: names[1], Value: pystr(p.Name)})
-			} else {
-				m.ExchangeCapsule = p.Name
-			}
-		case "attribute":
-			m.ExchangeAttr = p.Name
-			if p.Renamed != nil {
-				m.PreviousExchangeAttr = p.Renamed.From
-			}
+	pr := api.Protocol
+	for _, c := range []struct {
+		name *ir.PythonName
+		py   string // the Python constant of the name
+		cstr string // its C-string twin in the Cython module
+	}{
+		{pr.Capsule, "CAPSULE_NAME", "_NAME"},
+		{pr.UsedCapsule, "USED_CAPSULE_NAME", "_USED_NAME"},
+		{pr.VersionedCapsule, "VERSIONED_CAPSULE_NAME", "_VNAME"},
+		{pr.UsedVersionedCapsule, "USED_VERSIONED_CAPSULE_NAME", "_USED_VNAME"},
+	} {
+		if c.name != nil {
+			m.Capsules = append(m.Capsules, constant{Name: c.py, Doc: c.name.Doc, Value: pystr(c.name.Name)})
+			m.CapsuleC = append(m.CapsuleC, constant{Name: c.cstr, Value: pystr(c.name.Name)})
 		}
+	}
+	if a := pr.ExchangeAPIAttribute; a != nil {
+		m.ExchangeAttr = a.Name
+		if a.Renamed != nil && !v.Less(a.Renamed.In) {
+			m.PreviousExchangeAttr = a.Renamed.From
+		}
+	}
+	if pr.ExchangeAPICapsule != nil {
+		m.ExchangeCapsule = pr.ExchangeAPICapsule.Name
 	}
 	for _, d := range api.Decls {
 		switch d := d.(type) {
