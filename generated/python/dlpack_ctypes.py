@@ -17,20 +17,24 @@ Protocol:
       data_ptr; __dlpack__, __dlpack_device__, __array_interface__ (so
       np.asarray(t) is zero-copy) and __buffer__ (memoryview(t) on 3.12+).
 
-Safety rules taken from earlier ctypes bindings: the deleter and capsule
-destructor callbacks and the capsule names live at module scope for the
-life of the process (a collected callback is a crash), and every exported
-struct is kept alive by this module until its deleter runs.
-Limits of pure ctypes (the Cython module has none of them): callbacks run
-Python code, so a capsule freed after interpreter finalisation is leaked
-rather than deleted, and __buffer__ needs Python 3.12.
+No Python code runs when a consumer is done with an export: CPython cannot
+run it while the consumer's own exception is pending (NumPy and Paddle do
+that) without losing that exception, nor without the GIL. Export capsules
+have no destructor, and the deleter is the C library's time(), which marks
+the struct; the module frees marked and dropped exports, and releases the
+tensors they kept alive, after each garbage collection and whenever its
+count of exports has doubled. Until then an export holds its tensor. The
+Cython module frees at once.
 """
 
 import ctypes
 import enum
+import gc
 import math
+import os
 import platform
 import struct
+import sys
 import threading
 from typing import NamedTuple
 
@@ -510,16 +514,22 @@ _py = ctypes.pythonapi
 _P = "Q" if _POINTER_SIZE == 8 else "I"
 
 
+def _api(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
+
+
+_raw_malloc = _api("PyMem_RawMalloc", ctypes.c_void_p, ctypes.c_size_t)
+_raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
+
+
 def _permanent_cstring(text):
     """A NUL-terminated copy of text that is never freed: capsules keep a
     pointer to their name, and may outlive this module's globals."""
-    raw = text.encode()
-    _py.PyMem_RawMalloc.restype = ctypes.c_void_p
-    _py.PyMem_RawMalloc.argtypes = [ctypes.c_size_t]
-    addr = _py.PyMem_RawMalloc(len(raw) + 1)
+    raw = text.encode() + b"\0"
+    addr = _raw_malloc(len(raw))
     if not addr:
         raise MemoryError
-    ctypes.memmove(addr, raw + b"\0", len(raw) + 1)
+    ctypes.memmove(addr, raw, len(raw))
     return addr
 
 
@@ -531,21 +541,15 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
 _USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
-
-def _api(name, restype, *argtypes):
-    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
-
-
 _capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
 _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-# The destructor sees a capsule whose reference count is already zero: it
-# must not be wrapped in a Python object, so these take the raw address.
-_raw_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
-_raw_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
 _string_at = ctypes.string_at
+_memmove = ctypes.memmove
+_refcount = sys.getrefcount
 
 
 def _struct_of(ctype, fields):
@@ -565,8 +569,8 @@ def _struct_of(ctype, fields):
 
 
 _TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
-           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P), ("strides", _P),
-           ("byte_offset", "Q")]
+           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P),
+           ("strides", _P), ("byte_offset", "Q")]
 _VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
                         ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
                         [("dl_tensor." + p, c) for p, c in _TENSOR])
@@ -575,7 +579,6 @@ _LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
 _dims_structs = {}
-_buffer_types = {}
 
 
 def _dims(n):
@@ -599,35 +602,61 @@ def _call_deleter(fn, address):
     call(address)
 
 
-def _delete_unconsumed(capsule_addr):
-    # Only a capsule still carrying its original name owns its tensor; a
-    # consumer renames it to used_* when it takes the deleter over.
-    if _raw_is_valid(capsule_addr, _VNAME):
-        address = _raw_get_pointer(capsule_addr, _VNAME)
-        deleter = _VERSIONED.unpack_from(_string_at(address, _VSIZE))[3]
-    elif _raw_is_valid(capsule_addr, _NAME):
-        address = _raw_get_pointer(capsule_addr, _NAME)
-        deleter = _LEGACY.unpack_from(_string_at(address, _LSIZE))[-1]
-    else:
-        return
-    if deleter:
-        _call_deleter(deleter, address)
+# --- Exports without callbacks --------------------------------------------------
+#
+# A Python function behind a ctypes callback cannot keep a foreign exception:
+# consumers drop capsules and call deleters with their own error set (NumPy
+# refusing a dtype, Paddle), and CPython turns any Python code run then into a
+# SystemError and loses that error. So no Python code runs when a consumer is
+# done with an export. Its capsule has no destructor, and its deleter is the C
+# library's time(): a C function that needs no GIL, cannot fail, and writes
+# the clock over the first word of the managed struct, which this module
+# allocated and owns. The struct is raw memory that outlives the interpreter,
+# so a late deleter call is harmless. _sweep() frees what is done: an export
+# whose capsule only this module still holds and still carries its unused
+# name (dropped unconsumed), or whose first word changed (deleted). It runs
+# after garbage collections and whenever the number of exports has doubled.
 
-
-_capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_delete_unconsumed)
-_CAPSULE_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
-
-# Exports alive until their deleter runs, by struct address.
+_libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
+_EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# Exports by struct address: [tensor kept alive, capsule or None once consumed,
+# the struct's first word as written, the capsule's unused name].
 _exports = {}
-
-
-def _release_export(address):
-    _exports.pop(address, None)
-
-
-_export_deleter = _Deleter(_release_export)
-_EXPORT_DELETER = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+_sweep_lock = threading.Lock()
+_SWEEP_MIN = 64
+_sweep_at = _SWEEP_MIN
 _close_lock = threading.Lock()
+
+
+def _sweep():
+    """Frees the exports consumers are done with (see above)."""
+    global _sweep_at
+    if not _sweep_lock.acquire(blocking=False):
+        return  # a collection during a sweep: the running one covers it
+    try:
+        for address, entry in list(_exports.items()):
+            if entry[1] is not None:
+                if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
+                    continue
+                if _capsule_is_valid(entry[1], entry[3]):  # dropped unconsumed
+                    del _exports[address]
+                    _raw_free(address)
+                    continue
+                entry[1] = None  # consumed: its consumer will call the deleter
+            if _string_at(address, len(entry[2])) != entry[2]:
+                del _exports[address]
+                _raw_free(address)
+        _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
+    finally:
+        _sweep_lock.release()
+
+
+def _sweep_after_collection(phase, info):
+    if phase == "stop" and _exports:
+        _sweep()
+
+
+gc.callbacks.append(_sweep_after_collection)
 
 
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
@@ -888,35 +917,36 @@ def _private_copy(t):
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; the struct lives in memory this module owns
-    and keeps t alive until the consumer calls the deleter."""
+    """Wraps t in a new capsule; the struct lives in raw memory this module
+    owns, and t stays alive until the sweep finds the export done."""
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
-    size = head + 16 * ndim
-    buffer_type = _buffer_types.get(size)
-    if buffer_type is None:
-        buffer_type = _buffer_types[size] = ctypes.c_char * size
-    buf = buffer_type()
-    address = ctypes.addressof(buf)
+    address = _raw_malloc(head + 16 * ndim)
+    if not address:
+        raise MemoryError
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(buf, 0, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER, flags,
-                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p,
-                             t.byte_offset)
+        packed = _VERSIONED.pack(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER,
+                                 flags, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                                 t._lanes, shape_p, strides_p, t.byte_offset)
         name = _VNAME
     else:
-        _LEGACY.pack_into(buf, 0, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p,
-                          strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        packed = _LEGACY.pack(t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
+                              shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim).pack_into(buf, head, *t.shape, *t.strides)
-    _exports[address] = (buf, t)
+        packed += _dims(2 * ndim).pack(*t.shape, *t.strides)
+    _memmove(address, packed, len(packed))
     try:
-        return _capsule_new(address, name, _CAPSULE_DESTRUCTOR)
+        capsule = _capsule_new(address, name, None)
     except BaseException:
-        _exports.pop(address, None)
+        _raw_free(address)
         raise
+    _exports[address] = [t, capsule, packed[:8], name]
+    if len(_exports) >= _sweep_at:
+        _sweep()
+    return capsule
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
