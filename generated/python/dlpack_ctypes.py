@@ -171,6 +171,9 @@ class DLDataTypeCode(enum.IntEnum):
     # 4-bit float e2m1, finite; bits must be 4, anything else is to be refused.
     kDLFloat4_e2m1fn = 17
 
+# The flag of padded sub-byte elements, for the protocol.
+_SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+
 
 # Capsule holding a DLManagedTensor*.
 CAPSULE_NAME = "dltensor"
@@ -435,13 +438,31 @@ _CPU = Device(int(DLDeviceType.kDLCPU), 0)
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
 _MAX_NDIM = 64
+# np.asarray(t) and memoryview(t) on an element type that neither the buffer
+# protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
+# sub-byte integers, several lanes): a BufferError, never a silent 0-d
+# object array.
+_NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
+              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
-def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+def _nbytes(size, bits, lanes, padded):
+    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
+    (float4, float6, int4, ...) are packed, as DLPack says, unless the
+    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
+    whole bytes, like every other element."""
+    width = bits * lanes
+    if padded or width % 8 == 0:
+        return size * ((width + 7) // 8)
+    return (size * width + 7) // 8
+
+
+def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a CPU tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0."""
+    private copy must be exported, READ_ONLY for read-only data, else 0,
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements."""
     if stream is not None:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
@@ -453,9 +474,13 @@ def _export_flags(device, readonly, stream, max_version, dl_device, copy):
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
                           "which has no read-only flag")
+    if padded and not versioned:
+        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
+                          "which has no flag to say so")
+    flags = _SUBBYTE_PADDED if padded else 0
     if copy:
-        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
 
 
 def _check_placement(device):
@@ -680,7 +705,8 @@ class Tensor:
     producer's managed tensor until close()), or a private copy."""
 
     __slots__ = ("_addr", "_deleter", "_versioned", "_keep", "shape", "strides", "_code", "_bits", "_lanes",
-                 "_dev_type", "_dev_id", "readonly", "copied", "byte_offset", "_data", "__weakref__")
+                 "_dev_type", "_dev_id", "readonly", "copied", "_padded", "byte_offset", "_data",
+                 "__weakref__")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -709,6 +735,12 @@ class Tensor:
     @property
     def _itemsize(self):
         return (self._bits * self._lanes + 7) // 8
+
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return _nbytes(self.size, self._bits, self._lanes, self._padded)
 
     @property
     def data_ptr(self):
@@ -758,7 +790,7 @@ class Tensor:
         self._check_open()
         kind = _TYPESTR.get(self._code)
         if kind is None or self._lanes != 1 or self._bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
         return {
@@ -773,8 +805,8 @@ class Tensor:
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_open()
         fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
-        if fmt is None or self._lanes != 1:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+        if fmt is None or self._lanes != 1 or self._bits % 8:
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
@@ -796,8 +828,8 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, stream,
-                                         max_version, dl_device, copy)
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, self._padded,
+                                         stream, max_version, dl_device, copy)
         source = _private_copy(self) if copy else self
         return _export(source, versioned, flags)
 
@@ -820,10 +852,11 @@ def _adopt(address, versioned):
                                   % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
             t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
             t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
+            t._padded = bool(flags & _SUBBYTE_PADDED)
         else:
             minor = None
             t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
-            t.copied = False
+            t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
             raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
         if ndim:
@@ -869,13 +902,15 @@ def _adopt(address, versioned):
 def _copy_contiguous(t):
     """A bytearray holding t's elements in C order."""
     itemsize = t._itemsize
-    out = bytearray(t.size * itemsize)
+    out = bytearray(t.nbytes)
     if not out:
         return out
     dst = (ctypes.c_char * len(out)).from_buffer(out)
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
+    if not (t._padded or t._bits * t._lanes % 8 == 0):
+        raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
     inner = t.shape[-1]
     inner_stride = t.strides[-1] * itemsize
@@ -911,7 +946,7 @@ def _private_copy(t):
     c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
-    c.readonly, c.copied, c.byte_offset = False, True, 0
+    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 

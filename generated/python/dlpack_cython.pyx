@@ -19,6 +19,7 @@ to_managed), plus:
 cimport cython
 cimport dlpack
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_NormalizeException, PyErr_SetObject
 from cpython.object cimport PyTypeObject
 from cpython.pycapsule cimport (
@@ -182,6 +183,9 @@ class DLDataTypeCode(enum.IntEnum):
     # 4-bit float e2m1, finite; bits must be 4, anything else is to be refused.
     kDLFloat4_e2m1fn = 17
 
+# The flag of padded sub-byte elements, for the protocol.
+_SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+
 
 # Capsule holding a DLManagedTensor*.
 CAPSULE_NAME = "dltensor"
@@ -194,6 +198,8 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
+
+cdef unsigned long long _C_SUBBYTE_PADDED = dlpack.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
 
 # The capsule names as static C strings: capsules keep pointers to them.
 cdef const char* _NAME = "dltensor"
@@ -246,13 +252,31 @@ _CPU = Device(int(DLDeviceType.kDLCPU), 0)
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
 _MAX_NDIM = 64
+# np.asarray(t) and memoryview(t) on an element type that neither the buffer
+# protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
+# sub-byte integers, several lanes): a BufferError, never a silent 0-d
+# object array.
+_NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
+              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
-def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+def _nbytes(size, bits, lanes, padded):
+    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
+    (float4, float6, int4, ...) are packed, as DLPack says, unless the
+    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
+    whole bytes, like every other element."""
+    width = bits * lanes
+    if padded or width % 8 == 0:
+        return size * ((width + 7) // 8)
+    return (size * width + 7) // 8
+
+
+def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a CPU tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0."""
+    private copy must be exported, READ_ONLY for read-only data, else 0,
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements."""
     if stream is not None:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
@@ -264,9 +288,13 @@ def _export_flags(device, readonly, stream, max_version, dl_device, copy):
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
                           "which has no read-only flag")
+    if padded and not versioned:
+        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
+                          "which has no flag to say so")
+    flags = _SUBBYTE_PADDED if padded else 0
     if copy:
-        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
 
 
 def _check_placement(device):
@@ -432,6 +460,7 @@ cdef class Tensor:
     cdef Py_ssize_t _itemsize
     cdef bint _readonly
     cdef bint _copied
+    cdef bint _padded            # sub-byte elements padded to whole bytes
     cdef bint _closed
     cdef object __weakref__
 
@@ -551,9 +580,11 @@ cdef class Tensor:
         self._check_open()
         if not _host_accessible(self._device.device_type):
             raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
-        fmt = _buffer_format(self._dtype.code, self._itemsize) if self._dtype.lanes == 1 else NULL
+        fmt = NULL
+        if self._dtype.lanes == 1 and self._dtype.bits % 8 == 0:
+            fmt = _buffer_format(self._dtype.code, self._itemsize)
         if fmt == NULL:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if flags & PyBUF_WRITABLE and self._readonly:
             raise BufferError("the tensor is read-only")
         if (flags & PyBUF_STRIDES) != PyBUF_STRIDES and not self._contiguous():
@@ -579,16 +610,32 @@ cdef class Tensor:
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self._dtype.code)
         if kind is None or self._dtype.lanes != 1 or self._dtype.bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         order = "|" if self._itemsize == 1 else "<"
         return {"version": 3, "shape": self.shape, "typestr": "%s%s%d" % (order, kind, self._itemsize),
                 "data": (self.data_ptr, bool(self._readonly)),
                 "strides": tuple(s * self._itemsize for s in self.strides)}
 
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return self._nbytes()
+
+    cdef int64_t _nbytes(self) noexcept:
+        cdef int64_t width = self._dtype.bits * self._dtype.lanes
+        if self._padded or width % 8 == 0:
+            return self._size() * self._itemsize
+        return (self._size() * width + 7) // 8
+
     def tobytes(self):
-        """The elements in C order, as bytes (a copy)."""
+        """The elements in C order, as bytes (a copy), for every dtype."""
+        cdef Tensor c
         self._check_open()
-        return bytes(memoryview(_private_copy(self)))
+        if not _host_accessible(self._device.device_type):
+            raise BufferError("cannot read memory on device %r" % (self.device,))
+        c = self if self._contiguous() else _private_copy(self)
+        return PyBytes_FromStringAndSize(c._data + c._byte_offset, c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
@@ -599,7 +646,7 @@ cdef class Tensor:
         cdef Tensor source = self
         self._check_open()
         versioned, flags = _export_flags((self._device.device_type, self._device.device_id), self._readonly,
-                                         stream, max_version, dl_device, copy)
+                                         self._padded, stream, max_version, dl_device, copy)
         if copy:
             source = _private_copy(self)
         if versioned:
@@ -684,6 +731,7 @@ cdef Tensor _adopt(void* address, bint versioned):
                               % (major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
         t._readonly = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
         t._copied = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
+        t._padded = (mv.flags & _C_SUBBYTE_PADDED) != 0
         try:
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
         except BaseException:
@@ -720,6 +768,7 @@ cdef Tensor _private_copy(Tensor t):
     """A writable, contiguous CPU copy of t that owns its memory."""
     cdef Tensor c = _new_tensor()
     cdef int64_t n = t._size()
+    cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
     t._check_open()
     if not _host_accessible(t._device.device_type):
@@ -728,12 +777,17 @@ cdef Tensor _private_copy(Tensor t):
     c._device.device_type = dlpack.kDLCPU
     c._device.device_id = 0
     c._itemsize = t._itemsize
+    c._padded = t._padded
     c._copied = True
-    c._owned = malloc(n * t._itemsize if n else 1)
+    c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
     c._data = <char*>c._owned
-    if n:
+    if n and t._contiguous():
+        memcpy(c._data, t._data + t._byte_offset, nbytes)
+    elif n:
+        if not t._padded and (t._dtype.bits * t._dtype.lanes) % 8:
+            raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
             _copy_strided(c._data, t._data + t._byte_offset, t._ndim, t._dims, t._dims + t._ndim, t._itemsize, &pos)
     _set_dims(c, t._ndim, t._dims, NULL)

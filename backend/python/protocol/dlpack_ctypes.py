@@ -185,7 +185,8 @@ class Tensor:
     producer's managed tensor until close()), or a private copy."""
 
     __slots__ = ("_addr", "_deleter", "_versioned", "_keep", "shape", "strides", "_code", "_bits", "_lanes",
-                 "_dev_type", "_dev_id", "readonly", "copied", "byte_offset", "_data", "__weakref__")
+                 "_dev_type", "_dev_id", "readonly", "copied", "_padded", "byte_offset", "_data",
+                 "__weakref__")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -214,6 +215,12 @@ class Tensor:
     @property
     def _itemsize(self):
         return (self._bits * self._lanes + 7) // 8
+
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return _nbytes(self.size, self._bits, self._lanes, self._padded)
 
     @property
     def data_ptr(self):
@@ -263,7 +270,7 @@ class Tensor:
         self._check_open()
         kind = _TYPESTR.get(self._code)
         if kind is None or self._lanes != 1 or self._bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
         return {
@@ -278,8 +285,8 @@ class Tensor:
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_open()
         fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
-        if fmt is None or self._lanes != 1:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+        if fmt is None or self._lanes != 1 or self._bits % 8:
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
@@ -301,8 +308,8 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, stream,
-                                         max_version, dl_device, copy)
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, self._padded,
+                                         stream, max_version, dl_device, copy)
         source = _private_copy(self) if copy else self
         return _export(source, versioned, flags)
 
@@ -325,10 +332,11 @@ def _adopt(address, versioned):
                                   % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
             t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
             t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
+            t._padded = bool(flags & _SUBBYTE_PADDED)
         else:
             minor = None
             t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
-            t.copied = False
+            t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
             raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
         if ndim:
@@ -374,13 +382,15 @@ def _adopt(address, versioned):
 def _copy_contiguous(t):
     """A bytearray holding t's elements in C order."""
     itemsize = t._itemsize
-    out = bytearray(t.size * itemsize)
+    out = bytearray(t.nbytes)
     if not out:
         return out
     dst = (ctypes.c_char * len(out)).from_buffer(out)
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
+    if not (t._padded or t._bits * t._lanes % 8 == 0):
+        raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
     inner = t.shape[-1]
     inner_stride = t.strides[-1] * itemsize
@@ -416,7 +426,7 @@ def _private_copy(t):
     c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
-    c.readonly, c.copied, c.byte_offset = False, True, 0
+    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 

@@ -7,6 +7,7 @@
 # Its import lines join the module's import block; the rest is copied verbatim.
 cimport cython
 cimport dlpack
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New, PyCapsule_SetName
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
@@ -130,6 +131,7 @@ cdef class Tensor:
     cdef Py_ssize_t _itemsize
     cdef bint _readonly
     cdef bint _copied
+    cdef bint _padded            # sub-byte elements padded to whole bytes
     cdef bint _closed
     cdef object __weakref__
 
@@ -249,9 +251,11 @@ cdef class Tensor:
         self._check_open()
         if not _host_accessible(self._device.device_type):
             raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
-        fmt = _buffer_format(self._dtype.code, self._itemsize) if self._dtype.lanes == 1 else NULL
+        fmt = NULL
+        if self._dtype.lanes == 1 and self._dtype.bits % 8 == 0:
+            fmt = _buffer_format(self._dtype.code, self._itemsize)
         if fmt == NULL:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if flags & PyBUF_WRITABLE and self._readonly:
             raise BufferError("the tensor is read-only")
         if (flags & PyBUF_STRIDES) != PyBUF_STRIDES and not self._contiguous():
@@ -277,16 +281,32 @@ cdef class Tensor:
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self._dtype.code)
         if kind is None or self._dtype.lanes != 1 or self._dtype.bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         order = "|" if self._itemsize == 1 else "<"
         return {"version": 3, "shape": self.shape, "typestr": "%s%s%d" % (order, kind, self._itemsize),
                 "data": (self.data_ptr, bool(self._readonly)),
                 "strides": tuple(s * self._itemsize for s in self.strides)}
 
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return self._nbytes()
+
+    cdef int64_t _nbytes(self) noexcept:
+        cdef int64_t width = self._dtype.bits * self._dtype.lanes
+        if self._padded or width % 8 == 0:
+            return self._size() * self._itemsize
+        return (self._size() * width + 7) // 8
+
     def tobytes(self):
-        """The elements in C order, as bytes (a copy)."""
+        """The elements in C order, as bytes (a copy), for every dtype."""
+        cdef Tensor c
         self._check_open()
-        return bytes(memoryview(_private_copy(self)))
+        if not _host_accessible(self._device.device_type):
+            raise BufferError("cannot read memory on device %r" % (self.device,))
+        c = self if self._contiguous() else _private_copy(self)
+        return PyBytes_FromStringAndSize(c._data + c._byte_offset, c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
@@ -297,7 +317,7 @@ cdef class Tensor:
         cdef Tensor source = self
         self._check_open()
         versioned, flags = _export_flags((self._device.device_type, self._device.device_id), self._readonly,
-                                         stream, max_version, dl_device, copy)
+                                         self._padded, stream, max_version, dl_device, copy)
         if copy:
             source = _private_copy(self)
         if versioned:
@@ -382,6 +402,7 @@ cdef Tensor _adopt(void* address, bint versioned):
                               % (major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
         t._readonly = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
         t._copied = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
+        t._padded = (mv.flags & _C_SUBBYTE_PADDED) != 0
         try:
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
         except BaseException:
@@ -418,6 +439,7 @@ cdef Tensor _private_copy(Tensor t):
     """A writable, contiguous CPU copy of t that owns its memory."""
     cdef Tensor c = _new_tensor()
     cdef int64_t n = t._size()
+    cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
     t._check_open()
     if not _host_accessible(t._device.device_type):
@@ -426,12 +448,17 @@ cdef Tensor _private_copy(Tensor t):
     c._device.device_type = dlpack.kDLCPU
     c._device.device_id = 0
     c._itemsize = t._itemsize
+    c._padded = t._padded
     c._copied = True
-    c._owned = malloc(n * t._itemsize if n else 1)
+    c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
     c._data = <char*>c._owned
-    if n:
+    if n and t._contiguous():
+        memcpy(c._data, t._data + t._byte_offset, nbytes)
+    elif n:
+        if not t._padded and (t._dtype.bits * t._dtype.lanes) % 8:
+            raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
             _copy_strided(c._data, t._data + t._byte_offset, t._ndim, t._dims, t._dims + t._ndim, t._itemsize, &pos)
     _set_dims(c, t._ndim, t._dims, NULL)
