@@ -50,6 +50,21 @@ from libc.string cimport memcpy
 import enum
 from typing import NamedTuple
 
+__all__ = [
+    "CAPSULE_NAME",
+    "DLPACK_FLAG_BITMASK_IS_COPIED",
+    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+    "DLPACK_FLAG_BITMASK_READ_ONLY",
+    "DLPACK_MAJOR_VERSION",
+    "DLPACK_MINOR_VERSION",
+    "DLPACK_VERSION_STRING",
+    "USED_CAPSULE_NAME",
+    "USED_VERSIONED_CAPSULE_NAME",
+    "VERSIONED_CAPSULE_NAME",
+    "DLDataTypeCode",
+    "DLDeviceType",
+]
+
 DLPACK_VERSION_STRING = "1.3"
 
 # Major version of this header. A consumer that meets a tensor of another major
@@ -223,6 +238,9 @@ cdef bint _known_DLDataTypeCode(int value) noexcept nogil:
     return value == dlpack.kDLInt or value == dlpack.kDLUInt or value == dlpack.kDLFloat or value == dlpack.kDLOpaqueHandle or value == dlpack.kDLBfloat or value == dlpack.kDLComplex or value == dlpack.kDLBool or value == dlpack.kDLFloat8_e3m4 or value == dlpack.kDLFloat8_e4m3 or value == dlpack.kDLFloat8_e4m3b11fnuz or value == dlpack.kDLFloat8_e4m3fn or value == dlpack.kDLFloat8_e4m3fnuz or value == dlpack.kDLFloat8_e5m2 or value == dlpack.kDLFloat8_e5m2fnuz or value == dlpack.kDLFloat8_e8m0fnu or value == dlpack.kDLFloat6_e2m3fn or value == dlpack.kDLFloat6_e3m2fn or value == dlpack.kDLFloat4_e2m1fn
 
 
+__all__ += ["DataType", "Device"]
+
+
 class DataType(NamedTuple):
     """An element type: DLDataTypeCode, bits per lane, lanes."""
 
@@ -257,7 +275,7 @@ _MAX_NDIM = 64
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
-              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
+              "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
@@ -283,7 +301,7 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         if dl_device != device and dl_device != _CPU:
-            raise BufferError("cannot export to device %r" % (dl_device,))
+            raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -300,14 +318,14 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
 def _check_placement(device):
     """from_dlpack(device=...) may only name the CPU."""
     if device is not None and tuple(device) != _CPU:
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
 
 
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
     if not hasattr(x, "__dlpack__"):
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
     try:
         if copy is None and device is None:
             return x.__dlpack__(max_version=_MAX_VERSION)
@@ -331,7 +349,7 @@ def _request_host_copy(x, copy):
         return x.__dlpack__(**kwargs)
     except (TypeError, BufferError, ValueError, NotImplementedError) as e:
         raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
+                          f"cannot copy it to the CPU: {e}") from e
 
 
 def _request_managed(x, versioned):
@@ -916,7 +934,7 @@ def to_managed(x, /, *, versioned=True):
     return (<size_t>address, is_versioned)
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]
 
 
 cdef extern from "Python.h":

@@ -46,9 +46,11 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
 _USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
-_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_void_p)
 _capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                            ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
@@ -67,7 +69,7 @@ def _struct_of(ctype, fields):
             offset += getattr(t, name).offset
             t = dict(t._fields_)[name]
         if offset > pos:
-            fmt += "%dx" % (offset - pos)
+            fmt += f"{offset - pos}x"
         fmt += code
         pos = offset + struct.calcsize("=" + code)
     return struct.Struct(fmt)
@@ -89,7 +91,7 @@ _dims_structs = {}
 def _dims(n):
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = struct.Struct("=%dq" % n)
+        s = _dims_structs[n] = struct.Struct(f"={n}q")
     return s
 
 
@@ -116,16 +118,23 @@ def _call_deleter(fn, address):
 # done with an export. Its capsule has no destructor, and its deleter is the C
 # library's time(): a C function that needs no GIL, cannot fail, and writes
 # the clock over the first word of the managed struct, which this module
-# allocated and owns. The struct is raw memory that outlives the interpreter,
-# so a late deleter call is harmless. _sweep() frees what is done: an export
-# whose capsule only this module still holds and still carries its unused
-# name (dropped unconsumed), or whose first word changed (deleted). It runs
-# after garbage collections and whenever the number of exports has doubled.
+# owns. The structs live in slots of raw memory that is never given back to
+# the system, so a late deleter call is harmless, even after the interpreter
+# has gone. _sweep() takes back what consumers are done with: an export whose
+# capsule only this module still holds and still carries its unused name
+# (dropped unconsumed), or whose first word changed (deleted). It runs after
+# garbage collections and whenever the number of exports has doubled.
 
 _libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
 _EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# A slot holds a managed struct with shape and strides of up to _SLOT_NDIM
+# dimensions; larger exports get raw memory of their own.
+_SLOT_NDIM = 8
+_SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
+_ARENA_SLOTS = 128
+_free_slots = []  # (address, bytes view, words view, offset) of unused slots
 # Exports by struct address: [tensor kept alive, capsule or None once consumed,
-# the struct's first word as written, the capsule's unused name].
+# the struct's first word as written, the capsule's unused name, slot or None].
 _exports = {}
 _sweep_lock = threading.Lock()
 _SWEEP_MIN = 64
@@ -133,8 +142,32 @@ _sweep_at = _SWEEP_MIN
 _close_lock = threading.Lock()
 
 
+def _new_arena():
+    size = _SLOT * _ARENA_SLOTS
+    base = _raw_malloc(size)
+    if not base:
+        raise MemoryError
+    view = (ctypes.c_char * size).from_address(base)
+    words = memoryview(view).cast("B").cast("Q")
+    _free_slots.extend((base + i * _SLOT, view, words, i * _SLOT) for i in range(_ARENA_SLOTS))
+
+
+def _first_word(address, slot):
+    if slot is not None:
+        return slot[2][slot[3] >> 3]
+    return int.from_bytes(_string_at(address, 8), "little")
+
+
+def _give_back(address, entry):
+    del _exports[address]
+    if entry[4] is not None:
+        _free_slots.append(entry[4])
+    else:
+        _raw_free(address)
+
+
 def _sweep():
-    """Frees the exports consumers are done with (see above)."""
+    """Takes back the exports consumers are done with (see above)."""
     global _sweep_at
     if not _sweep_lock.acquire(blocking=False):
         return  # a collection during a sweep: the running one covers it
@@ -143,14 +176,13 @@ def _sweep():
             if entry[1] is not None:
                 if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
                     continue
-                if _capsule_is_valid(entry[1], entry[3]):  # dropped unconsumed
-                    del _exports[address]
-                    _raw_free(address)
+                unmarked = _first_word(address, entry[4]) == entry[2]
+                if unmarked and _capsule_is_valid(entry[1], entry[3]):
+                    _give_back(address, entry)  # dropped unconsumed
                     continue
-                entry[1] = None  # consumed: its consumer will call the deleter
-            if _string_at(address, len(entry[2])) != entry[2]:
-                del _exports[address]
-                _raw_free(address)
+                entry[1] = None  # consumed: its consumer calls the deleter
+            if _first_word(address, entry[4]) != entry[2]:
+                _give_back(address, entry)
         _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
     finally:
         _sweep_lock.release()
@@ -165,11 +197,13 @@ gc.callbacks.append(_sweep_after_collection)
 
 
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
-            int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
-_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
-           ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
-           ("c", 16): "Zd", ("b", 1): "?"}
+_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
+            int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
+            int(DLDataTypeCode.kDLBool): "b"}
+_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B",
+           ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f",
+           ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
 
 
 def _contiguous_strides(shape):
@@ -184,9 +218,9 @@ class Tensor:
     """A DLPack tensor: either imported from a producer (and owning the
     producer's managed tensor until close()), or a private copy."""
 
-    __slots__ = ("_addr", "_deleter", "_versioned", "_keep", "shape", "strides", "_code", "_bits", "_lanes",
-                 "_dev_type", "_dev_id", "readonly", "copied", "_padded", "byte_offset", "_data",
-                 "__weakref__")
+    __slots__ = ("__weakref__", "_addr", "_bits", "_code", "_data", "_deleter", "_dev_id",
+                 "_dev_type", "_keep", "_lanes", "_padded", "_versioned", "byte_offset", "copied",
+                 "readonly", "shape", "strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -232,7 +266,9 @@ class Tensor:
         return not self._addr and self._keep is None
 
     def is_contiguous(self):
-        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, _contiguous_strides(self.shape), self.shape) if n != 1)
+        expected = _contiguous_strides(self.shape)
+        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
+                                     if n != 1)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once)."""
@@ -243,11 +279,10 @@ class Tensor:
             _call_deleter(self._deleter, address)
 
     def __del__(self):
-        if getattr(self, "_addr", 0):
-            try:
-                self.close()
-            except Exception:  # interpreter shutdown: nothing left to report to
-                pass
+        # No other reference exists: no lock needed to close exactly once.
+        address = getattr(self, "_addr", 0)
+        if address and self._deleter:
+            _call_deleter(self._deleter, address)
 
     def __enter__(self):
         return self
@@ -256,8 +291,8 @@ class Tensor:
         self.close()
 
     def __repr__(self):
-        return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
-            self.shape, self.strides, self.dtype, self.device, self.readonly)
+        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+                f"device={self.device!r}, readonly={self.readonly!r})")
 
     def _check_open(self):
         if self.closed:
@@ -276,7 +311,7 @@ class Tensor:
         return {
             "version": 3,
             "shape": self.shape,
-            "typestr": "%s%s%d" % (order, kind, itemsize),
+            "typestr": f"{order}{kind}{itemsize}",
             "data": (self.data_ptr, self.readonly),
             "strides": tuple(s * itemsize for s in self.strides),
         }
@@ -308,8 +343,8 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, self._padded,
-                                         stream, max_version, dl_device, copy)
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
+                                         self._padded, stream, max_version, dl_device, copy)
         source = _private_copy(self) if copy else self
         return _export(source, versioned, flags)
 
@@ -328,8 +363,8 @@ def _adopt(address, versioned):
     try:
         if versioned:
             if major != DLPACK_MAJOR_VERSION:
-                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                                  % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+                raise BufferError(f"DLPack major version {major} is not supported (this module "
+                                  f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
             t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
             t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
             t._padded = bool(flags & _SUBBYTE_PADDED)
@@ -338,18 +373,20 @@ def _adopt(address, versioned):
             t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
             t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
-            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+            raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
         if ndim:
             if not shape_p:
-                raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+                raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
                 both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
                 shape, strides_read = both[:ndim], both[ndim:]
             else:
                 shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
-                strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim)) if strides_p else None
+                strides_read = None
+                if strides_p:
+                    strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim))
             if min(shape) < 0:
-                raise BufferError("negative extent in shape %r" % (shape,))
+                raise BufferError(f"negative extent in shape {shape!r}")
             if strides_read is not None:
                 strides = strides_read
             elif minor is not None and minor >= 2:
@@ -358,19 +395,20 @@ def _adopt(address, versioned):
                 strides = _contiguous_strides(shape)
         else:
             shape = strides = ()
-        if code not in _KNOWN_CODES:
-            raise BufferError("unknown DLDataTypeCode %d" % code)
-        if code == DLDataTypeCode.kDLOpaqueHandle:
-            raise BufferError("opaque-handle tensors cannot be read")
+        if code not in _READABLE_CODES:
+            if code in _KNOWN_CODES:
+                raise BufferError("opaque-handle tensors cannot be read")
+            raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
-            raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
         if dev_type not in _HOST_ACCESSIBLE:
-            raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
+                                "from the CPU")
         size = math.prod(shape)
         if size and not data:
-            raise BufferError("data is NULL for a tensor of %d elements" % size)
+            raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
-            raise BufferError("tensor of %d elements overflows the address space" % size)
+            raise BufferError(f"tensor of {size} elements overflows the address space")
     except BaseException:
         t.close()
         raise
@@ -419,46 +457,55 @@ def _outer_indices(shape):
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
     if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError("cannot copy memory on device %r" % (t.device,))
+        raise BufferError(f"cannot copy memory on device {t.device!r}")
     buf = _copy_contiguous(t)
     c = Tensor.__new__(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
-    c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
+    c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
+    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
     c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; the struct lives in raw memory this module
-    owns, and t stays alive until the sweep finds the export done."""
+    """Wraps t in a new capsule; the struct lives in memory this module owns,
+    and t stays alive until the sweep finds the export done."""
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
-    address = _raw_malloc(head + 16 * ndim)
-    if not address:
-        raise MemoryError
+    if ndim <= _SLOT_NDIM:
+        if not _free_slots:
+            _new_arena()
+        slot = _free_slots.pop()
+        address, view, offset = slot[0], slot[1], slot[3]
+    else:
+        slot, offset = None, 0
+        address = _raw_malloc(head + 16 * ndim)
+        if not address:
+            raise MemoryError
+        view = (ctypes.c_char * (head + 16 * ndim)).from_address(address)
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        packed = _VERSIONED.pack(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER,
-                                 flags, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                                 t._lanes, shape_p, strides_p, t.byte_offset)
+        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
+                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
+                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
         name = _VNAME
     else:
-        packed = _LEGACY.pack(t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
-                              shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        packed += _dims(2 * ndim).pack(*t.shape, *t.strides)
-    _memmove(address, packed, len(packed))
+        _dims(2 * ndim).pack_into(view, offset + head, *t.shape, *t.strides)
+    entry = [t, None, _first_word(address, slot), name, slot]
+    _exports[address] = entry
     try:
-        capsule = _capsule_new(address, name, None)
+        entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
-        _raw_free(address)
+        _give_back(address, entry)
         raise
-    _exports[address] = [t, capsule, packed[:8], name]
     if len(_exports) >= _sweep_at:
         _sweep()
     return capsule
@@ -470,7 +517,8 @@ def from_dlpack(x, /, *, device=None, copy=None):
     Asks for a versioned capsule and falls back to a plain call on TypeError.
     copy=True returns a private copy; copy=False forbids one; device may only
     be the CPU, (kDLCPU, 0)."""
-    _check_placement(device)
+    if device is not None:
+        _check_placement(device)
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x))
     else:
@@ -508,7 +556,7 @@ def to_managed(x, /, *, versioned=True):
 def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     if type(capsule) is not _CapsuleType:
-        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
+        raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
     try:  # the common case first: one call instead of asking for the name
         address = _capsule_get_pointer(capsule, _VNAME)
     except ValueError:  # another name: CPython says so with a ValueError
@@ -530,5 +578,5 @@ def _take(capsule):
     return address, versioned
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]
 

@@ -6,6 +6,8 @@
 # lines join the module's import block; the rest is copied verbatim.
 from typing import NamedTuple
 
+__all__ += ["DataType", "Device"]
+
 
 class DataType(NamedTuple):
     """An element type: DLDataTypeCode, bits per lane, lanes."""
@@ -41,7 +43,7 @@ _MAX_NDIM = 64
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
-              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
+              "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
@@ -67,7 +69,7 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         if dl_device != device and dl_device != _CPU:
-            raise BufferError("cannot export to device %r" % (dl_device,))
+            raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -84,14 +86,14 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
 def _check_placement(device):
     """from_dlpack(device=...) may only name the CPU."""
     if device is not None and tuple(device) != _CPU:
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
 
 
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
     if not hasattr(x, "__dlpack__"):
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
     try:
         if copy is None and device is None:
             return x.__dlpack__(max_version=_MAX_VERSION)
@@ -115,7 +117,7 @@ def _request_host_copy(x, copy):
         return x.__dlpack__(**kwargs)
     except (TypeError, BufferError, ValueError, NotImplementedError) as e:
         raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
+                          f"cannot copy it to the CPU: {e}") from e
 
 
 def _request_managed(x, versioned):
