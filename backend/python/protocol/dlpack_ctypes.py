@@ -85,14 +85,24 @@ _LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR
                      [("manager_ctx", _P), ("deleter", _P)])
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
+# Memory is read in place, through a ctypes array type laid over it
+# (from_address), which costs a third of a foreign call such as string_at.
+_VBYTES = ctypes.c_char * _VSIZE
+_LBYTES = ctypes.c_char * _LSIZE
 _dims_structs = {}
 
 
 def _dims(n):
+    """A struct.Struct of n int64 and a ctypes array type of their bytes."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = struct.Struct(f"={n}q")
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n))
     return s
+
+
+def _read_dims(n, address):
+    s, raw = _dims(n)
+    return s.unpack_from(raw.from_address(address))
 
 
 # Calling a producer's deleter: a ctypes prototype per function address.
@@ -282,7 +292,11 @@ class Tensor:
         # No other reference exists: no lock needed to close exactly once.
         address = getattr(self, "_addr", 0)
         if address and self._deleter:
-            _call_deleter(self._deleter, address)
+            call = _deleters.get(self._deleter)
+            if call is None:
+                _call_deleter(self._deleter, address)
+            else:
+                call(address)
 
     def __enter__(self):
         return self
@@ -354,10 +368,10 @@ def _adopt(address, versioned):
     calls its deleter (exactly once) if it is refused."""
     if versioned:
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_string_at(address, _VSIZE))
+         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
     else:
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
-         _, deleter) = _LEGACY.unpack_from(_string_at(address, _LSIZE))
+         _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
     t = Tensor.__new__(Tensor)
     t._addr, t._deleter, t._versioned, t._keep = address, deleter, versioned, None
     try:
@@ -365,9 +379,9 @@ def _adopt(address, versioned):
             if major != DLPACK_MAJOR_VERSION:
                 raise BufferError(f"DLPack major version {major} is not supported (this module "
                                   f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
-            t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
-            t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
-            t._padded = bool(flags & _SUBBYTE_PADDED)
+            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+            t.copied = flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+            t._padded = flags & _SUBBYTE_PADDED != 0
         else:
             minor = None
             t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
@@ -378,13 +392,14 @@ def _adopt(address, versioned):
             if not shape_p:
                 raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
+                s, raw = _dims_structs.get(2 * ndim) or _dims(2 * ndim)
+                both = s.unpack_from(raw.from_address(shape_p))
                 shape, strides_read = both[:ndim], both[ndim:]
             else:
-                shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
+                shape = _read_dims(ndim, shape_p)
                 strides_read = None
                 if strides_p:
-                    strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim))
+                    strides_read = _read_dims(ndim, strides_p)
             if min(shape) < 0:
                 raise BufferError(f"negative extent in shape {shape!r}")
             if strides_read is not None:
@@ -498,7 +513,7 @@ def _export(t, versioned, flags):
                           t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim).pack_into(view, offset + head, *t.shape, *t.strides)
+        _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
     entry = [t, None, _first_word(address, slot), name, slot]
     _exports[address] = entry
     try:
@@ -522,8 +537,18 @@ def from_dlpack(x, /, *, device=None, copy=None):
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x))
     else:
+        capsule = None
+        if copy is None and device is None:
+            # The common request inline (_request_capsule has the full rules).
+            try:
+                capsule = x.__dlpack__(max_version=_MAX_VERSION)
+            except (TypeError, AttributeError):
+                pass
+        if capsule is None:
+            capsule = _request_capsule(x, copy, device)
         try:
-            t = _adopt(*_take(_request_capsule(x, copy, device)))
+            address, versioned = _take(capsule)
+            t = _adopt(address, versioned)
         except _Inaccessible:
             if copy is False:
                 raise
