@@ -339,11 +339,12 @@ class Tensor:
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
-        raw = (ctypes.c_char * nbytes).from_address(self.data_ptr) if nbytes else bytearray()
-        view = memoryview(raw)
+        if not nbytes:  # memoryview cannot take a shape with a zero in it
+            raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
+        view = memoryview((ctypes.c_char * nbytes).from_address(self.data_ptr))
         if self.readonly:
             view = view.toreadonly()
-        return view.cast("B").cast(fmt, self.shape) if nbytes else view
+        return view.cast("B").cast(fmt, self.shape)
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
