@@ -12,7 +12,8 @@
 // Only what varies by release is generated: the declarations, rendered from
 // the IR through templates/. The protocol is hand-written Python and Cython
 // in protocol/, embedded here and copied into the modules after the
-// declarations: protocol.py (the rules both modules share), dlpack_ctypes.py,
+// declarations: layout.py (the ctypes module's import-time layout check),
+// protocol.py (the rules both modules share), dlpack_ctypes.py,
 // dlpack_cython.pxi, and exchange_api.pxi or no_exchange_api.pxi. The import
 // lines at the top of each of those files join the module's import block;
 // everything after them is copied verbatim.
@@ -75,8 +76,9 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 			imports: []string{"import ctypes", "import enum", "import platform"}},
 		{path: "dlpack_ctypes.pyi", template: "dlpack.pyi.tmpl"},
 	}
+	outputs[0].sources = []string{"layout.py"}
 	if m.Major > 0 {
-		outputs[0].sources = []string{"protocol.py", "dlpack_ctypes.py"}
+		outputs[0].sources = append(outputs[0].sources, "protocol.py", "dlpack_ctypes.py")
 		exchange := "no_exchange_api.pxi"
 		if m.ExchangeAttr != "" {
 			exchange = "exchange_api.pxi"
@@ -307,6 +309,7 @@ type constant struct {
 type enum struct {
 	Name, Doc string
 	Members   []constant
+	Mask      string // the values as a bit mask, bit v for value v
 }
 
 type structure struct {
@@ -375,9 +378,15 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		switch d := d.(type) {
 		case *ir.Enum:
 			e := enum{Name: d.Name, Doc: d.Doc}
+			var mask uint64
 			for _, ev := range d.Values {
+				if ev.Value < 0 || ev.Value > 63 {
+					return nil, fmt.Errorf("%s.%s = %d: the Python modules keep enum values in a 64-bit mask", d.Name, ev.Name, ev.Value)
+				}
+				mask |= 1 << ev.Value
 				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: fmt.Sprint(ev.Value)})
 			}
+			e.Mask = fmt.Sprintf("0x%x", mask)
 			m.Enums = append(m.Enums, e)
 		case *ir.Flags:
 			for _, f := range d.Bits {

@@ -229,13 +229,9 @@ _EXCHANGE_API_ATTRIBUTE = "__dlpack_c_exchange_api__"
 _PREVIOUS_EXCHANGE_API_ATTRIBUTE = "__c_dlpack_exchange_api__"
 cdef const char* _EXCHANGE_API_CAPSULE_NAME = "dlpack_exchange_api"
 
-
-cdef bint _known_DLDeviceType(int value) noexcept nogil:
-    return value == dlpack.kDLCPU or value == dlpack.kDLCUDA or value == dlpack.kDLCUDAHost or value == dlpack.kDLOpenCL or value == dlpack.kDLVulkan or value == dlpack.kDLMetal or value == dlpack.kDLVPI or value == dlpack.kDLROCM or value == dlpack.kDLROCMHost or value == dlpack.kDLExtDev or value == dlpack.kDLCUDAManaged or value == dlpack.kDLOneAPI or value == dlpack.kDLWebGPU or value == dlpack.kDLHexagon or value == dlpack.kDLMAIA or value == dlpack.kDLTrn
-
-
-cdef bint _known_DLDataTypeCode(int value) noexcept nogil:
-    return value == dlpack.kDLInt or value == dlpack.kDLUInt or value == dlpack.kDLFloat or value == dlpack.kDLOpaqueHandle or value == dlpack.kDLBfloat or value == dlpack.kDLComplex or value == dlpack.kDLBool or value == dlpack.kDLFloat8_e3m4 or value == dlpack.kDLFloat8_e4m3 or value == dlpack.kDLFloat8_e4m3b11fnuz or value == dlpack.kDLFloat8_e4m3fn or value == dlpack.kDLFloat8_e4m3fnuz or value == dlpack.kDLFloat8_e5m2 or value == dlpack.kDLFloat8_e5m2fnuz or value == dlpack.kDLFloat8_e8m0fnu or value == dlpack.kDLFloat6_e2m3fn or value == dlpack.kDLFloat6_e3m2fn or value == dlpack.kDLFloat4_e2m1fn
+# The values of each enum in this release, as bit masks (bit v set: v is one).
+cdef unsigned long long _DLDeviceType_VALUES = 0x7ff9e
+cdef unsigned long long _DLDataTypeCode_VALUES = 0x3ffff
 
 
 __all__ += ["DataType", "Device"]
@@ -454,6 +450,11 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     elif code == dlpack.kDLBool and itemsize == 1:
         return "?"
     return NULL
+
+
+cdef inline bint _member(long long value, unsigned long long values) noexcept nogil:
+    """Whether value is one of an enum's values (the generated bit masks)."""
+    return 0 <= value < 64 and (values >> value) & 1
 
 
 cdef bint _host_accessible(int device_type) noexcept:
@@ -722,13 +723,13 @@ cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
         size *= dl.shape[i]
     if ndim and dl.strides == NULL and not null_strides_ok:
         raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _known_DLDataTypeCode(dl.dtype.code):
+    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
         raise BufferError("unknown DLDataTypeCode %d" % dl.dtype.code)
     if dl.dtype.code == dlpack.kDLOpaqueHandle:
         raise BufferError("opaque-handle tensors cannot be read")
     if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
         raise BufferError("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
-    if not _known_DLDeviceType(dl.device.device_type) or not _host_accessible(dl.device.device_type):
+    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
         raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
                             % (dl.device.device_type, dl.device.device_id))
     if size and dl.data == NULL:

@@ -107,6 +107,11 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     return NULL
 
 
+cdef inline bint _member(long long value, unsigned long long values) noexcept nogil:
+    """Whether value is one of an enum's values (the generated bit masks)."""
+    return 0 <= value < 64 and (values >> value) & 1
+
+
 cdef bint _host_accessible(int device_type) noexcept:
     return device_type == dlpack.kDLCPU or device_type == dlpack.kDLCUDAHost or device_type == dlpack.kDLROCMHost or device_type == dlpack.kDLCUDAManaged
 
@@ -373,13 +378,13 @@ cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
         size *= dl.shape[i]
     if ndim and dl.strides == NULL and not null_strides_ok:
         raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _known_DLDataTypeCode(dl.dtype.code):
+    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
         raise BufferError("unknown DLDataTypeCode %d" % dl.dtype.code)
     if dl.dtype.code == dlpack.kDLOpaqueHandle:
         raise BufferError("opaque-handle tensors cannot be read")
     if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
         raise BufferError("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
-    if not _known_DLDeviceType(dl.device.device_type) or not _host_accessible(dl.device.device_type):
+    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
         raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
                             % (dl.device.device_type, dl.device.device_id))
     if size and dl.data == NULL:
