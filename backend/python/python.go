@@ -296,6 +296,7 @@ type module struct {
 	All                     []string // the module's __all__ before the hand-written sources add theirs
 	Names                   string   // the Python-level declarations both modules share
 	SubbytePadded           string   // the padded-sub-byte flag's name, "" before DLPack 1.1
+	Leaves                  string   // _LEAVES: every struct's leaf fields and struct-module codes
 }
 
 // subbytePadded is the flag that says sub-byte elements are padded to whole
@@ -431,7 +432,57 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		m.Layouts = append(m.Layouts, l)
 	}
 	m.Names = pythonNames(m)
+	if m.Major > 0 {
+		var b strings.Builder
+		b.WriteString("_LEAVES = {\n")
+		for _, st := range api.Structs() {
+			fmt.Fprintf(&b, "    %s: [\n", pystr(st.Name))
+			for _, l := range leaves(st, "") {
+				fmt.Fprintf(&b, "        (%s, %s),\n", pystr(l[0]), pystr(l[1]))
+			}
+			b.WriteString("    ],\n")
+		}
+		b.WriteString("}")
+		m.Leaves = b.String()
+	}
 	return m, nil
+}
+
+// structCodes are the struct-module codes of the fixed-size scalars.
+var structCodes = map[string]string{
+	"char": "c", "int": "i",
+	"int8_t": "b", "int16_t": "h", "int32_t": "i", "int64_t": "q",
+	"uint8_t": "B", "uint16_t": "H", "uint32_t": "I", "uint64_t": "Q",
+}
+
+// leaves lists the scalar fields of s, nested structs flattened into dotted
+// paths, in C order, each with its struct-module code ("P" for a pointer,
+// whose size is the ABI's).
+func leaves(s *ir.Struct, prefix string) [][2]string {
+	var out [][2]string
+	for _, f := range s.Fields {
+		t := f.Type
+		switch {
+		case t.Kind == ir.Pointer || t.Kind == ir.Func:
+			out = append(out, [2]string{prefix + f.Name, "P"})
+		case t.Kind == ir.Scalar:
+			out = append(out, [2]string{prefix + f.Name, structCodes[t.Name]})
+		default:
+			switch d := t.Decl.(type) {
+			case *ir.Struct:
+				out = append(out, leaves(d, prefix+f.Name+".")...)
+			case *ir.Enum:
+				code := "I"
+				if ir.Scalars[d.Underlying].Signed {
+					code = "i"
+				}
+				out = append(out, [2]string{prefix + f.Name, code})
+			default: // a function type
+				out = append(out, [2]string{prefix + f.Name, "P"})
+			}
+		}
+	}
+	return out
 }
 
 // pythonNames renders the declarations both modules define alike, as

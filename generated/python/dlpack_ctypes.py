@@ -359,6 +359,82 @@ DLPackExchangeAPI._fields_ = [
     ("current_work_stream", DLPackCurrentWorkStream),
 ]
 
+# Each struct's scalar fields in C order, with their struct-module codes ("P":
+# a pointer): the protocol reads and writes whole structs with them.
+_LEAVES = {
+    "DLPackVersion": [
+        ("major", "I"),
+        ("minor", "I"),
+    ],
+    "DLDevice": [
+        ("device_type", "i"),
+        ("device_id", "i"),
+    ],
+    "DLDataType": [
+        ("code", "B"),
+        ("bits", "B"),
+        ("lanes", "H"),
+    ],
+    "DLTensor": [
+        ("data", "P"),
+        ("device.device_type", "i"),
+        ("device.device_id", "i"),
+        ("ndim", "i"),
+        ("dtype.code", "B"),
+        ("dtype.bits", "B"),
+        ("dtype.lanes", "H"),
+        ("shape", "P"),
+        ("strides", "P"),
+        ("byte_offset", "Q"),
+    ],
+    "DLManagedTensor": [
+        ("dl_tensor.data", "P"),
+        ("dl_tensor.device.device_type", "i"),
+        ("dl_tensor.device.device_id", "i"),
+        ("dl_tensor.ndim", "i"),
+        ("dl_tensor.dtype.code", "B"),
+        ("dl_tensor.dtype.bits", "B"),
+        ("dl_tensor.dtype.lanes", "H"),
+        ("dl_tensor.shape", "P"),
+        ("dl_tensor.strides", "P"),
+        ("dl_tensor.byte_offset", "Q"),
+        ("manager_ctx", "P"),
+        ("deleter", "P"),
+    ],
+    "DLManagedTensorVersioned": [
+        ("version.major", "I"),
+        ("version.minor", "I"),
+        ("manager_ctx", "P"),
+        ("deleter", "P"),
+        ("flags", "Q"),
+        ("dl_tensor.data", "P"),
+        ("dl_tensor.device.device_type", "i"),
+        ("dl_tensor.device.device_id", "i"),
+        ("dl_tensor.ndim", "i"),
+        ("dl_tensor.dtype.code", "B"),
+        ("dl_tensor.dtype.bits", "B"),
+        ("dl_tensor.dtype.lanes", "H"),
+        ("dl_tensor.shape", "P"),
+        ("dl_tensor.strides", "P"),
+        ("dl_tensor.byte_offset", "Q"),
+    ],
+    "DLPackExchangeAPIHeader": [
+        ("version.major", "I"),
+        ("version.minor", "I"),
+        ("prev_api", "P"),
+    ],
+    "DLPackExchangeAPI": [
+        ("header.version.major", "I"),
+        ("header.version.minor", "I"),
+        ("header.prev_api", "P"),
+        ("managed_tensor_allocator", "P"),
+        ("managed_tensor_from_py_object_no_sync", "P"),
+        ("managed_tensor_to_py_object_no_sync", "P"),
+        ("dltensor_from_py_object_no_sync", "P"),
+        ("current_work_stream", "P"),
+    ],
+}
+
 _POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
 _MACHINE = platform.machine().lower()
 # (struct, field or None for the size, bytes) on the ABIs the C header knows;
@@ -637,11 +713,12 @@ _memmove = ctypes.memmove
 _refcount = sys.getrefcount
 
 
-def _struct_of(ctype, fields):
-    """A struct.Struct reading the (path, code) fields of ctype, listed in
-    offset order, at their C offsets."""
+def _struct_of(ctype):
+    """A struct.Struct reading every scalar field of ctype (its generated
+    _LEAVES entry) at this machine's C offsets."""
     fmt, pos = "=", 0
-    for path, code in fields:
+    for path, code in _LEAVES[ctype.__name__]:
+        code = _P if code == "P" else code
         offset, t = 0, ctype
         for name in path.split("."):
             offset += getattr(t, name).offset
@@ -653,14 +730,8 @@ def _struct_of(ctype, fields):
     return struct.Struct(fmt)
 
 
-_TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
-           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P),
-           ("strides", _P), ("byte_offset", "Q")]
-_VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
-                        ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
-                        [("dl_tensor." + p, c) for p, c in _TENSOR])
-_LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR] +
-                     [("manager_ctx", _P), ("deleter", _P)])
+_VERSIONED = _struct_of(DLManagedTensorVersioned)
+_LEGACY = _struct_of(DLManagedTensor)
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
 # Memory is read in place, through a ctypes array type laid over it
