@@ -238,9 +238,30 @@ func Files(opts Options) ([]backend.File, error) {
 			return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
 		}
 		files = append(files, fs...)
+		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
+			header, err := cHeader(opts.SchemaName, api)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, backend.File{Path: hu.Header(api), Content: header})
+		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
+}
+
+// cHeader renders the C header of api, for backends that ship a copy.
+func cHeader(schemaName string, api *ir.API) ([]byte, error) {
+	fs, err := c.Backend{Schema: schemaName}.Generate(api)
+	if err != nil {
+		return nil, fmt.Errorf("c backend: %w", err)
+	}
+	for _, f := range fs {
+		if f.Path == c.Path {
+			return f.Content, nil
+		}
+	}
+	return nil, fmt.Errorf("c backend wrote no %s", c.Path)
 }
 
 func selectBackends(schemaName string, langs []string) ([]backend.Backend, error) {

@@ -1,27 +1,44 @@
 // Package python is dlgen's Python backend. It writes, under python/:
 //   - dlpack_ctypes.py, standard library only: a ctypes.Structure per
 //     struct, an IntEnum per enum, flag and version constants, the capsule
-//     names, an import-time layout check, and the DLPack protocol itself
-//     (from_dlpack, Tensor, __dlpack__) in pure ctypes;
-//   - dlpack_cython.pxd (declarations to cimport), dlpack_cython.pyx (the
-//     same API, fast, with the buffer protocol and the C exchange API) and
-//     dlpack/dlpack.h, which the .pyx includes (DLPack >= 1.0 only);
+//     names, an import-time layout check, and (DLPack >= 1.0) the DLPack
+//     protocol itself (from_dlpack, Tensor, __dlpack__) in pure ctypes;
+//   - dlpack_cython.pyx (DLPack >= 1.0): the same API, fast, with the buffer
+//     protocol and the C exchange API, and dlpack.pxd, the header's
+//     declarations for Cython (`from dlpack cimport DLTensor`); the driver
+//     places the C header the .pyx includes at python/dlpack/dlpack.h;
 //   - .pyi stubs for both modules.
+//
+// Only what varies by release is generated: the declarations, rendered from
+// the IR through templates/. The protocol is hand-written Python and Cython
+// in protocol/, embedded here and copied into the modules after the
+// declarations: layout.py (the ctypes module's import-time layout check),
+// protocol.py (the rules both modules share), dlpack_ctypes.py,
+// dlpack_cython.pxi, and exchange_api.pxi or no_exchange_api.pxi. The import
+// lines at the top of each of those files join the module's import block;
+// everything after them is copied verbatim.
 package python
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/dlgen/dlgen/backend"
-	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/templates"
 )
 
-// Dir is where the module is written, relative to the output directory.
+// Dir is where the modules are written, relative to the output directory.
 const Dir = "python"
+
+// HeaderPath is where the C header the Cython module includes goes.
+const HeaderPath = Dir + "/dlpack/dlpack.h"
+
+//go:embed protocol/*.py protocol/*.pxi
+var protocol embed.FS
 
 // Backend is the Python backend.
 type Backend struct {
@@ -30,52 +47,233 @@ type Backend struct {
 
 func (Backend) Name() string { return "python" }
 
-// Generate renders the ctypes module of api and its stub.
+// Header says where the driver must place the C header: beside the Cython
+// module, which exists from DLPack 1.0.
+func (Backend) Header(api *ir.API) string {
+	if major(api) == 0 {
+		return ""
+	}
+	return HeaderPath
+}
+
+// output is one generated file: a template of declarations, the import
+// lines those declarations need, and the hand-written sources that follow.
+type output struct {
+	path, template string
+	imports        []string
+	sources        []string
+	cython         bool
+}
+
+// Generate renders the modules of api and their stubs.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	m, err := b.module(api)
 	if err != nil {
 		return nil, err
 	}
+	outputs := []output{
+		{path: "dlpack_ctypes.py", template: "dlpack_ctypes.py.tmpl",
+			imports: []string{"import ctypes", "import enum"}},
+		{path: "dlpack_ctypes.pyi", template: "dlpack.pyi.tmpl"},
+	}
+	outputs[0].sources = []string{"layout.py"}
+	if m.Major > 0 {
+		outputs[0].sources = append(outputs[0].sources, "protocol.py", "dlpack_ctypes.py")
+		exchange := "no_exchange_api.pxi"
+		if m.ExchangeAttr != "" {
+			exchange = "exchange_api.pxi"
+		}
+		outputs = append(outputs,
+			output{path: "dlpack.pxd", template: "dlpack.pxd.tmpl", cython: true},
+			output{path: "dlpack_cython.pyx", template: "dlpack_cython.pyx.tmpl", cython: true,
+				imports: []string{"cimport dlpack", "import enum"},
+				sources: []string{"protocol.py", "dlpack_cython.pxi", exchange}},
+			output{path: "dlpack_cython.pyi", template: "dlpack.pyi.tmpl", cython: true},
+		)
+	}
 	var files []backend.File
-	render := func(out, tmplName string, cython bool) error {
-		tmpl, err := templates.Parse(tmplName, map[string]any{"comment": comment, "pystr": pystr})
+	for _, o := range outputs {
+		content, err := b.render(m, o)
 		if err != nil {
-			return err
-		}
-		view := *m
-		view.Cython = cython
-		var buf bytes.Buffer
-		if err := tmpl.Execute(&buf, &view); err != nil {
-			return fmt.Errorf("python backend: %w", err)
-		}
-		files = append(files, backend.File{Path: Dir + "/" + out, Content: buf.Bytes()})
-		return nil
-	}
-	if err := render("dlpack_ctypes.py", "dlpack_ctypes.py.tmpl", false); err != nil {
-		return nil, err
-	}
-	if err := render("dlpack_ctypes.pyi", "dlpack.pyi.tmpl", false); err != nil {
-		return nil, err
-	}
-	if m.Major == 0 {
-		return files, nil // the Cython module needs DLPack >= 1.0
-	}
-	for _, f := range [][2]string{
-		{"dlpack_cython.pxd", "dlpack_cython.pxd.tmpl"},
-		{"dlpack_cython.pyx", "dlpack_cython.pyx.tmpl"},
-		{"dlpack_cython.pyi", "dlpack.pyi.tmpl"},
-	} {
-		if err := render(f[0], f[1], true); err != nil {
 			return nil, err
 		}
+		files = append(files, backend.File{Path: Dir + "/" + o.path, Content: content})
 	}
-	// The header the .pyx includes, beside it.
-	header, err := c.Backend{Schema: b.Schema}.Generate(api)
+	return files, nil
+}
+
+func (b Backend) render(m *module, o output) ([]byte, error) {
+	view := *m
+	view.Cython = o.cython
+	imports := append([]string(nil), o.imports...)
+	var body strings.Builder
+	for _, name := range o.sources {
+		text, err := protocol.ReadFile("protocol/" + name)
+		if err != nil {
+			return nil, err
+		}
+		imp, rest := splitSource(string(text))
+		imports = append(imports, imp...)
+		body.WriteString("\n\n" + rest)
+	}
+	view.Imports = importBlock(imports)
+	view.All = m.declared(o.cython)
+	if strings.HasSuffix(o.path, ".pyi") && m.Major > 0 {
+		view.All = append(view.All, protocolNames...)
+	}
+	view.Body = strings.TrimRight(body.String(), "\n")
+	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr, "pylist": pylist})
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, backend.File{Path: Dir + "/dlpack/dlpack.h", Content: header[0].Content})
-	return files, nil
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, &view); err != nil {
+		return nil, fmt.Errorf("python backend: %s: %w", o.path, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// protocolNames are the public names the hand-written sources add to a
+// module's __all__ (each with `__all__ += [...]`); the stubs, which declare
+// them, list them too. mypy's stubtest, in the test suite, compares both.
+var protocolNames = []string{"DataType", "Device", "Tensor", "from_dlpack", "from_managed", "to_managed"}
+
+// declared lists the public names of the generated declarations: the
+// Cython module has no ctypes structs or function types.
+func (m *module) declared(cython bool) []string {
+	names := []string{"DLPACK_VERSION_STRING"}
+	for _, c := range m.Constants {
+		names = append(names, c.Name)
+	}
+	for _, e := range m.Enums {
+		names = append(names, e.Name)
+	}
+	if !cython {
+		for _, s := range m.Structs {
+			names = append(names, s.Name)
+		}
+		for _, f := range m.FuncTypes {
+			names = append(names, f.Name)
+		}
+	}
+	for _, c := range m.Capsules {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// pylist renders `name = [...]`, one quoted item per line, in the order
+// ruff's RUF022 wants for __all__: CONSTANTS, then Classes, then the rest.
+func pylist(name string, items []string) string {
+	class := func(s string) int {
+		switch {
+		case strings.ToUpper(s) == s:
+			return 0
+		case s[:1] == strings.ToUpper(s[:1]):
+			return 1
+		}
+		return 2
+	}
+	items = append([]string(nil), items...)
+	sort.SliceStable(items, func(i, j int) bool {
+		if ci, cj := class(items[i]), class(items[j]); ci != cj {
+			return ci < cj
+		}
+		return items[i] < items[j]
+	})
+	var b strings.Builder
+	b.WriteString(name + " = [\n")
+	for _, it := range items {
+		b.WriteString("    " + pystr(it) + ",\n")
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// splitSource separates a hand-written source into its import statements
+// (after the leading comment block) and the code that follows them.
+func splitSource(text string) (imports []string, body string) {
+	lines := strings.Split(text, "\n")
+	i := 0
+	for i < len(lines) && (strings.TrimSpace(lines[i]) == "" || strings.HasPrefix(lines[i], "#")) {
+		i++
+	}
+	for i < len(lines) {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(l, "import ") && !strings.HasPrefix(l, "from ") && !strings.HasPrefix(l, "cimport ") {
+			break
+		}
+		stmt := l
+		for strings.Contains(stmt, "(") && !strings.Contains(stmt, ")") && i+1 < len(lines) {
+			i++
+			stmt += "\n" + lines[i]
+		}
+		imports = append(imports, stmt)
+		i++
+	}
+	return imports, strings.Join(lines[i:], "\n")
+}
+
+// importBlock renders import statements once each: cimports, then plain
+// imports, then from-imports, each group sorted; from-imports of one module
+// are merged into one statement.
+func importBlock(stmts []string) string {
+	type group struct{ kind, module string }
+	names := map[group]map[string]bool{}
+	var plain []string
+	seen := map[string]bool{}
+	for _, s := range stmts {
+		flat := strings.NewReplacer("(", "", ")", "", "\n", " ").Replace(s)
+		f := strings.Fields(flat)
+		if len(f) >= 4 && f[0] == "from" && (f[2] == "import" || f[2] == "cimport") {
+			g := group{f[2], f[1]}
+			if names[g] == nil {
+				names[g] = map[string]bool{}
+			}
+			for _, n := range strings.Split(strings.Join(f[3:], " "), ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names[g][n] = true
+				}
+			}
+			continue
+		}
+		if !seen[flat] {
+			seen[flat] = true
+			plain = append(plain, flat)
+		}
+	}
+	var cimports, imports, froms []string
+	for _, s := range plain {
+		if strings.HasPrefix(s, "cimport ") {
+			cimports = append(cimports, s)
+		} else {
+			imports = append(imports, s)
+		}
+	}
+	for g, set := range names {
+		var list []string
+		for n := range set {
+			list = append(list, n)
+		}
+		sort.Strings(list)
+		stmt := "from " + g.module + " " + g.kind + " " + strings.Join(list, ", ")
+		if len(stmt) > 100 {
+			stmt = "from " + g.module + " " + g.kind + " (\n    " + strings.Join(list, ",\n    ") + ",\n)"
+		}
+		if g.kind == "cimport" {
+			cimports = append(cimports, stmt)
+		} else {
+			froms = append(froms, stmt)
+		}
+	}
+	for _, l := range [][]string{cimports, imports, froms} {
+		sort.Strings(l)
+	}
+	return strings.Join(append(append(cimports, imports...), froms...), "\n")
 }
 
 // module is the view the templates render.
@@ -86,23 +284,33 @@ type module struct {
 	Enums                            []enum
 	Structs                          []structure
 	FuncTypes                        []functype
-	Capsules                         map[string]string // protocol name -> spelling
-	ExchangeAttr                     string            // the type attribute of the exchange API, from v1.2
-	ExchangeCapsule                  string            // its capsule name, from v1.3 (before: an integer address)
+	Capsules                         []constant // Python constants naming the capsules of this release
+	CapsuleC                         []constant // the same names as C strings, for the Cython module
+	ExchangeAttr                     string     // the type attribute of the exchange API, from v1.2
+	PreviousExchangeAttr             string     // its spelling in the release before, if it was renamed
+	ExchangeCapsule                  string     // its capsule name, from v1.3 (before: an integer address)
 	Layouts                          []layout
 	CythonDecls                      []string // the body of the .pxd's extern block
 	Cython                           bool     // rendering the Cython module's files
+	Imports, Body                    string   // the import block and the hand-written sources
+	All                              []string // the module's __all__ before the hand-written sources add theirs
+	Names                            string   // the Python-level declarations both modules share
+	SubbytePadded                    string   // the padded-sub-byte flag's name, "" before DLPack 1.1
+	Leaves                           string   // _LEAVES: every struct's leaf fields and struct-module codes
 }
 
+// subbytePadded is the flag that says sub-byte elements are padded to whole
+// bytes rather than packed; releases before it know only packed ones.
+const subbytePadded = "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED"
+
 type constant struct {
-	Name, Doc string
-	Value     int64
-	Flag      bool
+	Name, Doc, Value string
 }
 
 type enum struct {
 	Name, Doc string
 	Members   []constant
+	Mask      string // the values as a bit mask, bit v for value v
 }
 
 type structure struct {
@@ -124,28 +332,45 @@ type check struct {
 	Want          int
 }
 
+func major(api *ir.API) int {
+	if mj := api.Versions.Major; mj != nil {
+		return int(mj.Value)
+	}
+	return 0
+}
+
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema, Capsules: map[string]string{}}
+	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema}
 	if vm := api.Versions; vm.Major != nil {
 		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}
 	for _, mac := range api.Macros {
 		if mac.Kind == ir.MacroInteger {
-			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: mac.Value})
+			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: fmt.Sprint(mac.Value)})
 		}
 	}
 	pr := api.Protocol
-	for key, p := range map[string]*ir.PythonName{
-		"dltensor": pr.Capsule, "used_dltensor": pr.UsedCapsule,
-		"dltensor_versioned": pr.VersionedCapsule, "used_dltensor_versioned": pr.UsedVersionedCapsule,
+	for _, c := range []struct {
+		name *ir.PythonName
+		py   string // the Python constant of the name
+		cstr string // its C-string twin in the Cython module
+	}{
+		{pr.Capsule, "CAPSULE_NAME", "_NAME"},
+		{pr.UsedCapsule, "USED_CAPSULE_NAME", "_USED_NAME"},
+		{pr.VersionedCapsule, "VERSIONED_CAPSULE_NAME", "_VNAME"},
+		{pr.UsedVersionedCapsule, "USED_VERSIONED_CAPSULE_NAME", "_USED_VNAME"},
 	} {
-		if p != nil {
-			m.Capsules[key] = p.Name
+		if c.name != nil {
+			m.Capsules = append(m.Capsules, constant{Name: c.py, Doc: c.name.Doc, Value: pystr(c.name.Name)})
+			m.CapsuleC = append(m.CapsuleC, constant{Name: c.cstr, Value: pystr(c.name.Name)})
 		}
 	}
-	if pr.ExchangeAPIAttribute != nil {
-		m.ExchangeAttr = pr.ExchangeAPIAttribute.Name
+	if a := pr.ExchangeAPIAttribute; a != nil {
+		m.ExchangeAttr = a.Name
+		if a.Renamed != nil && !v.Less(a.Renamed.In) {
+			m.PreviousExchangeAttr = a.Renamed.From
+		}
 	}
 	if pr.ExchangeAPICapsule != nil {
 		m.ExchangeCapsule = pr.ExchangeAPICapsule.Name
@@ -154,13 +379,22 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		switch d := d.(type) {
 		case *ir.Enum:
 			e := enum{Name: d.Name, Doc: d.Doc}
+			var mask uint64
 			for _, ev := range d.Values {
-				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: ev.Value})
+				if ev.Value < 0 || ev.Value > 63 {
+					return nil, fmt.Errorf("%s.%s = %d: the Python modules keep enum values in a 64-bit mask", d.Name, ev.Name, ev.Value)
+				}
+				mask |= 1 << ev.Value
+				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: fmt.Sprint(ev.Value)})
 			}
+			e.Mask = fmt.Sprintf("0x%x", mask)
 			m.Enums = append(m.Enums, e)
 		case *ir.Flags:
 			for _, f := range d.Bits {
-				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: 1 << f.Bit, Flag: true})
+				if f.Name == subbytePadded {
+					m.SubbytePadded = f.Name
+				}
+				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: fmt.Sprintf("0x%x", uint64(1)<<f.Bit)})
 			}
 		case *ir.Struct:
 			s := structure{Name: d.Name, Doc: d.Doc}
@@ -177,7 +411,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Name, err)
 			}
-			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: t})
+			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: wrapCall(d.Name+" = ", t)})
 		}
 		m.CythonDecls = append(m.CythonDecls, cythonDecl(d, api.Version()))
 	}
@@ -195,7 +429,89 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		}
 		m.Layouts = append(m.Layouts, l)
 	}
+	m.Names = pythonNames(m)
+	if m.Major > 0 {
+		var b strings.Builder
+		b.WriteString("_LEAVES = {\n")
+		for _, st := range api.Structs() {
+			fmt.Fprintf(&b, "    %s: [\n", pystr(st.Name))
+			for _, l := range leaves(st, "") {
+				fmt.Fprintf(&b, "        (%s, %s),\n", pystr(l[0]), pystr(l[1]))
+			}
+			b.WriteString("    ],\n")
+		}
+		b.WriteString("}")
+		m.Leaves = b.String()
+	}
 	return m, nil
+}
+
+// structCodes are the struct-module codes of the fixed-size scalars.
+var structCodes = map[string]string{
+	"char": "c", "int": "i",
+	"int8_t": "b", "int16_t": "h", "int32_t": "i", "int64_t": "q",
+	"uint8_t": "B", "uint16_t": "H", "uint32_t": "I", "uint64_t": "Q",
+}
+
+// leaves lists the scalar fields of s, nested structs flattened into dotted
+// paths, in C order, each with its struct-module code ("P" for a pointer,
+// whose size is the ABI's).
+func leaves(s *ir.Struct, prefix string) [][2]string {
+	var out [][2]string
+	for _, f := range s.Fields {
+		t := f.Type
+		switch {
+		case t.Kind == ir.Pointer || t.Kind == ir.Func:
+			out = append(out, [2]string{prefix + f.Name, "P"})
+		case t.Kind == ir.Scalar:
+			out = append(out, [2]string{prefix + f.Name, structCodes[t.Name]})
+		default:
+			switch d := t.Decl.(type) {
+			case *ir.Struct:
+				out = append(out, leaves(d, prefix+f.Name+".")...)
+			case *ir.Enum:
+				code := "I"
+				if ir.Scalars[d.Underlying].Signed {
+					code = "i"
+				}
+				out = append(out, [2]string{prefix + f.Name, code})
+			default: // a function type
+				out = append(out, [2]string{prefix + f.Name, "P"})
+			}
+		}
+	}
+	return out
+}
+
+// pythonNames renders the declarations both modules define alike, as
+// module attributes: the release, the macros and flags, an IntEnum per enum
+// and the capsule names.
+func pythonNames(m *module) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "DLPACK_VERSION_STRING = %s\n", pystr(m.Version))
+	for _, c := range m.Constants {
+		fmt.Fprintf(&b, "\n%s\n%s = %s\n", comment("", c.Doc), c.Name, c.Value)
+	}
+	for _, e := range m.Enums {
+		fmt.Fprintf(&b, "\n\nclass %s(enum.IntEnum):\n%s\n", e.Name, docstring("    ", e.Doc))
+		for _, c := range e.Members {
+			fmt.Fprintf(&b, "\n%s\n    %s = %s\n", comment("    ", c.Doc), c.Name, c.Value)
+		}
+	}
+	if m.Major > 0 {
+		value := "0  # none in this release: sub-byte elements are packed"
+		if m.SubbytePadded != "" {
+			value = m.SubbytePadded
+		}
+		fmt.Fprintf(&b, "\n# The flag of padded sub-byte elements, for the protocol.\n_SUBBYTE_PADDED = %s\n", value)
+	}
+	if len(m.Capsules) > 0 {
+		b.WriteString("\n")
+	}
+	for _, c := range m.Capsules {
+		fmt.Fprintf(&b, "\n%s\n%s = %s\n", comment("", c.Doc), c.Name, c.Value)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 var ctypesScalar = map[string]string{
@@ -253,6 +569,33 @@ func ctype(t *ir.Type) (string, error) {
 	return "", fmt.Errorf("no ctypes type for %s", t.Name)
 }
 
+// wrapCall breaks a call expression that would not fit in 100 columns
+// after prefix into one argument per line. Its arguments are split at the
+// top-level commas only.
+func wrapCall(prefix, call string) string {
+	open := strings.Index(call, "(")
+	if len(prefix)+len(call) <= 100 || open < 0 || !strings.HasSuffix(call, ")") {
+		return call
+	}
+	var args []string
+	depth, start := 0, open+1
+	for i := open + 1; i < len(call)-1; i++ {
+		switch call[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, strings.TrimSpace(call[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	args = append(args, strings.TrimSpace(call[start:len(call)-1]))
+	return call[:open+1] + "\n    " + strings.Join(args, ",\n    ") + ",\n)"
+}
+
 // comment renders doc as # lines at indent.
 func comment(indent, doc string) string {
 	var b strings.Builder
@@ -263,6 +606,15 @@ func comment(indent, doc string) string {
 		b.WriteString(indent + "# " + l)
 	}
 	return b.String()
+}
+
+// docstring renders doc as a triple-quoted docstring at indent, wrapped.
+func docstring(indent, doc string) string {
+	lines := backend.Wrap(strings.ReplaceAll(doc, `"""`, `'''`), 78-len(indent))
+	if len(lines) <= 1 {
+		return indent + `"""` + strings.Join(lines, "") + `"""`
+	}
+	return indent + `"""` + strings.Join(lines, "\n"+indent) + "\n" + indent + `"""`
 }
 
 // pystr quotes s as a Python string literal.

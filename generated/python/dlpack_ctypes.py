@@ -18,34 +18,70 @@ Protocol:
       data_ptr; __dlpack__, __dlpack_device__, __array_interface__ (so
       np.asarray(t) is zero-copy) and __buffer__ (memoryview(t) on 3.12+).
 
-Safety rules taken from earlier ctypes bindings: the deleter and capsule
-destructor callbacks and the capsule names live at module scope for the
-life of the process (a collected callback is a crash), and every exported
-struct is kept alive by this module until its deleter runs.
-Limits of pure ctypes (the Cython module has none of them): callbacks run
-Python code, so a capsule freed after interpreter finalisation is leaked
-rather than deleted, and __buffer__ needs Python 3.12.
+No Python code runs when a consumer is done with an export: CPython cannot
+run it while the consumer's own exception is pending (NumPy and Paddle do
+that) without losing that exception, nor without the GIL. Export capsules
+have no destructor, and the deleter is the C library's time(), which marks
+the struct; the module frees marked and dropped exports, and releases the
+tensors they kept alive, after each garbage collection and whenever its
+count of exports has doubled. Until then an export holds its tensor. The
+Cython module frees at once.
 """
 
 import ctypes
 import enum
+import gc
 import math
+import os
 import struct
+import sys
 import threading
 from typing import NamedTuple
+
+__all__ = [
+    "CAPSULE_NAME",
+    "DLPACK_FLAG_BITMASK_IS_COPIED",
+    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+    "DLPACK_FLAG_BITMASK_READ_ONLY",
+    "DLPACK_MAJOR_VERSION",
+    "DLPACK_MINOR_VERSION",
+    "DLPACK_VERSION_STRING",
+    "USED_CAPSULE_NAME",
+    "USED_VERSIONED_CAPSULE_NAME",
+    "VERSIONED_CAPSULE_NAME",
+    "DLDataType",
+    "DLDataTypeCode",
+    "DLDevice",
+    "DLDeviceType",
+    "DLManagedTensor",
+    "DLManagedTensorVersioned",
+    "DLPackCurrentWorkStream",
+    "DLPackDLTensorFromPyObjectNoSync",
+    "DLPackExchangeAPI",
+    "DLPackExchangeAPIHeader",
+    "DLPackManagedTensorAllocator",
+    "DLPackManagedTensorFromPyObjectNoSync",
+    "DLPackManagedTensorToPyObjectNoSync",
+    "DLPackVersion",
+    "DLTensor",
+]
 
 DLPACK_VERSION_STRING = "1.3"
 
 # Major version of this header. A consumer that meets a tensor of another major
 # version may do nothing with it but call its deleter.
 DLPACK_MAJOR_VERSION = 1
+
 # Minor version of this header; minors only add enumerators and flags.
 DLPACK_MINOR_VERSION = 3
+
 # The tensor is read-only; the consumer must not write through it.
 DLPACK_FLAG_BITMASK_READ_ONLY = 0x1
+
 # The producer made this copy for the consumer, who owns it alone until it calls
 # the deleter.
 DLPACK_FLAG_BITMASK_IS_COPIED = 0x2
+
 # Sub-byte elements (such as FP4 and FP6) are padded, one per byte, instead of
 # packed, which is the default.
 DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 0x4
@@ -56,89 +92,143 @@ class DLDeviceType(enum.IntEnum):
 
     # Ordinary host memory.
     kDLCPU = 1
+
     # CUDA device memory.
     kDLCUDA = 2
+
     # Page-locked host memory from cudaMallocHost.
     kDLCUDAHost = 3
+
     # An OpenCL buffer.
     kDLOpenCL = 4
+
     # A Vulkan buffer.
     kDLVulkan = 7
+
     # An Apple Metal buffer.
     kDLMetal = 8
+
     # Memory of a Verilog simulator.
     kDLVPI = 9
+
     # AMD ROCm device memory.
     kDLROCM = 10
+
     # Page-locked host memory from hipMallocHost.
     kDLROCMHost = 11
+
     # Reserved for experimental devices; its meaning is up to the parties.
     kDLExtDev = 12
+
     # CUDA unified memory from cudaMallocManaged.
     kDLCUDAManaged = 13
+
     # oneAPI unified shared memory; the oneAPI runtime tells its allocation kind
     # and SYCL context.
     kDLOneAPI = 14
+
     # A WebGPU buffer.
     kDLWebGPU = 15
+
     # Qualcomm Hexagon DSP memory.
     kDLHexagon = 16
+
     # Microsoft MAIA accelerator memory.
     kDLMAIA = 17
+
     # AWS Trainium memory.
     kDLTrn = 18
 
+
 class DLDataTypeCode(enum.IntEnum):
-    """The base kind of an element. Stored in DLDataType.code as a uint8_t, so every value fits in one byte."""
+    """The base kind of an element. Stored in DLDataType.code as a uint8_t, so
+    every value fits in one byte.
+    """
 
     # Two's-complement signed integer.
     kDLInt = 0
+
     # Unsigned integer.
     kDLUInt = 1
+
     # IEEE 754 binary floating point.
     kDLFloat = 2
+
     # An opaque handle, reserved for testing; an exchange of it is only well
     # defined between frameworks that agree on what the handle is.
     kDLOpaqueHandle = 3
+
     # bfloat16 (8 exponent bits, 7 mantissa bits).
     kDLBfloat = 4
+
     # Complex number laid out as C, C++ and Python do: one compact pair, real
     # part then imaginary part, per element; bits counts both.
     kDLComplex = 5
+
     # Boolean; stored one byte per element, so bits is 8, as array libraries do.
     kDLBool = 6
+
     # 8-bit float, 3 exponent and 4 mantissa bits.
     kDLFloat8_e3m4 = 7
+
     # 8-bit float, 4 exponent and 3 mantissa bits.
     kDLFloat8_e4m3 = 8
+
     # 8-bit float e4m3, exponent bias 11, finite, unsigned zero.
     kDLFloat8_e4m3b11fnuz = 9
+
     # 8-bit float e4m3, finite (no infinities).
     kDLFloat8_e4m3fn = 10
+
     # 8-bit float e4m3, finite, unsigned zero.
     kDLFloat8_e4m3fnuz = 11
+
     # 8-bit float, 5 exponent and 2 mantissa bits.
     kDLFloat8_e5m2 = 12
+
     # 8-bit float e5m2, finite, unsigned zero.
     kDLFloat8_e5m2fnuz = 13
+
     # 8-bit exponent-only scale, finite, unsigned.
     kDLFloat8_e8m0fnu = 14
+
     # 6-bit float e2m3, finite. Other widths are unspecified: a producer must
     # set bits to 6, and a consumer must refuse the tensor when it is not.
     kDLFloat6_e2m3fn = 15
+
     # 6-bit float e3m2, finite. Other widths are unspecified: a producer must
     # set bits to 6, and a consumer must refuse the tensor when it is not.
     kDLFloat6_e3m2fn = 16
+
     # 4-bit float e2m1, finite. Other widths are unspecified: a producer must
     # set bits to 4, and a consumer must refuse the tensor when it is not.
     kDLFloat4_e2m1fn = 17
+
+# The flag of padded sub-byte elements, for the protocol.
+_SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+
+
+# Capsule holding a DLManagedTensor*.
+CAPSULE_NAME = "dltensor"
+
+# What a consumer renames a dltensor capsule to once it owns the tensor.
+USED_CAPSULE_NAME = "used_dltensor"
+
+# Capsule holding a DLManagedTensorVersioned*.
+VERSIONED_CAPSULE_NAME = "dltensor_versioned"
+
+# What a consumer renames a dltensor_versioned capsule to.
+USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
 # Structs are declared first and laid out after the function types, so that
 # self-referencing structs and callbacks can name each other.
 
 
 class DLPackVersion(ctypes.Structure):
-    """The version a versioned tensor or exchange table was produced for. A different major means a different layout: the consumer must only call the deleter. A newer minor is safe when every value is understood."""
+    """The version a versioned tensor or exchange table was produced for. A
+    different major means a different layout: the consumer must only call the
+    deleter. A newer minor is safe when every value is understood.
+    """
 
 
 class DLDevice(ctypes.Structure):
@@ -146,27 +236,54 @@ class DLDevice(ctypes.Structure):
 
 
 class DLDataType(ctypes.Structure):
-    """The type of one element: a code, a width in bits and a lane count for vector types. float32 is {kDLFloat, 32, 1}; four packed float32 lanes are {kDLFloat, 32, 4}; complex64 is {kDLComplex, 64, 1}; bool is {kDLBool, 8, 1}. Elements are in the machine's native byte order: a producer asked to export data of the other byte order must fail with a clear error instead. Sub-byte types are packed unless the tensor is flagged padded, in little bit order: element i of packed data D is (D >> (i * bits)) & ((1 << bits) - 1)."""
+    """The type of one element: a code, a width in bits and a lane count for
+    vector types. float32 is {kDLFloat, 32, 1}; four packed float32 lanes are
+    {kDLFloat, 32, 4}; complex64 is {kDLComplex, 64, 1}; bool is {kDLBool, 8,
+    1}. Elements are in the machine's native byte order: a producer asked to
+    export data of the other byte order must fail with a clear error instead.
+    Sub-byte types are packed unless the tensor is flagged padded, in little
+    bit order: element i of packed data D is (D >> (i * bits)) & ((1 << bits)
+    - 1).
+    """
 
 
 class DLTensor(ctypes.Structure):
-    """A view of an n-dimensional array that owns nothing. The element at index (i0, ..., in-1) lies at data + byte_offset + sum(ik * strides[k]) * element size. The data spans product(shape) * ceil(bits * lanes / 8) bytes."""
+    """A view of an n-dimensional array that owns nothing. The element at index
+    (i0, ..., in-1) lies at data + byte_offset + sum(ik * strides[k]) *
+    element size. The data spans product(shape) * ceil(bits * lanes / 8)
+    bytes.
+    """
 
 
 class DLManagedTensor(ctypes.Structure):
-    """The unversioned (legacy) exchange object: a DLTensor lent to a consumer together with the means to give it back. It lends, it does not hand over: the consumer calls deleter exactly once when it no longer needs the tensor. Deprecated after v0.8 in favour of DLManagedTensorVersioned."""
+    """The unversioned (legacy) exchange object: a DLTensor lent to a consumer
+    together with the means to give it back. It lends, it does not hand over:
+    the consumer calls deleter exactly once when it no longer needs the
+    tensor. Deprecated after v0.8 in favour of DLManagedTensorVersioned.
+    """
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
-    """The versioned exchange object. Everything up to and including flags keeps its place in every future major version, so a consumer can always read the version and call the deleter."""
+    """The versioned exchange object. Everything up to and including flags keeps
+    its place in every future major version, so a consumer can always read the
+    version and call the deleter.
+    """
 
 
 class DLPackExchangeAPIHeader(ctypes.Structure):
-    """The part of an exchange table that never changes. Check version.major before using anything else; follow prev_api to older tables."""
+    """The part of an exchange table that never changes. Check version.major
+    before using anything else; follow prev_api to older tables.
+    """
 
 
 class DLPackExchangeAPI(ctypes.Structure):
-    """A producer's table of C entry points for exchanging tensors without the Python-level __dlpack__ round trip, made for libraries that run kernels on a framework's tensors on the framework's current stream (__dlpack__ stays the way to ingest and keep data). It is published on the type, never on instances, and a consumer may cache it per type; the table must live as long as the process."""
+    """A producer's table of C entry points for exchanging tensors without the
+    Python-level __dlpack__ round trip, made for libraries that run kernels on
+    a framework's tensors on the framework's current stream (__dlpack__ stays
+    the way to ingest and keep data). It is published on the type, never on
+    instances, and a consumer may cache it per type; the table must live as
+    long as the process.
+    """
 
 
 # Asks the producer to allocate a new tensor like prototype, of which only
@@ -174,30 +291,53 @@ class DLPackExchangeAPI(ctypes.Structure):
 # tensor, or returns -1 after calling SetError(error_ctx, kind, message):
 # SetError is called exactly when the call fails, and may need to take the GIL
 # since it presumably raises a Python error. Must not throw a C++ exception.
-DLPackManagedTensorAllocator = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)), ctypes.c_void_p, ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p))
+DLPackManagedTensorAllocator = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.POINTER(DLTensor),
+    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
+    ctypes.c_void_p,
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p),
+)
 # Exports py_object, which must be of the type the table was found on, as an
 # owned versioned tensor. Nothing is synchronised: the consumer asks
 # current_work_stream and works on that stream. Returns 0, or -1 with a Python
 # exception set (a BufferError when DLPack cannot describe the data). Must not
 # throw a C++ exception.
-DLPackManagedTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
+DLPackManagedTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
+)
 # Fills out, a DLTensor the caller provides (on its stack, say), with a
 # non-owning view of py_object, which must be of the type the table was found
 # on. The producer keeps owning data, shape and strides, and fills them in
 # without temporary allocations; the view is valid only until control returns to
 # the producer. Nothing is synchronised. Returns 0, or -1 with a Python
 # exception set. Must not throw a C++ exception.
-DLPackDLTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
+DLPackDLTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.POINTER(DLTensor),
+)
 # Reports the producer's current work stream on a device (what
 # torch.cuda.current_stream returns in PyTorch). On kDLCPU a consumer need not
 # ask and the producer may report NULL; a CPU-only framework may always report
 # NULL. Returns 0, or -1 with a Python exception set. Must not throw a C++
 # exception.
-DLPackCurrentWorkStream = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+DLPackCurrentWorkStream = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_int32,
+    ctypes.c_int32,
+    ctypes.POINTER(ctypes.c_void_p),
+)
 # Wraps an owned versioned tensor in a Python object of the producer's type; the
 # callee takes ownership of tensor. Nothing is synchronised. Returns 0, or -1
 # with a Python exception set.
-DLPackManagedTensorToPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.c_void_p))
+DLPackManagedTensorToPyObjectNoSync = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.POINTER(DLManagedTensorVersioned),
+    ctypes.POINTER(ctypes.c_void_p),
+)
 
 DLPackVersion._fields_ = [
     ("major", ctypes.c_uint32),
@@ -246,172 +386,379 @@ DLPackExchangeAPI._fields_ = [
     ("current_work_stream", DLPackCurrentWorkStream),
 ]
 
+# Each struct's scalar fields in C order, with their struct-module codes ("P":
+# a pointer): the protocol reads and writes whole structs with them.
+_LEAVES = {
+    "DLPackVersion": [
+        ("major", "I"),
+        ("minor", "I"),
+    ],
+    "DLDevice": [
+        ("device_type", "i"),
+        ("device_id", "i"),
+    ],
+    "DLDataType": [
+        ("code", "B"),
+        ("bits", "B"),
+        ("lanes", "H"),
+    ],
+    "DLTensor": [
+        ("data", "P"),
+        ("device.device_type", "i"),
+        ("device.device_id", "i"),
+        ("ndim", "i"),
+        ("dtype.code", "B"),
+        ("dtype.bits", "B"),
+        ("dtype.lanes", "H"),
+        ("shape", "P"),
+        ("strides", "P"),
+        ("byte_offset", "Q"),
+    ],
+    "DLManagedTensor": [
+        ("dl_tensor.data", "P"),
+        ("dl_tensor.device.device_type", "i"),
+        ("dl_tensor.device.device_id", "i"),
+        ("dl_tensor.ndim", "i"),
+        ("dl_tensor.dtype.code", "B"),
+        ("dl_tensor.dtype.bits", "B"),
+        ("dl_tensor.dtype.lanes", "H"),
+        ("dl_tensor.shape", "P"),
+        ("dl_tensor.strides", "P"),
+        ("dl_tensor.byte_offset", "Q"),
+        ("manager_ctx", "P"),
+        ("deleter", "P"),
+    ],
+    "DLManagedTensorVersioned": [
+        ("version.major", "I"),
+        ("version.minor", "I"),
+        ("manager_ctx", "P"),
+        ("deleter", "P"),
+        ("flags", "Q"),
+        ("dl_tensor.data", "P"),
+        ("dl_tensor.device.device_type", "i"),
+        ("dl_tensor.device.device_id", "i"),
+        ("dl_tensor.ndim", "i"),
+        ("dl_tensor.dtype.code", "B"),
+        ("dl_tensor.dtype.bits", "B"),
+        ("dl_tensor.dtype.lanes", "H"),
+        ("dl_tensor.shape", "P"),
+        ("dl_tensor.strides", "P"),
+        ("dl_tensor.byte_offset", "Q"),
+    ],
+    "DLPackExchangeAPIHeader": [
+        ("version.major", "I"),
+        ("version.minor", "I"),
+        ("prev_api", "P"),
+    ],
+    "DLPackExchangeAPI": [
+        ("header.version.major", "I"),
+        ("header.version.minor", "I"),
+        ("header.prev_api", "P"),
+        ("managed_tensor_allocator", "P"),
+        ("managed_tensor_from_py_object_no_sync", "P"),
+        ("managed_tensor_to_py_object_no_sync", "P"),
+        ("dltensor_from_py_object_no_sync", "P"),
+        ("current_work_stream", "P"),
+    ],
+}
+
 _POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
+# (struct, field or None for the size, bytes) on the ABIs the C header knows;
+# importing compares them with this machine's ctypes layout.
+if _POINTER_SIZE == 8 and ctypes.alignment(ctypes.c_int64) == 8:  # 64-bit
+    _LAYOUT = [
+        (DLPackVersion, None, 8),
+        (DLPackVersion, "major", 0),
+        (DLPackVersion, "minor", 4),
+        (DLDevice, None, 8),
+        (DLDevice, "device_type", 0),
+        (DLDevice, "device_id", 4),
+        (DLDataType, None, 4),
+        (DLDataType, "code", 0),
+        (DLDataType, "bits", 1),
+        (DLDataType, "lanes", 2),
+        (DLTensor, None, 48),
+        (DLTensor, "data", 0),
+        (DLTensor, "device", 8),
+        (DLTensor, "ndim", 16),
+        (DLTensor, "dtype", 20),
+        (DLTensor, "shape", 24),
+        (DLTensor, "strides", 32),
+        (DLTensor, "byte_offset", 40),
+        (DLManagedTensor, None, 64),
+        (DLManagedTensor, "dl_tensor", 0),
+        (DLManagedTensor, "manager_ctx", 48),
+        (DLManagedTensor, "deleter", 56),
+        (DLManagedTensorVersioned, None, 80),
+        (DLManagedTensorVersioned, "version", 0),
+        (DLManagedTensorVersioned, "manager_ctx", 8),
+        (DLManagedTensorVersioned, "deleter", 16),
+        (DLManagedTensorVersioned, "flags", 24),
+        (DLManagedTensorVersioned, "dl_tensor", 32),
+        (DLPackExchangeAPIHeader, None, 16),
+        (DLPackExchangeAPIHeader, "version", 0),
+        (DLPackExchangeAPIHeader, "prev_api", 8),
+        (DLPackExchangeAPI, None, 56),
+        (DLPackExchangeAPI, "header", 0),
+        (DLPackExchangeAPI, "managed_tensor_allocator", 16),
+        (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 24),
+        (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 32),
+        (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 40),
+        (DLPackExchangeAPI, "current_work_stream", 48),
+    ]
+elif _POINTER_SIZE == 4 and ctypes.alignment(ctypes.c_int64) == 4:  # 32-bit/int64-align-4
+    _LAYOUT = [
+        (DLPackVersion, None, 8),
+        (DLPackVersion, "major", 0),
+        (DLPackVersion, "minor", 4),
+        (DLDevice, None, 8),
+        (DLDevice, "device_type", 0),
+        (DLDevice, "device_id", 4),
+        (DLDataType, None, 4),
+        (DLDataType, "code", 0),
+        (DLDataType, "bits", 1),
+        (DLDataType, "lanes", 2),
+        (DLTensor, None, 36),
+        (DLTensor, "data", 0),
+        (DLTensor, "device", 4),
+        (DLTensor, "ndim", 12),
+        (DLTensor, "dtype", 16),
+        (DLTensor, "shape", 20),
+        (DLTensor, "strides", 24),
+        (DLTensor, "byte_offset", 28),
+        (DLManagedTensor, None, 44),
+        (DLManagedTensor, "dl_tensor", 0),
+        (DLManagedTensor, "manager_ctx", 36),
+        (DLManagedTensor, "deleter", 40),
+        (DLManagedTensorVersioned, None, 60),
+        (DLManagedTensorVersioned, "version", 0),
+        (DLManagedTensorVersioned, "manager_ctx", 8),
+        (DLManagedTensorVersioned, "deleter", 12),
+        (DLManagedTensorVersioned, "flags", 16),
+        (DLManagedTensorVersioned, "dl_tensor", 24),
+        (DLPackExchangeAPIHeader, None, 12),
+        (DLPackExchangeAPIHeader, "version", 0),
+        (DLPackExchangeAPIHeader, "prev_api", 8),
+        (DLPackExchangeAPI, None, 32),
+        (DLPackExchangeAPI, "header", 0),
+        (DLPackExchangeAPI, "managed_tensor_allocator", 12),
+        (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 16),
+        (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 20),
+        (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
+        (DLPackExchangeAPI, "current_work_stream", 28),
+    ]
+elif _POINTER_SIZE == 4 and ctypes.alignment(ctypes.c_int64) == 8:  # 32-bit/int64-align-8
+    _LAYOUT = [
+        (DLPackVersion, None, 8),
+        (DLPackVersion, "major", 0),
+        (DLPackVersion, "minor", 4),
+        (DLDevice, None, 8),
+        (DLDevice, "device_type", 0),
+        (DLDevice, "device_id", 4),
+        (DLDataType, None, 4),
+        (DLDataType, "code", 0),
+        (DLDataType, "bits", 1),
+        (DLDataType, "lanes", 2),
+        (DLTensor, None, 40),
+        (DLTensor, "data", 0),
+        (DLTensor, "device", 4),
+        (DLTensor, "ndim", 12),
+        (DLTensor, "dtype", 16),
+        (DLTensor, "shape", 20),
+        (DLTensor, "strides", 24),
+        (DLTensor, "byte_offset", 32),
+        (DLManagedTensor, None, 48),
+        (DLManagedTensor, "dl_tensor", 0),
+        (DLManagedTensor, "manager_ctx", 40),
+        (DLManagedTensor, "deleter", 44),
+        (DLManagedTensorVersioned, None, 64),
+        (DLManagedTensorVersioned, "version", 0),
+        (DLManagedTensorVersioned, "manager_ctx", 8),
+        (DLManagedTensorVersioned, "deleter", 12),
+        (DLManagedTensorVersioned, "flags", 16),
+        (DLManagedTensorVersioned, "dl_tensor", 24),
+        (DLPackExchangeAPIHeader, None, 12),
+        (DLPackExchangeAPIHeader, "version", 0),
+        (DLPackExchangeAPIHeader, "prev_api", 8),
+        (DLPackExchangeAPI, None, 32),
+        (DLPackExchangeAPI, "header", 0),
+        (DLPackExchangeAPI, "managed_tensor_allocator", 12),
+        (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 16),
+        (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 20),
+        (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
+        (DLPackExchangeAPI, "current_work_stream", 28),
+    ]
+else:
+    _LAYOUT = []
 
 
 def _check_layout():
     """Refuses to import on an ABI whose layout differs from the C header."""
-    if _POINTER_SIZE == 8 and ctypes.alignment(ctypes.c_int64) == 8:
-        expected = [
-            (DLPackVersion, None, 8),
-            (DLPackVersion, "major", 0),
-            (DLPackVersion, "minor", 4),
-            (DLDevice, None, 8),
-            (DLDevice, "device_type", 0),
-            (DLDevice, "device_id", 4),
-            (DLDataType, None, 4),
-            (DLDataType, "code", 0),
-            (DLDataType, "bits", 1),
-            (DLDataType, "lanes", 2),
-            (DLTensor, None, 48),
-            (DLTensor, "data", 0),
-            (DLTensor, "device", 8),
-            (DLTensor, "ndim", 16),
-            (DLTensor, "dtype", 20),
-            (DLTensor, "shape", 24),
-            (DLTensor, "strides", 32),
-            (DLTensor, "byte_offset", 40),
-            (DLManagedTensor, None, 64),
-            (DLManagedTensor, "dl_tensor", 0),
-            (DLManagedTensor, "manager_ctx", 48),
-            (DLManagedTensor, "deleter", 56),
-            (DLManagedTensorVersioned, None, 80),
-            (DLManagedTensorVersioned, "version", 0),
-            (DLManagedTensorVersioned, "manager_ctx", 8),
-            (DLManagedTensorVersioned, "deleter", 16),
-            (DLManagedTensorVersioned, "flags", 24),
-            (DLManagedTensorVersioned, "dl_tensor", 32),
-            (DLPackExchangeAPIHeader, None, 16),
-            (DLPackExchangeAPIHeader, "version", 0),
-            (DLPackExchangeAPIHeader, "prev_api", 8),
-            (DLPackExchangeAPI, None, 56),
-            (DLPackExchangeAPI, "header", 0),
-            (DLPackExchangeAPI, "managed_tensor_allocator", 16),
-            (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 24),
-            (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 32),
-            (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 40),
-            (DLPackExchangeAPI, "current_work_stream", 48),
-        ]
-    elif _POINTER_SIZE == 4 and ctypes.alignment(ctypes.c_int64) == 4:
-        expected = [
-            (DLPackVersion, None, 8),
-            (DLPackVersion, "major", 0),
-            (DLPackVersion, "minor", 4),
-            (DLDevice, None, 8),
-            (DLDevice, "device_type", 0),
-            (DLDevice, "device_id", 4),
-            (DLDataType, None, 4),
-            (DLDataType, "code", 0),
-            (DLDataType, "bits", 1),
-            (DLDataType, "lanes", 2),
-            (DLTensor, None, 36),
-            (DLTensor, "data", 0),
-            (DLTensor, "device", 4),
-            (DLTensor, "ndim", 12),
-            (DLTensor, "dtype", 16),
-            (DLTensor, "shape", 20),
-            (DLTensor, "strides", 24),
-            (DLTensor, "byte_offset", 28),
-            (DLManagedTensor, None, 44),
-            (DLManagedTensor, "dl_tensor", 0),
-            (DLManagedTensor, "manager_ctx", 36),
-            (DLManagedTensor, "deleter", 40),
-            (DLManagedTensorVersioned, None, 60),
-            (DLManagedTensorVersioned, "version", 0),
-            (DLManagedTensorVersioned, "manager_ctx", 8),
-            (DLManagedTensorVersioned, "deleter", 12),
-            (DLManagedTensorVersioned, "flags", 16),
-            (DLManagedTensorVersioned, "dl_tensor", 24),
-            (DLPackExchangeAPIHeader, None, 12),
-            (DLPackExchangeAPIHeader, "version", 0),
-            (DLPackExchangeAPIHeader, "prev_api", 8),
-            (DLPackExchangeAPI, None, 32),
-            (DLPackExchangeAPI, "header", 0),
-            (DLPackExchangeAPI, "managed_tensor_allocator", 12),
-            (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 16),
-            (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 20),
-            (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
-            (DLPackExchangeAPI, "current_work_stream", 28),
-        ]
-    elif _POINTER_SIZE == 4 and ctypes.alignment(ctypes.c_int64) == 8:
-        expected = [
-            (DLPackVersion, None, 8),
-            (DLPackVersion, "major", 0),
-            (DLPackVersion, "minor", 4),
-            (DLDevice, None, 8),
-            (DLDevice, "device_type", 0),
-            (DLDevice, "device_id", 4),
-            (DLDataType, None, 4),
-            (DLDataType, "code", 0),
-            (DLDataType, "bits", 1),
-            (DLDataType, "lanes", 2),
-            (DLTensor, None, 40),
-            (DLTensor, "data", 0),
-            (DLTensor, "device", 4),
-            (DLTensor, "ndim", 12),
-            (DLTensor, "dtype", 16),
-            (DLTensor, "shape", 20),
-            (DLTensor, "strides", 24),
-            (DLTensor, "byte_offset", 32),
-            (DLManagedTensor, None, 48),
-            (DLManagedTensor, "dl_tensor", 0),
-            (DLManagedTensor, "manager_ctx", 40),
-            (DLManagedTensor, "deleter", 44),
-            (DLManagedTensorVersioned, None, 64),
-            (DLManagedTensorVersioned, "version", 0),
-            (DLManagedTensorVersioned, "manager_ctx", 8),
-            (DLManagedTensorVersioned, "deleter", 12),
-            (DLManagedTensorVersioned, "flags", 16),
-            (DLManagedTensorVersioned, "dl_tensor", 24),
-            (DLPackExchangeAPIHeader, None, 12),
-            (DLPackExchangeAPIHeader, "version", 0),
-            (DLPackExchangeAPIHeader, "prev_api", 8),
-            (DLPackExchangeAPI, None, 32),
-            (DLPackExchangeAPI, "header", 0),
-            (DLPackExchangeAPI, "managed_tensor_allocator", 12),
-            (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 16),
-            (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 20),
-            (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
-            (DLPackExchangeAPI, "current_work_stream", 28),
-        ]
-    else:
-        return
-    for ctype, name, want in expected:
+    for ctype, name, want in _LAYOUT:
         got = ctypes.sizeof(ctype) if name is None else getattr(ctype, name).offset
         if got != want:
             what = ctype.__name__ + ("." + name if name else "")
-            raise ImportError("dlpack_ctypes: %s is %d bytes/offset here, the C ABI says %d" % (what, got, want))
+            raise ImportError(f"dlpack_ctypes: {what} is {got} bytes/offset here, "
+                              f"the C ABI says {want}")
 
 
 _check_layout()
 
-# --- The Python protocol -----------------------------------------------------
-#
+
+__all__ += ["DataType", "Device"]
+
+
+class DataType(NamedTuple):
+    """An element type: DLDataTypeCode, bits per lane, lanes."""
+
+    code: int
+    bits: int
+    lanes: int
+
+    @property
+    def itemsize(self):
+        """Bytes one element occupies when elements are padded to whole bytes."""
+        return (self.bits * self.lanes + 7) // 8
+
+
+class Device(NamedTuple):
+    """A device: DLDeviceType and index."""
+
+    device_type: int
+    device_id: int
+
+
+class _Inaccessible(BufferError):
+    """The tensor lives where the CPU cannot read it."""
+
+
+_CPU = Device(int(DLDeviceType.kDLCPU), 0)
+# Devices whose memory the CPU can read directly.
+_HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
+                              int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+_MAX_NDIM = 64
+# np.asarray(t) and memoryview(t) on an element type that neither the buffer
+# protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
+# sub-byte integers, several lanes): a BufferError, never a silent 0-d
+# object array.
+_NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
+              "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
+_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+
+
+def _nbytes(size, bits, lanes, padded):
+    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
+    (float4, float6, int4, ...) are packed, as DLPack says, unless the
+    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
+    whole bytes, like every other element."""
+    width = bits * lanes
+    if padded or width % 8 == 0:
+        return size * ((width + 7) // 8)
+    return (size * width + 7) // 8
+
+
+def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
+    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
+    private copy must be exported, READ_ONLY for read-only data, else 0,
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements."""
+    if stream is not None:
+        raise ValueError("stream must be None for a CPU tensor")
+    if dl_device is not None:
+        if type(dl_device) is not tuple or len(dl_device) != 2:
+            raise TypeError("dl_device must be a (device_type, device_id) tuple")
+        if dl_device != device and dl_device != _CPU:
+            raise BufferError(f"cannot export to device {dl_device!r}")
+    versioned = max_version is not None and max_version[0] >= 1
+    if not versioned and readonly:
+        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
+                          "which has no read-only flag")
+    if padded and not versioned:
+        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
+                          "which has no flag to say so")
+    flags = _SUBBYTE_PADDED if padded else 0
+    if copy:
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+
+
+def _check_placement(device):
+    """from_dlpack(device=...) may only name the CPU."""
+    if device is not None and tuple(device) != _CPU:
+        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
+
+
+def _request_capsule(x, copy, device):
+    """Asks x.__dlpack__ for a versioned capsule with the consumer's
+    keywords, and for a plain one from producers that do not know them."""
+    try:
+        dlpack = x.__dlpack__
+    except AttributeError:
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
+    try:
+        if copy is None and device is None:
+            return dlpack(max_version=_MAX_VERSION)
+        kwargs = {"max_version": _MAX_VERSION}
+        if copy is not None:
+            kwargs["copy"] = copy
+        if device is not None:
+            kwargs["dl_device"] = tuple(device)
+        return dlpack(**kwargs)
+    except TypeError:
+        return dlpack()
+
+
+def _request_host_copy(x, copy):
+    """Asks x's producer for its tensor on the CPU (the array API's
+    dl_device): the tensor it gave first lives where the CPU cannot read."""
+    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    if copy is not None:
+        kwargs["copy"] = copy
+    try:
+        return x.__dlpack__(**kwargs)
+    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
+        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
+                          f"cannot copy it to the CPU: {e}") from e
+
+
+def _request_managed(x, versioned):
+    """to_managed's request: a capsule as it is, else x.__dlpack__, versioned
+    if asked for and the producer knows max_version."""
+    if not versioned:
+        return x.__dlpack__()
+    try:
+        return x.__dlpack__(max_version=_MAX_VERSION)
+    except TypeError:
+        return x.__dlpack__()
+
+
 # The hot paths read and write a whole managed struct with one precompiled
-# struct.Struct (built from the ctypes offsets above) rather than field by
-# field: ctypes attribute access costs more than everything else together.
+# struct.Struct (built from the ctypes offsets) rather than field by field:
+# ctypes attribute access costs more than everything else together.
 
 _py = ctypes.pythonapi
 _P = "Q" if _POINTER_SIZE == 8 else "I"
 
 
+def _api(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
+
+
+_raw_malloc = _api("PyMem_RawMalloc", ctypes.c_void_p, ctypes.c_size_t)
+_raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
+
+
 def _permanent_cstring(text):
     """A NUL-terminated copy of text that is never freed: capsules keep a
     pointer to their name, and may outlive this module's globals."""
-    raw = text.encode()
-    _py.PyMem_RawMalloc.restype = ctypes.c_void_p
-    _py.PyMem_RawMalloc.argtypes = [ctypes.c_size_t]
-    addr = _py.PyMem_RawMalloc(len(raw) + 1)
+    raw = text.encode() + b"\0"
+    addr = _raw_malloc(len(raw))
     if not addr:
         raise MemoryError
-    ctypes.memmove(addr, raw + b"\0", len(raw) + 1)
+    ctypes.memmove(addr, raw, len(raw))
     return addr
 
 
-CAPSULE_NAME = "dltensor"
-USED_CAPSULE_NAME = "used_dltensor"
-VERSIONED_CAPSULE_NAME = "dltensor_versioned"
-USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 _NAME = _permanent_cstring(CAPSULE_NAME)
 _USED_NAME = _permanent_cstring(USED_CAPSULE_NAME)
 _VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
@@ -420,58 +767,58 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
 _USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
-
-def _api(name, restype, *argtypes):
-    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
-
-
-_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_void_p)
 _capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                            ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-# The destructor sees a capsule whose reference count is already zero: it
-# must not be wrapped in a Python object, so these take the raw address.
-_raw_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
-_raw_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
 _string_at = ctypes.string_at
+_memmove = ctypes.memmove
+_refcount = sys.getrefcount
 
 
-def _struct_of(ctype, fields):
-    """A struct.Struct reading the (path, code) fields of ctype, listed in
-    offset order, at their C offsets."""
+def _struct_of(ctype):
+    """A struct.Struct reading every scalar field of ctype (its generated
+    _LEAVES entry) at this machine's C offsets."""
     fmt, pos = "=", 0
-    for path, code in fields:
+    for path, code in _LEAVES[ctype.__name__]:
+        code = _P if code == "P" else code
         offset, t = 0, ctype
         for name in path.split("."):
             offset += getattr(t, name).offset
             t = dict(t._fields_)[name]
         if offset > pos:
-            fmt += "%dx" % (offset - pos)
+            fmt += f"{offset - pos}x"
         fmt += code
         pos = offset + struct.calcsize("=" + code)
     return struct.Struct(fmt)
 
 
-_TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
-           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P), ("strides", _P),
-           ("byte_offset", "Q")]
-_VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
-                        ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
-                        [("dl_tensor." + p, c) for p, c in _TENSOR])
-_LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR] +
-                     [("manager_ctx", _P), ("deleter", _P)])
+_VERSIONED = _struct_of(DLManagedTensorVersioned)
+_LEGACY = _struct_of(DLManagedTensor)
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
+# Memory is read in place, through a ctypes array type laid over it
+# (from_address), which costs a third of a foreign call such as string_at.
+_VBYTES = ctypes.c_char * _VSIZE
+_LBYTES = ctypes.c_char * _LSIZE
 _dims_structs = {}
-_buffer_types = {}
 
 
 def _dims(n):
+    """A struct.Struct of n int64 and a ctypes array type of their bytes."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = struct.Struct("=%dq" % n)
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n))
     return s
+
+
+def _read_dims(n, address):
+    s, raw = _dims(n)
+    return s.unpack_from(raw.from_address(address))
 
 
 # Calling a producer's deleter: a ctypes prototype per function address.
@@ -488,73 +835,101 @@ def _call_deleter(fn, address):
     call(address)
 
 
-def _delete_unconsumed(capsule_addr):
-    # Only a capsule still carrying its original name owns its tensor; a
-    # consumer renames it to used_* when it takes the deleter over.
-    if _raw_is_valid(capsule_addr, _VNAME):
-        address = _raw_get_pointer(capsule_addr, _VNAME)
-        deleter = _VERSIONED.unpack_from(_string_at(address, _VSIZE))[3]
-    elif _raw_is_valid(capsule_addr, _NAME):
-        address = _raw_get_pointer(capsule_addr, _NAME)
-        deleter = _LEGACY.unpack_from(_string_at(address, _LSIZE))[-1]
-    else:
-        return
-    if deleter:
-        _call_deleter(deleter, address)
+# --- Exports without callbacks --------------------------------------------------
+#
+# A Python function behind a ctypes callback cannot keep a foreign exception:
+# consumers drop capsules and call deleters with their own error set (NumPy
+# refusing a dtype, Paddle), and CPython turns any Python code run then into a
+# SystemError and loses that error. So no Python code runs when a consumer is
+# done with an export. Its capsule has no destructor, and its deleter is the C
+# library's time(): a C function that needs no GIL, cannot fail, and writes
+# the clock over the first word of the managed struct, which this module
+# owns. The structs live in slots of raw memory that is never given back to
+# the system, so a late deleter call is harmless, even after the interpreter
+# has gone. _sweep() takes back what consumers are done with: an export whose
+# capsule only this module still holds and still carries its unused name
+# (dropped unconsumed), or whose first word changed (deleted). It runs after
+# garbage collections and whenever the number of exports has doubled.
 
-
-_capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_delete_unconsumed)
-_CAPSULE_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
-
-# Exports alive until their deleter runs, by struct address.
+_libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
+_EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# A slot holds a managed struct with shape and strides of up to _SLOT_NDIM
+# dimensions; larger exports get raw memory of their own.
+_SLOT_NDIM = 8
+_SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
+_ARENA_SLOTS = 128
+_free_slots = []  # (address, bytes view, words view, offset) of unused slots
+# Exports by struct address: [tensor kept alive, capsule or None once consumed,
+# the struct's first word as written, the capsule's unused name, slot or None].
 _exports = {}
-
-
-def _release_export(address):
-    _exports.pop(address, None)
-
-
-_export_deleter = _Deleter(_release_export)
-_EXPORT_DELETER = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+_sweep_lock = threading.Lock()
+_SWEEP_MIN = 64
+_sweep_at = _SWEEP_MIN
 _close_lock = threading.Lock()
 
 
-class DataType(NamedTuple):
-    """An element type: DLDataTypeCode, bits per lane, lanes."""
-
-    code: int
-    bits: int
-    lanes: int
-
-    @property
-    def itemsize(self):
-        return (self.bits * self.lanes + 7) // 8
+def _new_arena():
+    size = _SLOT * _ARENA_SLOTS
+    base = _raw_malloc(size)
+    if not base:
+        raise MemoryError
+    view = (ctypes.c_char * size).from_address(base)
+    words = memoryview(view).cast("B").cast("Q")
+    _free_slots.extend((base + i * _SLOT, view, words, i * _SLOT) for i in range(_ARENA_SLOTS))
 
 
-class Device(NamedTuple):
-    """A device: DLDeviceType and index."""
+def _first_word(address, slot):
+    if slot is not None:
+        return slot[2][slot[3] >> 3]
+    return int.from_bytes(_string_at(address, 8), "little")
 
-    device_type: int
-    device_id: int
+
+def _give_back(address, entry):
+    del _exports[address]
+    if entry[4] is not None:
+        _free_slots.append(entry[4])
+    else:
+        _raw_free(address)
 
 
-_CPU = Device(DLDeviceType.kDLCPU, 0)
-# Devices whose memory the CPU can read directly.
-_HOST_ACCESSIBLE = {int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost), int(DLDeviceType.kDLROCMHost),
-                    int(DLDeviceType.kDLCUDAManaged)}
+def _sweep():
+    """Takes back the exports consumers are done with (see above)."""
+    global _sweep_at
+    if not _sweep_lock.acquire(blocking=False):
+        return  # a collection during a sweep: the running one covers it
+    try:
+        for address, entry in list(_exports.items()):
+            if entry[1] is not None:
+                if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
+                    continue
+                unmarked = _first_word(address, entry[4]) == entry[2]
+                if unmarked and _capsule_is_valid(entry[1], entry[3]):
+                    _give_back(address, entry)  # dropped unconsumed
+                    continue
+                entry[1] = None  # consumed: its consumer calls the deleter
+            if _first_word(address, entry[4]) != entry[2]:
+                _give_back(address, entry)
+        _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
+    finally:
+        _sweep_lock.release()
+
+
+def _sweep_after_collection(phase, info):
+    if phase == "stop" and _exports:
+        _sweep()
+
+
+gc.callbacks.append(_sweep_after_collection)
+
+
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_KNOWN_DEVICES = {int(d) for d in DLDeviceType}
-_MAX_NDIM = 64
-_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
-_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
-            int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
-_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
-           ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
-           ("c", 16): "Zd", ("b", 1): "?"}
-
-
-class _Inaccessible(BufferError):
-    """The tensor lives where the CPU cannot read it."""
+_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
+            int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
+            int(DLDataTypeCode.kDLBool): "b"}
+_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B",
+           ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f",
+           ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
 
 
 def _contiguous_strides(shape):
@@ -569,8 +944,9 @@ class Tensor:
     """A DLPack tensor: either imported from a producer (and owning the
     producer's managed tensor until close()), or a private copy."""
 
-    __slots__ = ("_addr", "_deleter", "_versioned", "_keep", "shape", "strides", "_code", "_bits", "_lanes",
-                 "_dev_type", "_dev_id", "readonly", "copied", "byte_offset", "_data", "__weakref__")
+    __slots__ = ("__weakref__", "_addr", "_bits", "_code", "_data", "_deleter", "_dev_id",
+                 "_dev_type", "_keep", "_lanes", "_padded", "_versioned", "byte_offset", "copied",
+                 "readonly", "shape", "strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -601,6 +977,12 @@ class Tensor:
         return (self._bits * self._lanes + 7) // 8
 
     @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return _nbytes(self.size, self._bits, self._lanes, self._padded)
+
+    @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
         return self._data + self.byte_offset
@@ -610,7 +992,9 @@ class Tensor:
         return not self._addr and self._keep is None
 
     def is_contiguous(self):
-        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, _contiguous_strides(self.shape), self.shape) if n != 1)
+        expected = _contiguous_strides(self.shape)
+        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
+                                     if n != 1)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once)."""
@@ -621,11 +1005,14 @@ class Tensor:
             _call_deleter(self._deleter, address)
 
     def __del__(self):
-        if getattr(self, "_addr", 0):
-            try:
-                self.close()
-            except Exception:  # interpreter shutdown: nothing left to report to
-                pass
+        # No other reference exists: no lock needed to close exactly once.
+        address = getattr(self, "_addr", 0)
+        if address and self._deleter:
+            call = _deleters.get(self._deleter)
+            if call is None:
+                _call_deleter(self._deleter, address)
+            else:
+                call(address)
 
     def __enter__(self):
         return self
@@ -634,8 +1021,8 @@ class Tensor:
         self.close()
 
     def __repr__(self):
-        return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
-            self.shape, self.strides, self.dtype, self.device, self.readonly)
+        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+                f"device={self.device!r}, readonly={self.readonly!r})")
 
     def _check_open(self):
         if self.closed:
@@ -648,13 +1035,13 @@ class Tensor:
         self._check_open()
         kind = _TYPESTR.get(self._code)
         if kind is None or self._lanes != 1 or self._bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
         return {
             "version": 3,
             "shape": self.shape,
-            "typestr": "%s%s%d" % (order, kind, itemsize),
+            "typestr": f"{order}{kind}{itemsize}",
             "data": (self.data_ptr, self.readonly),
             "strides": tuple(s * itemsize for s in self.strides),
         }
@@ -663,16 +1050,17 @@ class Tensor:
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_open()
         fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
-        if fmt is None or self._lanes != 1:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+        if fmt is None or self._lanes != 1 or self._bits % 8:
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
-        raw = (ctypes.c_char * nbytes).from_address(self.data_ptr) if nbytes else bytearray()
-        view = memoryview(raw)
+        if not nbytes:  # memoryview cannot take a shape with a zero in it
+            raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
+        view = memoryview((ctypes.c_char * nbytes).from_address(self.data_ptr))
         if self.readonly:
             view = view.toreadonly()
-        return view.cast("B").cast(fmt, self.shape) if nbytes else view
+        return view.cast("B").cast(fmt, self.shape)
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
@@ -686,22 +1074,9 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        if stream is not None:
-            raise ValueError("stream must be None for a CPU tensor")
-        if dl_device is not None:
-            if not isinstance(dl_device, tuple) or len(dl_device) != 2:
-                raise TypeError("dl_device must be a (device_type, device_id) tuple")
-            if dl_device != (self._dev_type, self._dev_id) and dl_device != (DLDeviceType.kDLCPU, 0):
-                raise BufferError("cannot export to device %r" % (dl_device,))
-        versioned = max_version is not None and max_version[0] >= 1
-        if not versioned and self.readonly:
-            raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
-                              "which has no read-only flag")
-        source, flags = self, 0
-        if copy:
-            source, flags = _private_copy(self), DLPACK_FLAG_BITMASK_IS_COPIED
-        elif self.readonly:
-            flags = DLPACK_FLAG_BITMASK_READ_ONLY
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
+                                         self._padded, stream, max_version, dl_device, copy)
+        source = _private_copy(self) if copy else self
         return _export(source, versioned, flags)
 
 
@@ -710,36 +1085,40 @@ def _adopt(address, versioned):
     calls its deleter (exactly once) if it is refused."""
     if versioned:
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_string_at(address, _VSIZE))
+         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
     else:
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
-         _, deleter) = _LEGACY.unpack_from(_string_at(address, _LSIZE))
+         _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
     t = Tensor.__new__(Tensor)
     t._addr, t._deleter, t._versioned, t._keep = address, deleter, versioned, None
     try:
         if versioned:
             if major != DLPACK_MAJOR_VERSION:
-                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                                  % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
-            t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
-            t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
+                raise BufferError(f"DLPack major version {major} is not supported (this module "
+                                  f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
+            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+            t.copied = flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+            t._padded = flags & _SUBBYTE_PADDED != 0
         else:
             minor = None
             t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
-            t.copied = False
+            t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
-            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+            raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
         if ndim:
             if not shape_p:
-                raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+                raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
+                s, raw = _dims_structs.get(2 * ndim) or _dims(2 * ndim)
+                both = s.unpack_from(raw.from_address(shape_p))
                 shape, strides_read = both[:ndim], both[ndim:]
             else:
-                shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
-                strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim)) if strides_p else None
+                shape = _read_dims(ndim, shape_p)
+                strides_read = None
+                if strides_p:
+                    strides_read = _read_dims(ndim, strides_p)
             if min(shape) < 0:
-                raise BufferError("negative extent in shape %r" % (shape,))
+                raise BufferError(f"negative extent in shape {shape!r}")
             if strides_read is not None:
                 strides = strides_read
             elif minor is not None and minor >= 2:
@@ -748,19 +1127,20 @@ def _adopt(address, versioned):
                 strides = _contiguous_strides(shape)
         else:
             shape = strides = ()
-        if code not in _KNOWN_CODES:
-            raise BufferError("unknown DLDataTypeCode %d" % code)
-        if code == DLDataTypeCode.kDLOpaqueHandle:
-            raise BufferError("opaque-handle tensors cannot be read")
+        if code not in _READABLE_CODES:
+            if code in _KNOWN_CODES:
+                raise BufferError("opaque-handle tensors cannot be read")
+            raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
-            raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
         if dev_type not in _HOST_ACCESSIBLE:
-            raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
+                                "from the CPU")
         size = math.prod(shape)
         if size and not data:
-            raise BufferError("data is NULL for a tensor of %d elements" % size)
+            raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
-            raise BufferError("tensor of %d elements overflows the address space" % size)
+            raise BufferError(f"tensor of {size} elements overflows the address space")
     except BaseException:
         t.close()
         raise
@@ -772,13 +1152,15 @@ def _adopt(address, versioned):
 def _copy_contiguous(t):
     """A bytearray holding t's elements in C order."""
     itemsize = t._itemsize
-    out = bytearray(t.size * itemsize)
+    out = bytearray(t.nbytes)
     if not out:
         return out
     dst = (ctypes.c_char * len(out)).from_buffer(out)
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
+    if not (t._padded or t._bits * t._lanes % 8 == 0):
+        raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
     inner = t.shape[-1]
     inner_stride = t.strides[-1] * itemsize
@@ -807,48 +1189,58 @@ def _outer_indices(shape):
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
     if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError("cannot copy memory on device %r" % (t.device,))
+        raise BufferError(f"cannot copy memory on device {t.device!r}")
     buf = _copy_contiguous(t)
     c = Tensor.__new__(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
-    c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
-    c.readonly, c.copied, c.byte_offset = False, True, 0
+    c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
+    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
+    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; the struct lives in memory this module owns
-    and keeps t alive until the consumer calls the deleter."""
+    """Wraps t in a new capsule; the struct lives in memory this module owns,
+    and t stays alive until the sweep finds the export done."""
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
-    size = head + 16 * ndim
-    buffer_type = _buffer_types.get(size)
-    if buffer_type is None:
-        buffer_type = _buffer_types[size] = ctypes.c_char * size
-    buf = buffer_type()
-    address = ctypes.addressof(buf)
+    if ndim <= _SLOT_NDIM:
+        if not _free_slots:
+            _new_arena()
+        slot = _free_slots.pop()
+        address, view, offset = slot[0], slot[1], slot[3]
+    else:
+        slot, offset = None, 0
+        address = _raw_malloc(head + 16 * ndim)
+        if not address:
+            raise MemoryError
+        view = (ctypes.c_char * (head + 16 * ndim)).from_address(address)
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(buf, 0, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER, flags,
-                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p,
-                             t.byte_offset)
+        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
+                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
+                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
         name = _VNAME
     else:
-        _LEGACY.pack_into(buf, 0, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p,
-                          strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim).pack_into(buf, head, *t.shape, *t.strides)
-    _exports[address] = (buf, t)
+        _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
+    entry = [t, None, _first_word(address, slot), name, slot]
+    _exports[address] = entry
     try:
-        return _capsule_new(address, name, _CAPSULE_DESTRUCTOR)
+        entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
-        _exports.pop(address, None)
+        _give_back(address, entry)
         raise
+    if len(_exports) >= _sweep_at:
+        _sweep()
+    return capsule
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -857,49 +1249,32 @@ def from_dlpack(x, /, *, device=None, copy=None):
     Asks for a versioned capsule and falls back to a plain call on TypeError.
     copy=True returns a private copy; copy=False forbids one; device may only
     be the CPU, (kDLCPU, 0)."""
-    if device is not None and tuple(device) != tuple(_CPU):
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+    if device is not None:
+        _check_placement(device)
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x))
-    elif hasattr(x, "__dlpack__"):
-        try:
-            if copy is None and device is None:
+    else:
+        capsule = None
+        if copy is None and device is None:
+            # The common request inline (_request_capsule has the full rules).
+            try:
                 capsule = x.__dlpack__(max_version=_MAX_VERSION)
-            else:
-                kwargs = {"max_version": _MAX_VERSION}
-                if copy is not None:
-                    kwargs["copy"] = copy
-                if device is not None:
-                    kwargs["dl_device"] = tuple(device)
-                capsule = x.__dlpack__(**kwargs)
-        except TypeError:
-            capsule = x.__dlpack__()
+            except (TypeError, AttributeError):
+                pass
+        if capsule is None:
+            capsule = _request_capsule(x, copy, device)
         try:
-            t = _adopt(*_take(capsule))
+            address, versioned = _take(capsule)
+            t = _adopt(address, versioned)
         except _Inaccessible:
             if copy is False:
                 raise
-            t = _adopt(*_take(_host_copy_of(x, copy)))
-    else:
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+            t = _adopt(*_take(_request_host_copy(x, copy)))
     if copy and not t.copied:
         c = _private_copy(t)
         t.close()
         return c
     return t
-
-
-def _host_copy_of(x, copy):
-    """Asks x's producer for its tensor on the CPU (the array API's
-    dl_device): the tensor it gave first lives where the CPU cannot read."""
-    kwargs = {"max_version": _MAX_VERSION, "dl_device": (int(DLDeviceType.kDLCPU), 0)}
-    if copy is not None:
-        kwargs["copy"] = copy
-    try:
-        return x.__dlpack__(**kwargs)
-    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
-        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
 
 
 def from_managed(address, /, *, versioned=True):
@@ -916,22 +1291,14 @@ def to_managed(x, /, *, versioned=True):
     (address, is_versioned) of the managed tensor it held. The caller owns
     it now and must see its deleter called exactly once, typically by
     handing it to a C or Go importer."""
-    if type(x) is _CapsuleType:
-        capsule = x
-    elif versioned:
-        try:
-            capsule = x.__dlpack__(max_version=_MAX_VERSION)
-        except TypeError:
-            capsule = x.__dlpack__()
-    else:
-        capsule = x.__dlpack__()
+    capsule = x if type(x) is _CapsuleType else _request_managed(x, versioned)
     return _take(capsule)
 
 
 def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     if type(capsule) is not _CapsuleType:
-        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
+        raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
     try:  # the common case first: one call instead of asking for the name
         address = _capsule_get_pointer(capsule, _VNAME)
     except ValueError:  # another name: CPython says so with a ValueError
@@ -953,4 +1320,4 @@ def _take(capsule):
     return address, versioned
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]

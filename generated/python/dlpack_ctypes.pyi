@@ -3,7 +3,41 @@
 # Typing stub for dlpack_ctypes (DLPack v1.3).
 import ctypes
 import enum
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple, Self
+
+__all__ = [
+    "CAPSULE_NAME",
+    "DLPACK_FLAG_BITMASK_IS_COPIED",
+    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+    "DLPACK_FLAG_BITMASK_READ_ONLY",
+    "DLPACK_MAJOR_VERSION",
+    "DLPACK_MINOR_VERSION",
+    "DLPACK_VERSION_STRING",
+    "USED_CAPSULE_NAME",
+    "USED_VERSIONED_CAPSULE_NAME",
+    "VERSIONED_CAPSULE_NAME",
+    "DLDataType",
+    "DLDataTypeCode",
+    "DLDevice",
+    "DLDeviceType",
+    "DLManagedTensor",
+    "DLManagedTensorVersioned",
+    "DLPackCurrentWorkStream",
+    "DLPackDLTensorFromPyObjectNoSync",
+    "DLPackExchangeAPI",
+    "DLPackExchangeAPIHeader",
+    "DLPackManagedTensorAllocator",
+    "DLPackManagedTensorFromPyObjectNoSync",
+    "DLPackManagedTensorToPyObjectNoSync",
+    "DLPackVersion",
+    "DLTensor",
+    "DataType",
+    "Device",
+    "Tensor",
+    "from_dlpack",
+    "from_managed",
+    "to_managed",
+]
 
 DLPACK_VERSION_STRING: str
 DLPACK_MAJOR_VERSION: int
@@ -119,33 +153,47 @@ class Device(NamedTuple):
     device_id: int
 
 class Tensor:
-    shape: Tuple[int, ...]
-    strides: Tuple[int, ...]
-    dtype: DataType
-    device: Device
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
     readonly: bool
     copied: bool
     byte_offset: int
+    @property
+    def dtype(self) -> DataType: ...
+    @property
+    def device(self) -> Device: ...
     @property
     def ndim(self) -> int: ...
     @property
     def size(self) -> int: ...
     @property
+    def nbytes(self) -> int: ...
+    @property
     def data_ptr(self) -> int: ...
     @property
     def closed(self) -> bool: ...
     @property
-    def __array_interface__(self) -> dict: ...
+    def __array_interface__(self) -> dict[str, Any]: ...
+    def __init__(self) -> None: ...
+    def __del__(self) -> None: ...
     def is_contiguous(self) -> bool: ...
     def close(self) -> None: ...
     def tobytes(self) -> bytes: ...
-    def __enter__(self) -> "Tensor": ...
-    def __exit__(self, *exc: Any) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
     def __buffer__(self, flags: int) -> memoryview: ...
-    def __dlpack_device__(self) -> Tuple[int, int]: ...
-    def __dlpack__(self, *, stream: Any = ..., max_version: Optional[Tuple[int, int]] = ...,
-                   dl_device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = ...,
+        max_version: tuple[int, int] | None = ...,
+        dl_device: tuple[int, int] | None = ...,
+        copy: bool | None = ...,
+    ) -> Any: ...
 
-def from_dlpack(x: Any, /, *, device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Tensor: ...
+def from_dlpack(
+    x: Any, /, *, device: tuple[int, int] | None = ..., copy: bool | None = ...
+) -> Tensor: ...
 def from_managed(address: int, /, *, versioned: bool = ...) -> Tensor: ...
-def to_managed(x: Any, /, *, versioned: bool = ...) -> Tuple[int, bool]: ...
+def to_managed(x: Any, /, *, versioned: bool = ...) -> tuple[int, bool]: ...

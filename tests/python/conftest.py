@@ -3,6 +3,7 @@ import ctypes
 import importlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ REQUIRED = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
 
 CIMPORT_CHECK = """# cython: language_level=3
-from dlpack_cython cimport (DLManagedTensorVersioned, DLManagedTensor, DLTensor, DLPackExchangeAPI,
+from dlpack cimport (DLManagedTensorVersioned, DLManagedTensor, DLTensor, DLPackExchangeAPI,
                             DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLBool)
 
 
@@ -76,9 +77,14 @@ def dl(request):
 class Producer:
     """Builds hand-made (possibly malformed) managed tensors in capsules, and
     counts how often their deleter runs. It is written with the ctypes
-    module's structs whatever module is under test."""
+    module's structs whatever module is under test. Like a real producer's
+    code, it stays loaded for the whole session: dlpack_ctypes gives exports
+    back at its next sweep, which may come after the test that made them."""
+
+    alive = []
 
     def __init__(self):
+        Producer.alive.append(self)
         dl = importlib.import_module("dlpack_ctypes")
         self.dl = dl
         self.deleted = 0
@@ -123,6 +129,42 @@ class Producer:
         self._keep.append((storage, shape_arr, stride_arr, mt))
         name = b"dltensor_versioned" if versioned else b"dltensor"
         return self._new(ctypes.addressof(mt), name, None)
+
+
+with open(os.path.join(ROOT, "schema", "dlpack.yaml")) as f:
+    RELEASES = re.findall(r'^  - version: "(\d+\.\d+)"', f.read(), re.M)
+
+
+@pytest.fixture(scope="session")
+def dlgen(tmp_path_factory):
+    """dlgen, built from this checkout."""
+    if shutil.which("go") is None:
+        if REQUIRED:
+            pytest.fail("go is not installed")
+        pytest.skip("go is not installed")
+    exe = str(tmp_path_factory.mktemp("bin") / "dlgen")
+    subprocess.run(["go", "build", "-o", exe, "./cmd/dlgen"], cwd=ROOT, check=True)
+    return exe
+
+
+def tool(module):
+    """The command running a Python tool of the test requirements (ruff,
+    mypy), or a skip (a failure under DLGEN_REQUIRE_TOOLS=1)."""
+    if importlib.util.find_spec(module) is None:
+        if REQUIRED:
+            pytest.fail(f"{module} is not installed (run scripts/deps.sh)")
+        pytest.skip(f"{module} is not installed")
+    return [sys.executable, "-m", module]
+
+
+def stubtest(directory, *modules):
+    """Runs mypy's stubtest on modules of directory (each beside its .pyi)
+    and returns its report; "" means the stubs match."""
+    env = dict(os.environ, PYTHONPATH=directory, MYPYPATH=directory,
+               MYPY_CACHE_DIR=tempfile.mkdtemp(prefix="dlgen-mypy-"))
+    r = subprocess.run(tool("mypy.stubtest") + ["--mypy-config-file", os.devnull, *modules], cwd=directory,
+                       env=env, capture_output=True, text=True)
+    return "" if r.returncode == 0 else r.stdout + r.stderr
 
 
 @pytest.fixture

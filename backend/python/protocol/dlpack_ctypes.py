@@ -1,0 +1,603 @@
+# The hand-written part of the generated dlpack_ctypes module: the DLPack
+# protocol in pure ctypes. dlgen places it after the generated declarations
+# (the ctypes.Structure classes, enums, constants, capsule names) and the
+# shared rules of protocol.py, which it uses. Its import lines join the
+# module's import block; the rest is copied verbatim.
+import ctypes
+import gc
+import math
+import os
+import struct
+import sys
+import threading
+
+# The hot paths read and write a whole managed struct with one precompiled
+# struct.Struct (built from the ctypes offsets) rather than field by field:
+# ctypes attribute access costs more than everything else together.
+
+_py = ctypes.pythonapi
+_P = "Q" if _POINTER_SIZE == 8 else "I"
+
+
+def _api(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
+
+
+_raw_malloc = _api("PyMem_RawMalloc", ctypes.c_void_p, ctypes.c_size_t)
+_raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
+
+
+def _permanent_cstring(text):
+    """A NUL-terminated copy of text that is never freed: capsules keep a
+    pointer to their name, and may outlive this module's globals."""
+    raw = text.encode() + b"\0"
+    addr = _raw_malloc(len(raw))
+    if not addr:
+        raise MemoryError
+    ctypes.memmove(addr, raw, len(raw))
+    return addr
+
+
+_NAME = _permanent_cstring(CAPSULE_NAME)
+_USED_NAME = _permanent_cstring(USED_CAPSULE_NAME)
+_VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
+_USED_VNAME = _permanent_cstring(USED_VERSIONED_CAPSULE_NAME)
+_NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
+          VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
+_USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
+
+_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_void_p)
+_capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                            ctypes.c_void_p)
+_capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_CapsuleType = type(_capsule_new(_NAME, _NAME, None))
+_string_at = ctypes.string_at
+_memmove = ctypes.memmove
+_refcount = sys.getrefcount
+
+
+def _struct_of(ctype):
+    """A struct.Struct reading every scalar field of ctype (its generated
+    _LEAVES entry) at this machine's C offsets."""
+    fmt, pos = "=", 0
+    for path, code in _LEAVES[ctype.__name__]:
+        code = _P if code == "P" else code
+        offset, t = 0, ctype
+        for name in path.split("."):
+            offset += getattr(t, name).offset
+            t = dict(t._fields_)[name]
+        if offset > pos:
+            fmt += f"{offset - pos}x"
+        fmt += code
+        pos = offset + struct.calcsize("=" + code)
+    return struct.Struct(fmt)
+
+
+_VERSIONED = _struct_of(DLManagedTensorVersioned)
+_LEGACY = _struct_of(DLManagedTensor)
+_VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
+_LSIZE = ctypes.sizeof(DLManagedTensor)
+# Memory is read in place, through a ctypes array type laid over it
+# (from_address), which costs a third of a foreign call such as string_at.
+_VBYTES = ctypes.c_char * _VSIZE
+_LBYTES = ctypes.c_char * _LSIZE
+_dims_structs = {}
+
+
+def _dims(n):
+    """A struct.Struct of n int64 and a ctypes array type of their bytes."""
+    s = _dims_structs.get(n)
+    if s is None:
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n))
+    return s
+
+
+def _read_dims(n, address):
+    s, raw = _dims(n)
+    return s.unpack_from(raw.from_address(address))
+
+
+# Calling a producer's deleter: a ctypes prototype per function address.
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_deleters = {}
+
+
+def _call_deleter(fn, address):
+    call = _deleters.get(fn)
+    if call is None:
+        call = _Deleter(fn)
+        if len(_deleters) < 256:
+            _deleters[fn] = call
+    call(address)
+
+
+# --- Exports without callbacks --------------------------------------------------
+#
+# A Python function behind a ctypes callback cannot keep a foreign exception:
+# consumers drop capsules and call deleters with their own error set (NumPy
+# refusing a dtype, Paddle), and CPython turns any Python code run then into a
+# SystemError and loses that error. So no Python code runs when a consumer is
+# done with an export. Its capsule has no destructor, and its deleter is the C
+# library's time(): a C function that needs no GIL, cannot fail, and writes
+# the clock over the first word of the managed struct, which this module
+# owns. The structs live in slots of raw memory that is never given back to
+# the system, so a late deleter call is harmless, even after the interpreter
+# has gone. _sweep() takes back what consumers are done with: an export whose
+# capsule only this module still holds and still carries its unused name
+# (dropped unconsumed), or whose first word changed (deleted). It runs after
+# garbage collections and whenever the number of exports has doubled.
+
+_libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
+_EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# A slot holds a managed struct with shape and strides of up to _SLOT_NDIM
+# dimensions; larger exports get raw memory of their own.
+_SLOT_NDIM = 8
+_SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
+_ARENA_SLOTS = 128
+_free_slots = []  # (address, bytes view, words view, offset) of unused slots
+# Exports by struct address: [tensor kept alive, capsule or None once consumed,
+# the struct's first word as written, the capsule's unused name, slot or None].
+_exports = {}
+_sweep_lock = threading.Lock()
+_SWEEP_MIN = 64
+_sweep_at = _SWEEP_MIN
+_close_lock = threading.Lock()
+
+
+def _new_arena():
+    size = _SLOT * _ARENA_SLOTS
+    base = _raw_malloc(size)
+    if not base:
+        raise MemoryError
+    view = (ctypes.c_char * size).from_address(base)
+    words = memoryview(view).cast("B").cast("Q")
+    _free_slots.extend((base + i * _SLOT, view, words, i * _SLOT) for i in range(_ARENA_SLOTS))
+
+
+def _first_word(address, slot):
+    if slot is not None:
+        return slot[2][slot[3] >> 3]
+    return int.from_bytes(_string_at(address, 8), "little")
+
+
+def _give_back(address, entry):
+    del _exports[address]
+    if entry[4] is not None:
+        _free_slots.append(entry[4])
+    else:
+        _raw_free(address)
+
+
+def _sweep():
+    """Takes back the exports consumers are done with (see above)."""
+    global _sweep_at
+    if not _sweep_lock.acquire(blocking=False):
+        return  # a collection during a sweep: the running one covers it
+    try:
+        for address, entry in list(_exports.items()):
+            if entry[1] is not None:
+                if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
+                    continue
+                unmarked = _first_word(address, entry[4]) == entry[2]
+                if unmarked and _capsule_is_valid(entry[1], entry[3]):
+                    _give_back(address, entry)  # dropped unconsumed
+                    continue
+                entry[1] = None  # consumed: its consumer calls the deleter
+            if _first_word(address, entry[4]) != entry[2]:
+                _give_back(address, entry)
+        _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
+    finally:
+        _sweep_lock.release()
+
+
+def _sweep_after_collection(phase, info):
+    if phase == "stop" and _exports:
+        _sweep()
+
+
+gc.callbacks.append(_sweep_after_collection)
+
+
+_KNOWN_CODES = {int(c) for c in DLDataTypeCode}
+_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
+            int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
+            int(DLDataTypeCode.kDLBool): "b"}
+_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B",
+           ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f",
+           ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    """A DLPack tensor: either imported from a producer (and owning the
+    producer's managed tensor until close()), or a private copy."""
+
+    __slots__ = ("__weakref__", "_addr", "_bits", "_code", "_data", "_deleter", "_dev_id",
+                 "_dev_type", "_keep", "_lanes", "_padded", "_versioned", "byte_offset", "copied",
+                 "readonly", "shape", "strides")
+
+    def __init__(self):
+        raise TypeError("use from_dlpack() to make a Tensor")
+
+    # -- properties -----------------------------------------------------------
+
+    @property
+    def dtype(self):
+        return DataType(self._code, self._bits, self._lanes)
+
+    @property
+    def device(self):
+        return Device(self._dev_type, self._dev_id)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for extent in self.shape:
+            n *= extent
+        return n
+
+    @property
+    def _itemsize(self):
+        return (self._bits * self._lanes + 7) // 8
+
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return _nbytes(self.size, self._bits, self._lanes, self._padded)
+
+    @property
+    def data_ptr(self):
+        """Address of the first element (data + byte_offset)."""
+        return self._data + self.byte_offset
+
+    @property
+    def closed(self):
+        return not self._addr and self._keep is None
+
+    def is_contiguous(self):
+        expected = _contiguous_strides(self.shape)
+        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
+                                     if n != 1)
+
+    def close(self):
+        """Gives the tensor back to its producer (calls the deleter once)."""
+        with _close_lock:
+            address, self._addr = self._addr, 0
+            self._keep = None
+        if address and self._deleter:
+            _call_deleter(self._deleter, address)
+
+    def __del__(self):
+        # No other reference exists: no lock needed to close exactly once.
+        address = getattr(self, "_addr", 0)
+        if address and self._deleter:
+            call = _deleters.get(self._deleter)
+            if call is None:
+                _call_deleter(self._deleter, address)
+            else:
+                call(address)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+                f"device={self.device!r}, readonly={self.readonly!r})")
+
+    def _check_open(self):
+        if self.closed:
+            raise ValueError("the tensor is closed")
+
+    # -- consumers ------------------------------------------------------------
+
+    @property
+    def __array_interface__(self):
+        self._check_open()
+        kind = _TYPESTR.get(self._code)
+        if kind is None or self._lanes != 1 or self._bits % 8:
+            raise BufferError(_NO_BUFFER % (self.dtype,))
+        itemsize = self._bits // 8
+        order = "|" if itemsize == 1 else "<"
+        return {
+            "version": 3,
+            "shape": self.shape,
+            "typestr": f"{order}{kind}{itemsize}",
+            "data": (self.data_ptr, self.readonly),
+            "strides": tuple(s * itemsize for s in self.strides),
+        }
+
+    def __buffer__(self, flags):
+        """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
+        self._check_open()
+        fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
+        if fmt is None or self._lanes != 1 or self._bits % 8:
+            raise BufferError(_NO_BUFFER % (self.dtype,))
+        if not self.is_contiguous():
+            raise BufferError("only contiguous tensors export a buffer")
+        nbytes = self.size * self._itemsize
+        if not nbytes:  # memoryview cannot take a shape with a zero in it
+            raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
+        view = memoryview((ctypes.c_char * nbytes).from_address(self.data_ptr))
+        if self.readonly:
+            view = view.toreadonly()
+        return view.cast("B").cast(fmt, self.shape)
+
+    def tobytes(self):
+        """The elements in C order, as bytes (a copy)."""
+        self._check_open()
+        return bytes(_copy_contiguous(self))
+
+    # -- producers ------------------------------------------------------------
+
+    def __dlpack_device__(self):
+        return (self._dev_type, self._dev_id)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self._check_open()
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
+                                         self._padded, stream, max_version, dl_device, copy)
+        source = _private_copy(self) if copy else self
+        return _export(source, versioned, flags)
+
+
+def _adopt(address, versioned):
+    """Takes ownership of a managed tensor: validates it before use and
+    calls its deleter (exactly once) if it is refused."""
+    if versioned:
+        (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
+         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
+    else:
+        (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
+         _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
+    t = Tensor.__new__(Tensor)
+    t._addr, t._deleter, t._versioned, t._keep = address, deleter, versioned, None
+    try:
+        if versioned:
+            if major != DLPACK_MAJOR_VERSION:
+                raise BufferError(f"DLPack major version {major} is not supported (this module "
+                                  f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
+            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+            t.copied = flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+            t._padded = flags & _SUBBYTE_PADDED != 0
+        else:
+            minor = None
+            t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
+            t.copied = t._padded = False
+        if ndim < 0 or ndim > _MAX_NDIM:
+            raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
+        if ndim:
+            if not shape_p:
+                raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
+            if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
+                s, raw = _dims_structs.get(2 * ndim) or _dims(2 * ndim)
+                both = s.unpack_from(raw.from_address(shape_p))
+                shape, strides_read = both[:ndim], both[ndim:]
+            else:
+                shape = _read_dims(ndim, shape_p)
+                strides_read = None
+                if strides_p:
+                    strides_read = _read_dims(ndim, strides_p)
+            if min(shape) < 0:
+                raise BufferError(f"negative extent in shape {shape!r}")
+            if strides_read is not None:
+                strides = strides_read
+            elif minor is not None and minor >= 2:
+                raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
+            else:
+                strides = _contiguous_strides(shape)
+        else:
+            shape = strides = ()
+        if code not in _READABLE_CODES:
+            if code in _KNOWN_CODES:
+                raise BufferError("opaque-handle tensors cannot be read")
+            raise BufferError(f"unknown DLDataTypeCode {code}")
+        if lanes == 0 or bits == 0:
+            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
+        if dev_type not in _HOST_ACCESSIBLE:
+            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
+                                "from the CPU")
+        size = math.prod(shape)
+        if size and not data:
+            raise BufferError(f"data is NULL for a tensor of {size} elements")
+        if size * ((bits * lanes + 7) // 8) >= 1 << 63:
+            raise BufferError(f"tensor of {size} elements overflows the address space")
+    except BaseException:
+        t.close()
+        raise
+    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
+    t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
+    return t
+
+
+def _copy_contiguous(t):
+    """A bytearray holding t's elements in C order."""
+    itemsize = t._itemsize
+    out = bytearray(t.nbytes)
+    if not out:
+        return out
+    dst = (ctypes.c_char * len(out)).from_buffer(out)
+    if t.is_contiguous():
+        ctypes.memmove(dst, t.data_ptr, len(out))
+        return out
+    if not (t._padded or t._bits * t._lanes % 8 == 0):
+        raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
+    # Strided: copy one innermost run at a time.
+    inner = t.shape[-1]
+    inner_stride = t.strides[-1] * itemsize
+    pos = 0
+    for index in _outer_indices(t.shape[:-1]):
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t.strides)) * itemsize
+        if inner_stride == itemsize:
+            ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
+            pos += inner * itemsize
+        else:
+            for k in range(inner):
+                ctypes.memmove(ctypes.addressof(dst) + pos, base + k * inner_stride, itemsize)
+                pos += itemsize
+    return out
+
+
+def _outer_indices(shape):
+    if not shape:
+        yield ()
+        return
+    for i in range(shape[0]):
+        for rest in _outer_indices(shape[1:]):
+            yield (i,) + rest
+
+
+def _private_copy(t):
+    """A writable, contiguous copy of t that owns its memory."""
+    if t._dev_type not in _HOST_ACCESSIBLE:
+        raise BufferError(f"cannot copy memory on device {t.device!r}")
+    buf = _copy_contiguous(t)
+    c = Tensor.__new__(Tensor)
+    storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
+    c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
+    c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
+    c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
+    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
+    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
+    c._data = ctypes.addressof(storage) if storage is not None else 0
+    return c
+
+
+def _export(t, versioned, flags):
+    """Wraps t in a new capsule; the struct lives in memory this module owns,
+    and t stays alive until the sweep finds the export done."""
+    ndim = len(t.shape)
+    head = _VSIZE if versioned else _LSIZE
+    if ndim <= _SLOT_NDIM:
+        if not _free_slots:
+            _new_arena()
+        slot = _free_slots.pop()
+        address, view, offset = slot[0], slot[1], slot[3]
+    else:
+        slot, offset = None, 0
+        address = _raw_malloc(head + 16 * ndim)
+        if not address:
+            raise MemoryError
+        view = (ctypes.c_char * (head + 16 * ndim)).from_address(address)
+    shape_p = address + head if ndim else 0
+    strides_p = shape_p + 8 * ndim if ndim else 0
+    if versioned:
+        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
+                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
+                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
+        name = _VNAME
+    else:
+        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        name = _NAME
+    if ndim:
+        _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
+    entry = [t, None, _first_word(address, slot), name, slot]
+    _exports[address] = entry
+    try:
+        entry[1] = capsule = _capsule_new(address, name, None)
+    except BaseException:
+        _give_back(address, entry)
+        raise
+    if len(_exports) >= _sweep_at:
+        _sweep()
+    return capsule
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+
+    Asks for a versioned capsule and falls back to a plain call on TypeError.
+    copy=True returns a private copy; copy=False forbids one; device may only
+    be the CPU, (kDLCPU, 0)."""
+    if device is not None:
+        _check_placement(device)
+    if type(x) is _CapsuleType:
+        t = _adopt(*_take(x))
+    else:
+        capsule = None
+        if copy is None and device is None:
+            # The common request inline (_request_capsule has the full rules).
+            try:
+                capsule = x.__dlpack__(max_version=_MAX_VERSION)
+            except (TypeError, AttributeError):
+                pass
+        if capsule is None:
+            capsule = _request_capsule(x, copy, device)
+        try:
+            address, versioned = _take(capsule)
+            t = _adopt(address, versioned)
+        except _Inaccessible:
+            if copy is False:
+                raise
+            t = _adopt(*_take(_request_host_copy(x, copy)))
+    if copy and not t.copied:
+        c = _private_copy(t)
+        t.close()
+        return c
+    return t
+
+
+def from_managed(address, /, *, versioned=True):
+    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
+    versioned) that C code handed over, such as a c-shared library's export:
+    the Tensor owns it, validates it and calls its deleter exactly once."""
+    if not address:
+        raise ValueError("from_managed of a NULL pointer")
+    return _adopt(address, versioned)
+
+
+def to_managed(x, /, *, versioned=True):
+    """Consumes x (an object with __dlpack__, or a capsule) and returns
+    (address, is_versioned) of the managed tensor it held. The caller owns
+    it now and must see its deleter called exactly once, typically by
+    handing it to a C or Go importer."""
+    capsule = x if type(x) is _CapsuleType else _request_managed(x, versioned)
+    return _take(capsule)
+
+
+def _take(capsule):
+    """Takes the managed tensor out of a capsule, renaming it used_*."""
+    if type(capsule) is not _CapsuleType:
+        raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
+    try:  # the common case first: one call instead of asking for the name
+        address = _capsule_get_pointer(capsule, _VNAME)
+    except ValueError:  # another name: CPython says so with a ValueError
+        address = None
+    if address:
+        _capsule_set_name(capsule, _USED_VNAME)
+        return address, True
+    name = _capsule_get_name(capsule)
+    entry = _NAMES.get(name)
+    if entry is None:
+        if name in _USED_NAMES:
+            raise ValueError("this DLPack capsule was already consumed")
+        raise ValueError("not a DLPack capsule")
+    cname, used, versioned = entry
+    address = _capsule_get_pointer(capsule, cname)
+    if not address:
+        raise BufferError("the capsule holds a NULL tensor")
+    _capsule_set_name(capsule, used)
+    return address, versioned
+
+
+__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]
+
