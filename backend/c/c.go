@@ -96,8 +96,13 @@ func (b Backend) view(api *ir.API) (header, error) {
 			if d.UnsignedLiterals {
 				suffix = "U"
 			}
-			for _, e := range d.Values {
-				v.Members = append(v.Members, member{Name: e.Name, Doc: e.Doc, Decl: fmt.Sprintf("%s = %d%s", e.Name, e.Value, suffix)})
+			for i, e := range d.Values {
+				// No comma after the last enumerator: C89 and C++98 refuse one.
+				sep := ","
+				if i == len(d.Values)-1 {
+					sep = ""
+				}
+				v.Members = append(v.Members, member{Name: e.Name, Doc: e.Doc, Decl: fmt.Sprintf("%s = %d%s%s", e.Name, e.Value, suffix, sep)})
 			}
 			h.Decls = append(h.Decls, v)
 		case *ir.Flags:

@@ -240,3 +240,22 @@ func TestEveryGeneratedFileCarriesItsLicence(t *testing.T) {
 		require.Greater(t, n, 5, "files of v%s", v)
 	}
 }
+
+// TestCHeaderCompilesAsC89 pins that the header alone is valid C89 (no
+// trailing comma after the last enumerator, no // comments), as upstream's is:
+// a drop-in must build wherever the header it replaces builds.
+func TestCHeaderCompilesAsC89(t *testing.T) {
+	tooltest.Require(t, "gcc")
+	for _, v := range versions(t) {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			dir := generate(t, v, "c")
+			src := filepath.Join(dir, "c89.c")
+			require.NoError(t, os.WriteFile(src, []byte("#include \"dlpack/dlpack.h\"\nint main(void) { return 0; }\n"), 0o644))
+			if out, err := tooltest.Try(dir, nil, "gcc", "-std=c89", "-pedantic", "-Wall", "-Wextra", "-Werror",
+				"-fsyntax-only", "-I", filepath.Join(dir, "c"), src); err != nil {
+				t.Fatalf("gcc -std=c89 rejects the v%s header: %v\n%s", v, err, out)
+			}
+		})
+	}
+}

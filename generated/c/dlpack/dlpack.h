@@ -106,7 +106,7 @@ typedef enum {
   /*! Microsoft MAIA accelerator memory. */
   kDLMAIA = 17,
   /*! AWS Trainium memory. */
-  kDLTrn = 18,
+  kDLTrn = 18
 } DLDeviceType;
 
 /*! A device, named by its type and its index among devices of that type. */
@@ -172,7 +172,7 @@ typedef enum {
    * 4-bit float e2m1, finite. Other widths are unspecified: a producer must
    * set bits to 4, and a consumer must refuse the tensor when it is not.
    */
-  kDLFloat4_e2m1fn = 17U,
+  kDLFloat4_e2m1fn = 17U
 } DLDataTypeCode;
 
 /*!
