@@ -21,7 +21,7 @@ def load(source):
 
 def branches():
     """(condition, DLTensor size) of each model the module checks."""
-    conds = re.findall(r"^\s+(?:if|elif) (_POINTER_SIZE == .*):$", SOURCE, re.M)
+    conds = re.findall(r"^\s*(?:if|elif) (_POINTER_SIZE == .*?):(?:\s+#.*)?$", SOURCE, re.M)
     sizes = re.findall(r"\(DLTensor, None, (\d+)\)", SOURCE)
     assert len(conds) == len(sizes) == 3
     return list(zip(conds, map(int, sizes)))
