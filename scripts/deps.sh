@@ -35,6 +35,15 @@ if ! cmp -s tests/requirements.txt .venv/.requirements 2>/dev/null; then
   cp tests/requirements.txt .venv/.requirements
 fi
 
+# MXNet 1.9.1 with NumPy 1.23.5 needs Python 3.11 at most: its own venv.
+if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; then
+  echo "deps: MXNet venv in .venv-mxnet"
+  rm -rf .venv-mxnet
+  python3.11 -m venv .venv-mxnet
+  .venv-mxnet/bin/pip install -q --disable-pip-version-check -r tests/requirements-mxnet.txt
+  cp tests/requirements-mxnet.txt .venv-mxnet/.requirements
+fi
+
 # DLPack 1.2 as shipped by an older wheel of the same package, apache-tvm-ffi
 # 0.1.0: only its header is kept, for the ABI test.
 upstream12=.cache/upstream/apache-tvm-ffi-0.1.0
