@@ -261,7 +261,7 @@ func macroValue(d *diff) {
 		if m.Kind != ir.MacroInteger || n == nil {
 			continue
 		}
-		if a, b := m.ValueAt(d.old.Version()), n.ValueAt(d.new.Version()); a != b {
+		if a, b := m.Value, n.Value; a != b {
 			d.report("%s is %d, was %d", m.Name, b, a)
 		}
 	}

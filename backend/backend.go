@@ -23,6 +23,14 @@ type Backend interface {
 	Generate(api *ir.API) ([]File, error)
 }
 
+// HeaderUser is a Backend whose output is compiled against the C header
+// (the Cython module includes it). The driver renders the C backend's
+// header and places a copy at Header(api), "" for none in that release, so
+// that no backend runs another and each language's output stands alone.
+type HeaderUser interface {
+	Header(api *ir.API) string
+}
+
 // Marker is the first line of every generated file, in that file's comment
 // syntax. It matches Go's rule for generated code:
 // ^// Code generated .* DO NOT EDIT\.$

@@ -1,20 +1,35 @@
-// Package generate runs backends over a schema and writes or checks their
-// output. It is everything cmd/dlgen does, minus flag parsing.
+// Package generate is everything cmd/dlgen does, minus flag parsing: Run
+// settles one request (schema, release, languages, mode) in one place, then
+// renders the backends and writes their files, checks them against what is
+// on disk, or lists what changed between two releases.
+//
+// dlgen owns, under the output directory, the deepest directory that holds
+// all files one language writes (c/dlpack, go/dlpack, python). A file there
+// whose first lines carry backend.Marker but which the run would not write
+// (left from another release or version of dlgen) is removed by Write and
+// reported by Check; other files there (build products, say) are left alone.
 package generate
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
 	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/schema"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
@@ -37,7 +52,163 @@ func Languages() []string {
 	return names
 }
 
-// Options says what to generate.
+// Request is one run of dlgen as its flags spell it. Zero values mean the
+// defaults.
+type Request struct {
+	SchemaFile string // "" means the embedded schema
+	Out        string // "" means "."
+	Lang       string // comma-separated; "" means every language
+	Version    string // the release to emit; "" means the newest
+	Check      bool   // compare instead of writing
+	DiffFrom   string // list what changed from this release instead of generating
+}
+
+// UsageError is a request that cannot be carried out as asked: flags that
+// do not combine, an unknown language or release. dlgen exits 2.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// DriftError is a finding: -check found the output directory stale, or
+// -diff found a change that breaks code. dlgen exits 1.
+type DriftError struct{ msg string }
+
+func (e *DriftError) Error() string { return e.msg }
+
+// Run carries out req, printing diffs or findings to stdout. Its error is
+// a *UsageError, a schema.ErrorList, a *DriftError, or an I/O error.
+func Run(req Request, stdout io.Writer) error {
+	if err := req.validate(); err != nil {
+		return err
+	}
+	s, name, err := load(req.SchemaFile)
+	if err != nil {
+		return err
+	}
+	v, err := parseRelease(s, req.Version, "-dlpack-version")
+	if err != nil {
+		return err
+	}
+	if req.DiffFrom != "" {
+		from, err := parseRelease(s, req.DiffFrom, "-diff")
+		if err != nil {
+			return err
+		}
+		return diff(s, from, v, stdout)
+	}
+	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang)})
+	if err != nil {
+		return err
+	}
+	out := req.Out
+	if out == "" {
+		out = "."
+	}
+	if !req.Check {
+		_, err := Write(out, files)
+		return err
+	}
+	report, err := Check(out, files)
+	if err != nil {
+		return err
+	}
+	if report != "" {
+		fmt.Fprint(stdout, report)
+		return &DriftError{msg: out + " is stale; run dlgen without -check to update it"}
+	}
+	return nil
+}
+
+// validate rejects flags that do not combine and unknown languages, before
+// anything is read.
+func (req Request) validate() error {
+	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
+		return err
+	}
+	if req.DiffFrom == "" {
+		return nil
+	}
+	switch {
+	case req.Check:
+		return usagef("-check and -diff do not combine: -diff compares two releases, -check compares one with -out")
+	case req.Lang != "":
+		return usagef("-lang does not apply to -diff, which compares the ABI every language shares")
+	case req.Out != "":
+		return usagef("-out does not apply to -diff, which writes nothing")
+	}
+	return nil
+}
+
+func load(file string) (s *ir.Schema, name string, err error) {
+	if file == "" {
+		s, err = schema.Default()
+		return s, schema.DefaultFile, err
+	}
+	s, err = schema.LoadFile(file)
+	return s, file, err
+}
+
+// parseRelease parses the value of flag, "" meaning the newest release.
+func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
+	if text == "" {
+		return s.Newest(), nil
+	}
+	v, err := ir.ParseVersion(text)
+	if err != nil {
+		return v, usagef("%s: %v (known: %s)", flag, err, strings.Join(versions(s), ", "))
+	}
+	return release(s, v)
+}
+
+// release settles which release to emit: v, or the newest if v is zero.
+func release(s *ir.Schema, v ir.Version) (ir.Version, error) {
+	if v == (ir.Version{}) {
+		return s.Newest(), nil
+	}
+	if _, ok := s.Lookup(v); !ok {
+		return v, usagef("unknown DLPack version %s (known: %s)", v, strings.Join(versions(s), ", "))
+	}
+	return v, nil
+}
+
+func versions(s *ir.Schema) []string {
+	var out []string
+	for _, r := range s.Releases {
+		out = append(out, r.Version.String())
+	}
+	return out
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// diff prints the findings of abidiff from release from to release to.
+func diff(s *ir.Schema, from, to ir.Version, stdout io.Writer) error {
+	breaking := 0
+	for _, f := range abidiff.Compare(s.At(from), s.At(to)) {
+		fmt.Fprintln(stdout, f)
+		if f.Breaking() {
+			breaking++
+		}
+	}
+	if breaking > 0 {
+		return &DriftError{msg: fmt.Sprintf("%d breaking changes from %s to %s", breaking, from, to)}
+	}
+	return nil
+}
+
+// Options says what to generate from a loaded schema.
 type Options struct {
 	Schema     *ir.Schema
 	SchemaName string     // how generated files name the schema
@@ -48,12 +219,9 @@ type Options struct {
 // Files renders the selected backends for the selected release, sorted by
 // path.
 func Files(opts Options) ([]backend.File, error) {
-	v := opts.Version
-	if v == (ir.Version{}) {
-		v = opts.Schema.Newest()
-	}
-	if _, ok := opts.Schema.Lookup(v); !ok {
-		return nil, fmt.Errorf("unknown DLPack version %s (known: %s)", v, strings.Join(Versions(opts.Schema), ", "))
+	v, err := release(opts.Schema, opts.Version)
+	if err != nil {
+		return nil, err
 	}
 	selected, err := selectBackends(opts.SchemaName, opts.Langs)
 	if err != nil {
@@ -67,18 +235,30 @@ func Files(opts Options) ([]backend.File, error) {
 			return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
 		}
 		files = append(files, fs...)
+		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
+			header, err := cHeader(opts.SchemaName, api)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, backend.File{Path: hu.Header(api), Content: header})
+		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
 }
 
-// Versions lists the releases of s, oldest first.
-func Versions(s *ir.Schema) []string {
-	var out []string
-	for _, r := range s.Releases {
-		out = append(out, r.Version.String())
+// cHeader renders the C header of api, for backends that ship a copy.
+func cHeader(schemaName string, api *ir.API) ([]byte, error) {
+	fs, err := c.Backend{Schema: schemaName}.Generate(api)
+	if err != nil {
+		return nil, fmt.Errorf("c backend: %w", err)
 	}
-	return out
+	for _, f := range fs {
+		if f.Path == c.Path {
+			return f.Content, nil
+		}
+	}
+	return nil, fmt.Errorf("c backend wrote no %s", c.Path)
 }
 
 func selectBackends(schemaName string, langs []string) ([]backend.Backend, error) {
@@ -100,14 +280,15 @@ func selectBackends(schemaName string, langs []string) ([]backend.Backend, error
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown language %q (known: %s)", l, strings.Join(Languages(), ", "))
+			return nil, usagef("unknown language %q (known: %s)", l, strings.Join(Languages(), ", "))
 		}
 	}
 	return out, nil
 }
 
 // Write writes files under dir, touching only files whose content changed,
-// and returns the paths it wrote.
+// removes the left-overs (see the package doc), and returns the paths it
+// wrote or removed.
 func Write(dir string, files []backend.File) ([]string, error) {
 	var written []string
 	for _, f := range files {
@@ -123,11 +304,22 @@ func Write(dir string, files []backend.File) ([]string, error) {
 		}
 		written = append(written, path)
 	}
+	stale, err := leftOvers(dir, files)
+	if err != nil {
+		return written, err
+	}
+	for _, path := range stale {
+		if err := os.Remove(path); err != nil {
+			return written, err
+		}
+		written = append(written, path)
+	}
 	return written, nil
 }
 
 // Check compares files with what is under dir and returns a unified diff of
-// every difference (a missing file diffs against nothing); "" means current.
+// every difference (a missing file diffs against nothing), then a line
+// "Only in DIR: NAME" for every left-over file; "" means current.
 func Check(dir string, files []backend.File) (string, error) {
 	var out strings.Builder
 	for _, f := range files {
@@ -152,5 +344,88 @@ func Check(dir string, files []backend.File) (string, error) {
 		}
 		out.WriteString(diff)
 	}
+	stale, err := leftOvers(dir, files)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range stale {
+		fmt.Fprintf(&out, "Only in %s: %s\n", filepath.ToSlash(filepath.Dir(p)), filepath.Base(p))
+	}
 	return out.String(), nil
+}
+
+// owned returns the directories dlgen owns for files: per top-level
+// directory, the deepest one holding all of that directory's files.
+func owned(files []backend.File) []string {
+	roots := map[string]string{}
+	for _, f := range files {
+		dir := path.Dir(f.Path)
+		top, _, _ := strings.Cut(f.Path, "/")
+		root, ok := roots[top]
+		if !ok {
+			roots[top] = dir
+			continue
+		}
+		for root != "." && dir != root && !strings.HasPrefix(dir, root+"/") {
+			root = path.Dir(root)
+		}
+		roots[top] = root
+	}
+	var out []string
+	for _, r := range roots {
+		if r != "." {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// leftOvers lists the files under the directories owned for files that
+// carry dlgen's marker but are not among files, in lexical order.
+func leftOvers(dir string, files []backend.File) ([]string, error) {
+	keep := map[string]bool{}
+	for _, f := range files {
+		keep[filepath.Join(dir, filepath.FromSlash(f.Path))] = true
+	}
+	var out []string
+	for _, root := range owned(files) {
+		err := filepath.WalkDir(filepath.Join(dir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if !d.Type().IsRegular() || keep[p] {
+				return nil
+			}
+			marked, err := carriesMarker(p)
+			if marked {
+				out = append(out, p)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// carriesMarker reports whether one of the first lines of the file at p is
+// dlgen's marker, in any comment syntax.
+func carriesMarker(p string) (bool, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	lines := bufio.NewScanner(io.LimitReader(f, 1024))
+	for i := 0; i < 3 && lines.Scan(); i++ {
+		if bytes.Contains(lines.Bytes(), []byte(backend.Marker)) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/dlgen/dlgen/ir"
@@ -136,4 +137,17 @@ func TestCheckReportsMissingAndChangedFiles(t *testing.T) {
 	diff, err = Check(dir, files)
 	require.NoError(t, err)
 	assert.Contains(t, diff, "-  kDLCPU = 7,\n+  kDLCPU = 1,\n")
+}
+
+// Backends find what they need by role: renaming DLPACK_MINOR_VERSION once
+// made the Python backend dereference nil.
+func TestRenamedVersionMacroRendersEveryRelease(t *testing.T) {
+	src := strings.Replace(string(schema.DefaultBytes()), "  - name: DLPACK_MINOR_VERSION\n", "  - name: DLPACK_MINOR\n", 1)
+	s, err := schema.Load("renamed.yaml", []byte(src))
+	require.NoError(t, err)
+	for _, r := range s.Releases {
+		files, err := Files(Options{Schema: s, Version: r.Version})
+		require.NoError(t, err)
+		assert.NotEmpty(t, files)
+	}
 }

@@ -1,20 +1,23 @@
 package ir
 
 // API is one release of the schema, resolved: only what exists in that
-// release, every rename and retype applied. Backends render an API.
+// release, every rename and retype applied, every macro's value and every
+// role settled. Backends render an API.
 type API struct {
 	Name        string
 	HeaderGuard string
 	Release     Release
-	Macros      []*Macro
-	Decls       []Decl
-	Python      []*PythonName
+	Macros      []*Macro // each with its Value in this release
+	Decls       []Decl   // named types point at declarations of this API
+	Versions    VersionMacros
+	Protocol    Protocol
 }
 
 // Version is the release this API describes.
 func (a *API) Version() Version { return a.Release.Version }
 
-// At returns the API of release v, which must be one of s.Releases.
+// At returns the API of release v, which must be one of s.Releases (a
+// precondition: callers settle the release first, see Lookup).
 func (s *Schema) At(v Version) *API {
 	rel, ok := s.Lookup(v)
 	if !ok {
@@ -23,66 +26,112 @@ func (s *Schema) At(v Version) *API {
 	api := &API{Name: s.Name, HeaderGuard: s.HeaderGuard, Release: rel}
 	for _, m := range s.Macros {
 		if m.Life.In(v) {
-			api.Macros = append(api.Macros, m)
+			c := m.at(v)
+			api.Macros = append(api.Macros, c)
+			api.Versions.Set(c)
 		}
 	}
-	// Resolved copies, so that Named types point at the copies of this
-	// release and names are spelled as in this release.
-	copies := map[Decl]Decl{}
 	for _, d := range s.Decls {
-		if !d.DeclLife().In(v) {
-			continue
+		if d.DeclLife().In(v) {
+			api.Decls = append(api.Decls, declAt(d, v))
 		}
-		var c Decl
-		switch d := d.(type) {
-		case *Struct:
-			cs := *d
-			cs.Fields = nil
-			for _, f := range d.Fields {
-				if f.Life.In(v) {
-					cf := *f
-					if f.Retyped != nil && v.Less(f.Retyped.In) {
-						cf.Type, _ = ParseType(f.Retyped.From) // validated by the loader
-					}
-					cs.Fields = append(cs.Fields, &cf)
-				}
-			}
-			c = &cs
-		case *Enum:
-			ce := *d
-			ce.Values = nil
-			for _, e := range d.Values {
-				if e.Life.In(v) {
-					cv := *e
-					if e.Renamed != nil && v.Less(e.Renamed.In) {
-						cv.Name = e.Renamed.From
-					}
-					ce.Values = append(ce.Values, &cv)
-				}
-			}
-			if d.CXXFixedSince != nil && v.Less(*d.CXXFixedSince) {
-				ce.CXXFixedSince = nil
-			}
-			c = &ce
-		case *Flags:
-			cf := *d
-			cf.Bits = nil
-			for _, b := range d.Bits {
-				if b.Life.In(v) {
-					cf.Bits = append(cf.Bits, b)
-				}
-			}
-			c = &cf
-		case *FuncType:
-			cf := *d
-			cf.Sig = copySig(d.Sig)
-			c = &cf
-		}
-		copies[d] = c
-		api.Decls = append(api.Decls, c)
 	}
+	link(api.Decls)
+	for _, p := range s.Python {
+		if p.Life.In(v) {
+			api.Protocol.Set(p.at(v))
+		}
+	}
+	return api
+}
+
+func (m *Macro) at(v Version) *Macro {
+	c := *m
+	c.Value = m.valueAt(v)
+	return &c
+}
+
+func (p *PythonName) at(v Version) *PythonName {
+	c := *p
+	if p.Renamed != nil && v.Less(p.Renamed.In) {
+		c.Name = p.Renamed.From
+	}
+	return &c
+}
+
+// declAt copies d as it is in release v. Types are deep copies, so that
+// link can point them at this release's declarations.
+func declAt(d Decl, v Version) Decl {
+	switch d := d.(type) {
+	case *Struct:
+		return d.at(v)
+	case *Enum:
+		return d.at(v)
+	case *Flags:
+		return d.at(v)
+	case *FuncType:
+		c := *d
+		c.Sig = copySig(d.Sig)
+		return &c
+	}
+	panic("ir: unknown declaration type")
+}
+
+func (s *Struct) at(v Version) *Struct {
+	c := *s
+	c.Fields = nil
+	for _, f := range s.Fields {
+		if f.Life.In(v) {
+			cf := *f
+			cf.Type = copyType(f.typeAt(v))
+			c.Fields = append(c.Fields, &cf)
+		}
+	}
+	return &c
+}
+
+// typeAt is the field's type in release v.
+func (f *Field) typeAt(v Version) *Type {
+	if f.Retyped != nil && v.Less(f.Retyped.In) {
+		return f.Retyped.From
+	}
+	return f.Type
+}
+
+func (e *Enum) at(v Version) *Enum {
+	c := *e
+	c.Values = nil
+	for _, ev := range e.Values {
+		if ev.Life.In(v) {
+			cv := *ev
+			if ev.Renamed != nil && v.Less(ev.Renamed.In) {
+				cv.Name = ev.Renamed.From
+			}
+			c.Values = append(c.Values, &cv)
+		}
+	}
+	if e.CXXFixedSince != nil && v.Less(*e.CXXFixedSince) {
+		c.CXXFixedSince = nil
+	}
+	return &c
+}
+
+func (f *Flags) at(v Version) *Flags {
+	c := *f
+	c.Bits = nil
+	for _, b := range f.Bits {
+		if b.Life.In(v) {
+			c.Bits = append(c.Bits, b)
+		}
+	}
+	return &c
+}
+
+// link points every named type of decls at the declaration of that name
+// among decls.
+func link(decls []Decl) {
 	byName := map[string]Decl{}
-	for _, d := range api.Decls {
+	for _, d := range decls {
 		byName[d.DeclName()] = d
 	}
 	relink := func(t *Type) {
@@ -92,29 +141,16 @@ func (s *Schema) At(v Version) *API {
 			}
 		})
 	}
-	for _, d := range api.Decls {
+	for _, d := range decls {
 		switch d := d.(type) {
 		case *Struct:
-			for i, f := range d.Fields {
-				cf := *f
-				cf.Type = copyType(f.Type)
-				relink(cf.Type)
-				d.Fields[i] = &cf
+			for _, f := range d.Fields {
+				relink(f.Type)
 			}
 		case *FuncType:
 			relink(&Type{Kind: Func, Sig: d.Sig})
 		}
 	}
-	for _, p := range s.Python {
-		if p.Life.In(v) {
-			cp := *p
-			if p.Renamed != nil && v.Less(p.Renamed.In) {
-				cp.Name = p.Renamed.From
-			}
-			api.Python = append(api.Python, &cp)
-		}
-	}
-	return api
 }
 
 func copyType(t *Type) *Type {

@@ -62,11 +62,16 @@ func (l Life) In(v Version) bool {
 	return !v.Less(l.Since) && (l.Until == nil || v.Less(*l.Until))
 }
 
-// Change records that before release In an element was spelled From (a
-// name for renames, a C type for retypes).
-type Change struct {
+// Rename records that before release In an element was spelled From.
+type Rename struct {
 	In   Version
 	From string
+}
+
+// Retype records that before release In a field had type From.
+type Retype struct {
+	In   Version
+	From *Type
 }
 
 // Schema is every declaration of every supported release.
@@ -83,6 +88,7 @@ type Schema struct {
 type Release struct {
 	Version Version
 	Notes   string
+	Pos     Pos
 }
 
 // Newest returns the newest supported release.
@@ -111,20 +117,25 @@ const (
 type Macro struct {
 	Name   string
 	Kind   MacroKind
+	Role   MacroRole // for MacroInteger
 	Doc    string
 	Life   Life
 	Values []MacroValue // for MacroInteger, oldest first
-	Pos    Pos
+	// Value is the value in the release of the API the macro belongs to
+	// (set by Schema.At; zero in a Schema).
+	Value int64
+	Pos   Pos
 }
 
 // MacroValue is the value a macro takes from release Since on.
 type MacroValue struct {
 	Since Version
 	Value int64
+	Pos   Pos
 }
 
-// ValueAt returns the macro's value in release v.
-func (m *Macro) ValueAt(v Version) int64 {
+// valueAt returns the macro's value in release v.
+func (m *Macro) valueAt(v Version) int64 {
 	var val int64
 	for _, mv := range m.Values {
 		if !v.Less(mv.Since) {
@@ -158,7 +169,7 @@ type Field struct {
 	Type    *Type
 	Doc     string
 	Life    Life
-	Retyped *Change // its type before a release
+	Retyped *Retype // its type before a release
 	Pos     Pos
 }
 
@@ -182,7 +193,7 @@ type Enumerator struct {
 	Value   int64
 	Doc     string
 	Life    Life
-	Renamed *Change
+	Renamed *Rename
 	Pos     Pos
 }
 
@@ -227,13 +238,13 @@ type Param struct {
 }
 
 // PythonName is a string of the Python-level protocol: a capsule name or a
-// type attribute.
+// type attribute, with the role it plays.
 type PythonName struct {
 	Name    string
-	Kind    string // "capsule" or "attribute"
+	Role    PythonRole
 	Doc     string
 	Life    Life
-	Renamed *Change
+	Renamed *Rename
 	Pos     Pos
 }
 

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"strings"
+
 	"github.com/dlgen/dlgen/ir"
 	"gopkg.in/yaml.v3"
 )
@@ -36,13 +38,13 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 			r.errorf(vm["version"], "versions must be listed oldest first without repeats; %s follows %s", v, d.releases[len(d.releases)-1])
 		}
 		d.releases = append(d.releases, v)
-		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.str(vm["notes"], "notes")})
+		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.str(vm["notes"], "notes"), Pos: r.pos(vm["version"])})
 	}
 	if m["versions"] != nil && len(s.Releases) == 0 {
 		r.errorf(m["versions"], "versions must list at least one release")
 	}
 	if len(r.errs) > 0 {
-		return s
+		return nil // the rest is checked against the releases
 	}
 	for _, n := range r.seq(m["macros"], "macros") {
 		s.Macros = append(s.Macros, d.macro(n))
@@ -53,21 +55,51 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		}
 	}
 	for _, n := range r.seq(m["python"], "python") {
-		pm := r.mapping(n, "a python name", "name!", "since!", "until", "kind!", "renamed", "doc")
-		if pm == nil {
-			continue
+		if p := d.pythonName(n); p != nil {
+			s.Python = append(s.Python, p)
 		}
-		p := &ir.PythonName{
-			Name: r.ident(pm["name"], "name"), Kind: r.str(pm["kind"], "kind"),
-			Doc: r.str(pm["doc"], "doc"), Life: d.life(pm), Pos: r.pos(n),
-		}
-		if p.Kind != "capsule" && p.Kind != "attribute" && pm["kind"] != nil {
-			r.errorf(pm["kind"], "python kind must be capsule or attribute, not %q", p.Kind)
-		}
-		p.Renamed = d.change(pm["renamed"], "renamed", p.Life)
-		s.Python = append(s.Python, p)
 	}
 	return s
+}
+
+func (d *decoder) pythonName(n *yaml.Node) *ir.PythonName {
+	m := d.mapping(n, "a python name", "name!", "role!", "since!", "until", "renamed", "doc")
+	if m == nil {
+		return nil
+	}
+	p := &ir.PythonName{Name: d.ident(m["name"], "name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	p.Renamed = d.rename(m["renamed"], p.Life)
+	role, ok := d.role(m["role"], "python role", pythonRoleNames)
+	if !ok {
+		return nil
+	}
+	p.Role = ir.PythonRole(role)
+	return p
+}
+
+var pythonRoleNames, macroRoleNames []string
+
+func init() {
+	for _, r := range ir.PythonRoles() {
+		pythonRoleNames = append(pythonRoleNames, r.String())
+	}
+	for _, r := range ir.MacroRoles() {
+		macroRoleNames = append(macroRoleNames, r.String())
+	}
+}
+
+// role reads one of names and returns its index.
+func (d *decoder) role(n *yaml.Node, what string, names []string) (int, bool) {
+	s := d.str(n, what)
+	for i, name := range names {
+		if s == name {
+			return i, true
+		}
+	}
+	if n != nil && n.Kind == yaml.ScalarNode {
+		d.errorf(n, "%s must be one of %s, not %q", what, strings.Join(names, ", "), s)
+	}
+	return 0, false
 }
 
 // life reads since/until and checks them against the listed releases.
@@ -111,24 +143,43 @@ func (d *decoder) within(n *yaml.Node, what string, child, parent ir.Life) {
 	}
 }
 
-// change reads a renamed/retyped entry. Its version may predate the oldest
-// listed release (history), but may not be later than the element's since
-// unless it is a listed release inside the element's life.
-func (d *decoder) change(n *yaml.Node, what string, life ir.Life) *ir.Change {
+// history reads the in/from mapping of a renamed or retyped entry. Its
+// version may predate the oldest listed release (history), but may not be
+// later than the element's since unless it is a listed release inside the
+// element's life.
+func (d *decoder) history(n *yaml.Node, what string, life ir.Life) (in ir.Version, from *yaml.Node, ok bool) {
 	if n == nil {
-		return nil
+		return ir.Version{}, nil, false
 	}
 	m := d.mapping(n, what, "in!", "from!")
-	if m == nil {
-		return nil
+	if m == nil || m["in"] == nil || m["from"] == nil {
+		return ir.Version{}, nil, false
 	}
-	c := &ir.Change{In: d.version(m["in"], what+".in"), From: d.str(m["from"], what+".from")}
-	if m["in"] != nil && life.Since.Less(c.In) {
-		if _, ok := d.find(c.In); !ok || !life.In(c.In) {
-			d.errorf(m["in"], "%s.in %s must be a listed version within the element's life, or predate its since %s", what, c.In, life.Since)
+	in = d.version(m["in"], what+".in")
+	if life.Since.Less(in) {
+		if _, ok := d.find(in); !ok || !life.In(in) {
+			d.errorf(m["in"], "%s.in %s must be a listed version within the element's life, or predate its since %s", what, in, life.Since)
 		}
 	}
-	return c
+	return in, m["from"], true
+}
+
+// rename reads a renamed entry: the element's earlier spelling.
+func (d *decoder) rename(n *yaml.Node, life ir.Life) *ir.Rename {
+	in, from, ok := d.history(n, "renamed", life)
+	if !ok {
+		return nil
+	}
+	return &ir.Rename{In: in, From: d.ident(from, "renamed.from")}
+}
+
+// retype reads a retyped entry: the field's earlier type, parsed.
+func (d *decoder) retype(n *yaml.Node, life ir.Life, what string) *ir.Retype {
+	in, from, ok := d.history(n, "retyped", life)
+	if !ok {
+		return nil
+	}
+	return &ir.Retype{In: in, From: d.typ(from, "retyped.from of "+what)}
 }
 
 func (d *decoder) find(v ir.Version) (int, bool) {
@@ -141,7 +192,7 @@ func (d *decoder) find(v ir.Version) (int, bool) {
 }
 
 func (d *decoder) macro(n *yaml.Node) *ir.Macro {
-	m := d.mapping(n, "a macro", "name!", "since!", "until", "kind", "doc", "values")
+	m := d.mapping(n, "a macro", "name!", "since!", "until", "kind", "role", "doc", "values")
 	if m == nil {
 		return &ir.Macro{Pos: d.pos(n)}
 	}
@@ -162,12 +213,20 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 	if mac.Kind != ir.MacroInteger && m["values"] != nil {
 		d.errorf(m["values"], "only value macros have values")
 	}
+	if m["role"] != nil {
+		if mac.Kind != ir.MacroInteger {
+			d.errorf(m["role"], "only value macros have roles")
+		}
+		if i, ok := d.role(m["role"], "macro role", macroRoleNames); ok {
+			mac.Role = ir.MacroRoles()[i]
+		}
+	}
 	for i, vn := range d.seq(m["values"], "values") {
 		vm := d.mapping(vn, "a macro value", "since!", "value!")
 		if vm == nil {
 			continue
 		}
-		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value")}
+		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value"), Pos: d.pos(vm["value"])}
 		switch {
 		case i == 0 && mv.Since != mac.Life.Since:
 			d.errorf(vm["since"], "the first value of %s must start at the macro's since %s", mac.Name, mac.Life.Since)
@@ -215,12 +274,7 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.str(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
 		d.within(fn, "field "+f.Name, f.Life, s.Life)
 		f.Type = d.typ(fm["type"], "type of "+s.Name+"."+f.Name)
-		f.Retyped = d.change(fm["retyped"], "retyped", f.Life)
-		if f.Retyped != nil {
-			if _, err := ir.ParseType(f.Retyped.From); err != nil {
-				d.errorf(fm["retyped"], "retyped.from: %v", err)
-			}
-		}
+		f.Retyped = d.retype(fm["retyped"], f.Life, s.Name+"."+f.Name)
 		s.Fields = append(s.Fields, f)
 	}
 	if m["fields"] != nil && len(s.Fields) == 0 {
@@ -255,7 +309,7 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 		}
 		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.str(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
 		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
-		ev.Renamed = d.change(vm["renamed"], "renamed", ev.Life)
+		ev.Renamed = d.rename(vm["renamed"], ev.Life)
 		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
 			d.errorf(vm["value"], "value %d of %s does not fit the underlying type %s [%d, %d]", ev.Value, ev.Name, e.Underlying, lo, hi)
 		} else if vm["value"] != nil && (ev.Value < -1<<31 || ev.Value > 1<<31-1) {

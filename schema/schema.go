@@ -3,9 +3,13 @@
 //
 // Loading is strict: unknown keys are rejected at every level, and every
 // problem is reported as "file:line:col: message". Validation covers
-// duplicate names, undefined or not-yet-declared type references, enumerator
-// values that do not fit their underlying type, duplicate enumerator values,
-// malformed or out-of-range version tags and missing required keys.
+// duplicate names, undefined or not-yet-declared type references (retyped
+// fields' old types included), enumerator values that do not fit their
+// underlying type, duplicate enumerator values, malformed or out-of-range
+// version tags, missing required keys, and roles:
+// every release must have the macros and Python names that backends rely
+// on (see ir.Protocol and ir.VersionMacros), each role played once, and
+// version macros must hold the release's own numbers.
 package schema
 
 import (

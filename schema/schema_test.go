@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ declarations:
     fields:
       - {name: device_type, type: DLDeviceType, since: "0.6"}
       - {name: device_id, type: int32_t, since: "0.6"}
+python:
+  - {name: dltensor, role: capsule, since: "0.6"}
+  - {name: used_dltensor, role: used_capsule, since: "0.6"}
 `
 
 func TestBaseSchemaIsValid(t *testing.T) {
@@ -77,14 +81,21 @@ func TestLoadRejects(t *testing.T) {
 			src := strings.Replace(base, tc.old, tc.new, 1)
 			require.NotEqual(t, base, src, "the case must change the schema")
 			_, err := Load("base.yaml", []byte(src))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			var list ErrorList
-			require.ErrorAs(t, err, &list)
-			for _, e := range list {
-				assert.Regexp(t, `^base\.yaml:\d+:\d+: `, e.Error())
-			}
+			requirePositioned(t, err, "base.yaml", tc.want)
 		})
+	}
+}
+
+// requirePositioned asserts that err is an ErrorList containing want whose
+// every error starts with file:line:col.
+func requirePositioned(t *testing.T, err error, file, want string) {
+	t.Helper()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+	var list ErrorList
+	require.ErrorAs(t, err, &list)
+	for _, e := range list {
+		assert.Regexp(t, `^`+regexp.QuoteMeta(file)+`:\d+:\d+: `, e.Error())
 	}
 }
 

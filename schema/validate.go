@@ -66,11 +66,25 @@ func (r *reader) validate(s *ir.Schema) {
 		case *ir.Struct:
 			for _, f := range d.Fields {
 				check(f.Type, f.Life, d.Name+"."+f.Name)
+				if f.Retyped != nil {
+					check(f.Retyped.From, before(f.Life, f.Retyped.In), d.Name+"."+f.Name+" before "+f.Retyped.In.String())
+				}
 			}
 		case *ir.FuncType:
 			check(&ir.Type{Kind: ir.Func, Sig: d.Sig}, d.Life, d.Name)
 		}
 	}
+	r.validateRoles(s)
+}
+
+// before is the part of life older than release v: the releases in which
+// a retyped field still has its old type. A retype that predates life is
+// checked over the whole life, so that its type must still resolve.
+func before(life ir.Life, v ir.Version) ir.Life {
+	if !life.Since.Less(v) || life.Until != nil && life.Until.Less(v) {
+		return life
+	}
+	return ir.Life{Since: life.Since, Until: &v}
 }
 
 func (r *reader) resolve(s *ir.Schema, t *ir.Type, life ir.Life, user string, at int, index map[string]int, behindPointer bool) {

@@ -78,7 +78,7 @@ func (b Backend) view(api *ir.API) header {
 			mv.Kind = "dll"
 		default:
 			mv.Kind = "value"
-			mv.Value = fmt.Sprint(m.ValueAt(api.Version()))
+			mv.Value = fmt.Sprint(m.Value)
 		}
 		h.Macros = append(h.Macros, mv)
 	}

@@ -90,7 +90,7 @@ func (g *gen) mainFile(schema string) ([]byte, error) {
 		if err := g.names.claim(name, m.Name); err != nil {
 			return nil, err
 		}
-		macros = append(macros, comments(doc(name+" is "+m.Name+": ", m.Doc)).Id(name).Op("=").Lit(int(m.ValueAt(v))))
+		macros = append(macros, comments(doc(name+" is "+m.Name+": ", m.Doc)).Id(name).Op("=").Lit(int(m.Value)))
 	}
 	if len(macros) > 0 {
 		f.Const().Defs(macros...)

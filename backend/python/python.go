@@ -1,27 +1,43 @@
 // Package python is dlgen's Python backend. It writes, under python/:
 //   - dlpack_ctypes.py, standard library only: a ctypes.Structure per
 //     struct, an IntEnum per enum, flag and version constants, the capsule
-//     names, an import-time layout check, and the DLPack protocol itself
-//     (from_dlpack, Tensor, __dlpack__) in pure ctypes;
-//   - dlpack_cython.pxd (declarations to cimport), dlpack_cython.pyx (the
-//     same API, fast, with the buffer protocol and the C exchange API) and
-//     dlpack/dlpack.h, which the .pyx includes (DLPack >= 1.0 only);
+//     names, an import-time layout check, and (DLPack >= 1.0) the DLPack
+//     protocol itself (from_dlpack, Tensor, __dlpack__) in pure ctypes;
+//   - dlpack_cython.pyx (DLPack >= 1.0): the same API, fast, with the buffer
+//     protocol and the C exchange API, and dlpack.pxd, the header's
+//     declarations for Cython (`from dlpack cimport DLTensor`); the driver
+//     places the C header the .pyx includes at python/dlpack/dlpack.h;
 //   - .pyi stubs for both modules.
+//
+// Only what varies by release is generated: the declarations, rendered from
+// the IR through templates/. The protocol is hand-written Python and Cython
+// in protocol/, embedded here and copied into the modules after the
+// declarations: protocol.py (the rules both modules share), dlpack_ctypes.py,
+// dlpack_cython.pxi, and exchange_api.pxi or no_exchange_api.pxi. The import
+// lines at the top of each of those files join the module's import block;
+// everything after them is copied verbatim.
 package python
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/dlgen/dlgen/backend"
-	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/templates"
 )
 
-// Dir is where the module is written, relative to the output directory.
+// Dir is where the modules are written, relative to the output directory.
 const Dir = "python"
+
+// HeaderPath is where the C header the Cython module includes goes.
+const HeaderPath = Dir + "/dlpack/dlpack.h"
+
+//go:embed protocol
+var protocol embed.FS
 
 // Backend is the Python backend.
 type Backend struct {
@@ -30,52 +46,171 @@ type Backend struct {
 
 func (Backend) Name() string { return "python" }
 
-// Generate renders the ctypes module of api and its stub.
+// Header says where the driver must place the C header: beside the Cython
+// module, which exists from DLPack 1.0.
+func (Backend) Header(api *ir.API) string {
+	if major(api) == 0 {
+		return ""
+	}
+	return HeaderPath
+}
+
+// output is one generated file: a template of declarations, the import
+// lines those declarations need, and the hand-written sources that follow.
+type output struct {
+	path, template string
+	imports        []string
+	sources        []string
+	cython         bool
+}
+
+// Generate renders the modules of api and their stubs.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	m, err := b.module(api)
 	if err != nil {
 		return nil, err
 	}
+	outputs := []output{
+		{path: "dlpack_ctypes.py", template: "dlpack_ctypes.py.tmpl",
+			imports: []string{"import ctypes", "import enum", "import platform"}},
+		{path: "dlpack_ctypes.pyi", template: "dlpack.pyi.tmpl"},
+	}
+	if m.Major > 0 {
+		outputs[0].sources = []string{"protocol.py", "dlpack_ctypes.py"}
+		exchange := "no_exchange_api.pxi"
+		if m.ExchangeAttr != "" {
+			exchange = "exchange_api.pxi"
+		}
+		outputs = append(outputs,
+			output{path: "dlpack.pxd", template: "dlpack.pxd.tmpl", cython: true},
+			output{path: "dlpack_cython.pyx", template: "dlpack_cython.pyx.tmpl", cython: true,
+				imports: []string{"cimport dlpack", "import enum"},
+				sources: []string{"protocol.py", "dlpack_cython.pxi", exchange}},
+			output{path: "dlpack_cython.pyi", template: "dlpack.pyi.tmpl", cython: true},
+		)
+	}
 	var files []backend.File
-	render := func(out, tmplName string, cython bool) error {
-		tmpl, err := templates.Parse(tmplName, map[string]any{"comment": comment, "pystr": pystr})
+	for _, o := range outputs {
+		content, err := b.render(m, o)
 		if err != nil {
-			return err
-		}
-		view := *m
-		view.Cython = cython
-		var buf bytes.Buffer
-		if err := tmpl.Execute(&buf, &view); err != nil {
-			return fmt.Errorf("python backend: %w", err)
-		}
-		files = append(files, backend.File{Path: Dir + "/" + out, Content: buf.Bytes()})
-		return nil
-	}
-	if err := render("dlpack_ctypes.py", "dlpack_ctypes.py.tmpl", false); err != nil {
-		return nil, err
-	}
-	if err := render("dlpack_ctypes.pyi", "dlpack.pyi.tmpl", false); err != nil {
-		return nil, err
-	}
-	if m.Major == 0 {
-		return files, nil // the Cython module needs DLPack >= 1.0
-	}
-	for _, f := range [][2]string{
-		{"dlpack_cython.pxd", "dlpack_cython.pxd.tmpl"},
-		{"dlpack_cython.pyx", "dlpack_cython.pyx.tmpl"},
-		{"dlpack_cython.pyi", "dlpack.pyi.tmpl"},
-	} {
-		if err := render(f[0], f[1], true); err != nil {
 			return nil, err
 		}
+		files = append(files, backend.File{Path: Dir + "/" + o.path, Content: content})
 	}
-	// The header the .pyx includes, beside it.
-	header, err := c.Backend{Schema: b.Schema}.Generate(api)
+	return files, nil
+}
+
+func (b Backend) render(m *module, o output) ([]byte, error) {
+	view := *m
+	view.Cython = o.cython
+	imports := append([]string(nil), o.imports...)
+	var body strings.Builder
+	for _, name := range o.sources {
+		text, err := protocol.ReadFile("protocol/" + name)
+		if err != nil {
+			return nil, err
+		}
+		imp, rest := splitSource(string(text))
+		imports = append(imports, imp...)
+		body.WriteString("\n\n" + rest)
+	}
+	view.Imports = importBlock(imports)
+	view.Body = strings.TrimRight(body.String(), "\n")
+	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr})
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, backend.File{Path: Dir + "/dlpack/dlpack.h", Content: header[0].Content})
-	return files, nil
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, &view); err != nil {
+		return nil, fmt.Errorf("python backend: %s: %w", o.path, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// splitSource separates a hand-written source into its import statements
+// (after the leading comment block) and the code that follows them.
+func splitSource(text string) (imports []string, body string) {
+	lines := strings.Split(text, "\n")
+	i := 0
+	for i < len(lines) && (strings.TrimSpace(lines[i]) == "" || strings.HasPrefix(lines[i], "#")) {
+		i++
+	}
+	for i < len(lines) {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(l, "import ") && !strings.HasPrefix(l, "from ") && !strings.HasPrefix(l, "cimport ") {
+			break
+		}
+		stmt := l
+		for strings.Contains(stmt, "(") && !strings.Contains(stmt, ")") && i+1 < len(lines) {
+			i++
+			stmt += "\n" + lines[i]
+		}
+		imports = append(imports, stmt)
+		i++
+	}
+	return imports, strings.Join(lines[i:], "\n")
+}
+
+// importBlock renders import statements once each: cimports, then plain
+// imports, then from-imports, each group sorted; from-imports of one module
+// are merged into one statement.
+func importBlock(stmts []string) string {
+	type group struct{ kind, module string }
+	names := map[group]map[string]bool{}
+	var plain []string
+	seen := map[string]bool{}
+	for _, s := range stmts {
+		flat := strings.NewReplacer("(", "", ")", "", "\n", " ").Replace(s)
+		f := strings.Fields(flat)
+		if len(f) >= 4 && f[0] == "from" && (f[2] == "import" || f[2] == "cimport") {
+			g := group{f[2], f[1]}
+			if names[g] == nil {
+				names[g] = map[string]bool{}
+			}
+			for _, n := range strings.Split(strings.Join(f[3:], " "), ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names[g][n] = true
+				}
+			}
+			continue
+		}
+		if !seen[flat] {
+			seen[flat] = true
+			plain = append(plain, flat)
+		}
+	}
+	var cimports, imports, froms []string
+	for _, s := range plain {
+		if strings.HasPrefix(s, "cimport ") {
+			cimports = append(cimports, s)
+		} else {
+			imports = append(imports, s)
+		}
+	}
+	for g, set := range names {
+		var list []string
+		for n := range set {
+			list = append(list, n)
+		}
+		sort.Strings(list)
+		stmt := "from " + g.module + " " + g.kind + " " + strings.Join(list, ", ")
+		if len(stmt) > 100 {
+			stmt = "from " + g.module + " " + g.kind + " (\n    " + strings.Join(list, ",\n    ") + ",\n)"
+		}
+		if g.kind == "cimport" {
+			cimports = append(cimports, stmt)
+		} else {
+			froms = append(froms, stmt)
+		}
+	}
+	for _, l := range [][]string{cimports, imports, froms} {
+		sort.Strings(l)
+	}
+	return strings.Join(append(append(cimports, imports...), froms...), "\n")
 }
 
 // module is the view the templates render.
@@ -86,18 +221,20 @@ type module struct {
 	Enums                   []enum
 	Structs                 []structure
 	FuncTypes               []functype
-	Capsules                map[string]string // protocol name -> spelling
-	ExchangeAttr            string            // the type attribute of the exchange API, from v1.2
-	ExchangeCapsule         string            // its capsule name, from v1.3 (before: an integer address)
+	Capsules                []constant // Python constants naming the capsules of this release
+	CapsuleC                []constant // the same names as C strings, for the Cython module
+	ExchangeAttr            string     // the type attribute of the exchange API, from v1.2
+	PreviousExchangeAttr    string     // its spelling in the release before, if it was renamed
+	ExchangeCapsule         string     // its capsule name, from v1.3 (before: an integer address)
 	Layouts                 []layout
 	CythonDecls             []string // the body of the .pxd's extern block
 	Cython                  bool     // rendering the Cython module's files
+	Imports, Body           string   // the import block and the hand-written sources
+	Names                   string   // the Python-level declarations both modules share
 }
 
 type constant struct {
-	Name, Doc string
-	Value     int64
-	Flag      bool
+	Name, Doc, Value string
 }
 
 type enum struct {
@@ -124,39 +261,60 @@ type check struct {
 	Want          int
 }
 
+func major(api *ir.API) int {
+	if mj := api.Versions.Major; mj != nil {
+		return int(mj.Value)
+	}
+	return 0
+}
+
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, Version: v.String(), Schema: b.Schema, Capsules: map[string]string{}}
-	if mj := api.Macro("DLPACK_MAJOR_VERSION"); mj != nil {
-		m.Major, m.Minor = int(mj.ValueAt(v)), int(api.Macro("DLPACK_MINOR_VERSION").ValueAt(v))
+	m := &module{Marker: backend.Marker, Version: v.String(), Schema: b.Schema}
+	if vm := api.Versions; vm.Major != nil {
+		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}
 	for _, mac := range api.Macros {
 		if mac.Kind == ir.MacroInteger {
-			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: mac.ValueAt(v)})
+			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: fmt.Sprint(mac.Value)})
 		}
 	}
-	for _, p := range api.Python {
-		switch p.Kind {
-		case "capsule":
-			m.Capsules[p.Name] = p.Name
-		case "attribute":
-			m.ExchangeAttr = p.Name
+	pr := api.Protocol
+	for _, c := range []struct {
+		name *ir.PythonName
+		py   string // the Python constant of the name
+		cstr string // its C-string twin in the Cython module
+	}{
+		{pr.Capsule, "CAPSULE_NAME", "_NAME"},
+		{pr.UsedCapsule, "USED_CAPSULE_NAME", "_USED_NAME"},
+		{pr.VersionedCapsule, "VERSIONED_CAPSULE_NAME", "_VNAME"},
+		{pr.UsedVersionedCapsule, "USED_VERSIONED_CAPSULE_NAME", "_USED_VNAME"},
+	} {
+		if c.name != nil {
+			m.Capsules = append(m.Capsules, constant{Name: c.py, Doc: c.name.Doc, Value: pystr(c.name.Name)})
+			m.CapsuleC = append(m.CapsuleC, constant{Name: c.cstr, Value: pystr(c.name.Name)})
 		}
 	}
-	if m.ExchangeAttr != "" {
-		m.ExchangeCapsule = m.Capsules["dlpack_exchange_api"]
+	if a := pr.ExchangeAPIAttribute; a != nil {
+		m.ExchangeAttr = a.Name
+		if a.Renamed != nil && !v.Less(a.Renamed.In) {
+			m.PreviousExchangeAttr = a.Renamed.From
+		}
+	}
+	if pr.ExchangeAPICapsule != nil {
+		m.ExchangeCapsule = pr.ExchangeAPICapsule.Name
 	}
 	for _, d := range api.Decls {
 		switch d := d.(type) {
 		case *ir.Enum:
 			e := enum{Name: d.Name, Doc: d.Doc}
 			for _, ev := range d.Values {
-				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: ev.Value})
+				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: fmt.Sprint(ev.Value)})
 			}
 			m.Enums = append(m.Enums, e)
 		case *ir.Flags:
 			for _, f := range d.Bits {
-				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: 1 << f.Bit, Flag: true})
+				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: fmt.Sprintf("0x%x", uint64(1)<<f.Bit)})
 			}
 		case *ir.Struct:
 			s := structure{Name: d.Name, Doc: d.Doc}
@@ -193,7 +351,32 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		}
 		m.Layouts = append(m.Layouts, l)
 	}
+	m.Names = pythonNames(m)
 	return m, nil
+}
+
+// pythonNames renders the declarations both modules define alike, as
+// module attributes: the release, the macros and flags, an IntEnum per enum
+// and the capsule names.
+func pythonNames(m *module) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "DLPACK_VERSION_STRING = %s\n", pystr(m.Version))
+	for _, c := range m.Constants {
+		fmt.Fprintf(&b, "\n%s\n%s = %s\n", comment("", c.Doc), c.Name, c.Value)
+	}
+	for _, e := range m.Enums {
+		fmt.Fprintf(&b, "\n\nclass %s(enum.IntEnum):\n%s\n", e.Name, docstring("    ", e.Doc))
+		for _, c := range e.Members {
+			fmt.Fprintf(&b, "\n%s\n    %s = %s\n", comment("    ", c.Doc), c.Name, c.Value)
+		}
+	}
+	if len(m.Capsules) > 0 {
+		b.WriteString("\n")
+	}
+	for _, c := range m.Capsules {
+		fmt.Fprintf(&b, "\n%s\n%s = %s\n", comment("", c.Doc), c.Name, c.Value)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 var ctypesScalar = map[string]string{
@@ -261,6 +444,15 @@ func comment(indent, doc string) string {
 		b.WriteString(indent + "# " + l)
 	}
 	return b.String()
+}
+
+// docstring renders doc as a triple-quoted docstring at indent, wrapped.
+func docstring(indent, doc string) string {
+	lines := backend.Wrap(strings.ReplaceAll(doc, `"""`, `'''`), 78-len(indent))
+	if len(lines) <= 1 {
+		return indent + `"""` + strings.Join(lines, "") + `"""`
+	}
+	return indent + `"""` + strings.Join(lines, "\n"+indent) + "\n" + indent + `"""`
 }
 
 // pystr quotes s as a Python string literal.

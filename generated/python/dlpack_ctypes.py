@@ -39,13 +39,17 @@ DLPACK_VERSION_STRING = "1.3"
 # Major version of this header. A consumer that meets a tensor of another major
 # version may do nothing with it but call its deleter.
 DLPACK_MAJOR_VERSION = 1
+
 # Minor version of this header; minors only add enumerators and flags.
 DLPACK_MINOR_VERSION = 3
+
 # The consumer must not write through this tensor.
 DLPACK_FLAG_BITMASK_READ_ONLY = 0x1
+
 # The producer made this copy for the consumer, who owns it alone until it calls
 # the deleter.
 DLPACK_FLAG_BITMASK_IS_COPIED = 0x2
+
 # Sub-byte elements are padded to a byte each instead of packed.
 DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 0x4
 
@@ -55,85 +59,136 @@ class DLDeviceType(enum.IntEnum):
 
     # Ordinary host memory.
     kDLCPU = 1
+
     # CUDA device memory.
     kDLCUDA = 2
+
     # Page-locked host memory from cudaMallocHost.
     kDLCUDAHost = 3
+
     # An OpenCL buffer.
     kDLOpenCL = 4
+
     # A Vulkan buffer.
     kDLVulkan = 7
+
     # An Apple Metal buffer.
     kDLMetal = 8
+
     # Memory of a Verilog simulator.
     kDLVPI = 9
+
     # AMD ROCm device memory.
     kDLROCM = 10
+
     # Page-locked host memory from hipMallocHost.
     kDLROCMHost = 11
+
     # Reserved for experimental devices; its meaning is up to the parties.
     kDLExtDev = 12
+
     # CUDA unified memory from cudaMallocManaged.
     kDLCUDAManaged = 13
+
     # oneAPI unified shared memory; the oneAPI runtime tells its allocation kind
     # and SYCL context.
     kDLOneAPI = 14
+
     # A WebGPU buffer.
     kDLWebGPU = 15
+
     # Qualcomm Hexagon DSP memory.
     kDLHexagon = 16
+
     # Microsoft MAIA accelerator memory.
     kDLMAIA = 17
+
     # AWS Trainium memory.
     kDLTrn = 18
 
+
 class DLDataTypeCode(enum.IntEnum):
-    """The base kind of an element. Stored in DLDataType.code as a uint8_t, so every value fits in one byte."""
+    """The base kind of an element. Stored in DLDataType.code as a uint8_t, so
+    every value fits in one byte.
+    """
 
     # Two's-complement signed integer.
     kDLInt = 0
+
     # Unsigned integer.
     kDLUInt = 1
+
     # IEEE 754 binary floating point.
     kDLFloat = 2
+
     # An opaque handle; only meaningful between parties that agree on it.
     kDLOpaqueHandle = 3
+
     # bfloat16 (8 exponent bits, 7 mantissa bits).
     kDLBfloat = 4
+
     # Complex number stored as consecutive real and imaginary parts; bits counts
     # both.
     kDLComplex = 5
+
     # Boolean, one byte per element (bits = 8) by common convention.
     kDLBool = 6
+
     # 8-bit float, 3 exponent and 4 mantissa bits.
     kDLFloat8_e3m4 = 7
+
     # 8-bit float, 4 exponent and 3 mantissa bits.
     kDLFloat8_e4m3 = 8
+
     # 8-bit float e4m3, exponent bias 11, finite, unsigned zero.
     kDLFloat8_e4m3b11fnuz = 9
+
     # 8-bit float e4m3, finite (no infinities).
     kDLFloat8_e4m3fn = 10
+
     # 8-bit float e4m3, finite, unsigned zero.
     kDLFloat8_e4m3fnuz = 11
+
     # 8-bit float, 5 exponent and 2 mantissa bits.
     kDLFloat8_e5m2 = 12
+
     # 8-bit float e5m2, finite, unsigned zero.
     kDLFloat8_e5m2fnuz = 13
+
     # 8-bit exponent-only scale, finite, unsigned.
     kDLFloat8_e8m0fnu = 14
+
     # 6-bit float e2m3, finite; bits must be 6, anything else is to be refused.
     kDLFloat6_e2m3fn = 15
+
     # 6-bit float e3m2, finite; bits must be 6, anything else is to be refused.
     kDLFloat6_e3m2fn = 16
+
     # 4-bit float e2m1, finite; bits must be 4, anything else is to be refused.
     kDLFloat4_e2m1fn = 17
+
+
+# Capsule holding a DLManagedTensor*.
+CAPSULE_NAME = "dltensor"
+
+# What a consumer renames a dltensor capsule to once it owns the tensor.
+USED_CAPSULE_NAME = "used_dltensor"
+
+# Capsule holding a DLManagedTensorVersioned*.
+VERSIONED_CAPSULE_NAME = "dltensor_versioned"
+
+# What a consumer renames a dltensor_versioned capsule to.
+USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
 # Structs are declared first and laid out after the function types, so that
 # self-referencing structs and callbacks can name each other.
 
 
 class DLPackVersion(ctypes.Structure):
-    """The version a versioned tensor or exchange table was produced for. A different major means a different layout: the consumer must only call the deleter. A newer minor is safe when every value is understood."""
+    """The version a versioned tensor or exchange table was produced for. A
+    different major means a different layout: the consumer must only call the
+    deleter. A newer minor is safe when every value is understood.
+    """
 
 
 class DLDevice(ctypes.Structure):
@@ -141,27 +196,43 @@ class DLDevice(ctypes.Structure):
 
 
 class DLDataType(ctypes.Structure):
-    """The type of one element: a code, a width in bits and a lane count for vector types. float32 is {kDLFloat, 32, 1}; complex64 is {kDLComplex, 64, 1}; bool is {kDLBool, 8, 1}. Data is in native byte order; sub-byte types are packed little-endian within each byte unless flagged padded."""
+    """The type of one element: a code, a width in bits and a lane count for
+    vector types. float32 is {kDLFloat, 32, 1}; complex64 is {kDLComplex, 64,
+    1}; bool is {kDLBool, 8, 1}. Data is in native byte order; sub-byte types
+    are packed little-endian within each byte unless flagged padded.
+    """
 
 
 class DLTensor(ctypes.Structure):
-    """A view of an n-dimensional array that owns nothing. Element i lies at data + byte_offset + sum(index[k] * strides[k]) * element size."""
+    """A view of an n-dimensional array that owns nothing. Element i lies at data
+    + byte_offset + sum(index[k] * strides[k]) * element size.
+    """
 
 
 class DLManagedTensor(ctypes.Structure):
-    """The unversioned (legacy) exchange object: a DLTensor lent to a consumer together with the means to give it back. The consumer calls deleter exactly once when done. Superseded by DLManagedTensorVersioned."""
+    """The unversioned (legacy) exchange object: a DLTensor lent to a consumer
+    together with the means to give it back. The consumer calls deleter
+    exactly once when done. Superseded by DLManagedTensorVersioned.
+    """
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
-    """The versioned exchange object. Everything up to and including flags keeps its place in every future major version, so a consumer can always read the version and call the deleter."""
+    """The versioned exchange object. Everything up to and including flags keeps
+    its place in every future major version, so a consumer can always read the
+    version and call the deleter.
+    """
 
 
 class DLPackExchangeAPIHeader(ctypes.Structure):
-    """The part of an exchange table that never changes. Check version.major before using anything else; follow prev_api to older tables."""
+    """The part of an exchange table that never changes. Check version.major
+    before using anything else; follow prev_api to older tables.
+    """
 
 
 class DLPackExchangeAPI(ctypes.Structure):
-    """A producer's table of C entry points for exchanging tensors without the Python-level __dlpack__ round trip. It lives for the whole process."""
+    """A producer's table of C entry points for exchanging tensors without the
+    Python-level __dlpack__ round trip. It lives for the whole process.
+    """
 
 
 # Asks the producer to allocate a new tensor like prototype (dtype, ndim, shape
@@ -324,16 +395,116 @@ def _check_layout():
         got = ctypes.sizeof(ctype) if name is None else getattr(ctype, name).offset
         if got != want:
             what = ctype.__name__ + ("." + name if name else "")
-            raise ImportError("dlpack_ctypes: %s is %d bytes/offset here, the C ABI says %d" % (what, got, want))
+            raise ImportError("dlpack_ctypes: %s is %d bytes/offset here, the C ABI says %d"
+                              % (what, got, want))
 
 
 _check_layout()
 
-# --- The Python protocol -----------------------------------------------------
-#
+
+class DataType(NamedTuple):
+    """An element type: DLDataTypeCode, bits per lane, lanes."""
+
+    code: int
+    bits: int
+    lanes: int
+
+    @property
+    def itemsize(self):
+        """Bytes one element occupies when elements are padded to whole bytes."""
+        return (self.bits * self.lanes + 7) // 8
+
+
+class Device(NamedTuple):
+    """A device: DLDeviceType and index."""
+
+    device_type: int
+    device_id: int
+
+
+class _Inaccessible(BufferError):
+    """The tensor lives where the CPU cannot read it."""
+
+
+_CPU = Device(int(DLDeviceType.kDLCPU), 0)
+# Devices whose memory the CPU can read directly.
+_HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
+                              int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+_MAX_NDIM = 64
+_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+
+
+def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
+    private copy must be exported, READ_ONLY for read-only data, else 0."""
+    if stream is not None:
+        raise ValueError("stream must be None for a CPU tensor")
+    if dl_device is not None:
+        if type(dl_device) is not tuple or len(dl_device) != 2:
+            raise TypeError("dl_device must be a (device_type, device_id) tuple")
+        if dl_device != device and dl_device != _CPU:
+            raise BufferError("cannot export to device %r" % (dl_device,))
+    versioned = max_version is not None and max_version[0] >= 1
+    if not versioned and readonly:
+        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
+                          "which has no read-only flag")
+    if copy:
+        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+
+
+def _check_placement(device):
+    """from_dlpack(device=...) may only name the CPU."""
+    if device is not None and tuple(device) != _CPU:
+        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+
+
+def _request_capsule(x, copy, device):
+    """Asks x.__dlpack__ for a versioned capsule with the consumer's
+    keywords, and for a plain one from producers that do not know them."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+    try:
+        if copy is None and device is None:
+            return x.__dlpack__(max_version=_MAX_VERSION)
+        kwargs = {"max_version": _MAX_VERSION}
+        if copy is not None:
+            kwargs["copy"] = copy
+        if device is not None:
+            kwargs["dl_device"] = tuple(device)
+        return x.__dlpack__(**kwargs)
+    except TypeError:
+        return x.__dlpack__()
+
+
+def _request_host_copy(x, copy):
+    """Asks x's producer for its tensor on the CPU (the array API's
+    dl_device): the tensor it gave first lives where the CPU cannot read."""
+    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    if copy is not None:
+        kwargs["copy"] = copy
+    try:
+        return x.__dlpack__(**kwargs)
+    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
+        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
+                          "cannot copy it to the CPU: %s" % e) from e
+
+
+def _request_managed(x, versioned):
+    """to_managed's request: a capsule as it is, else x.__dlpack__, versioned
+    if asked for and the producer knows max_version."""
+    if not versioned:
+        return x.__dlpack__()
+    try:
+        return x.__dlpack__(max_version=_MAX_VERSION)
+    except TypeError:
+        return x.__dlpack__()
+
+
 # The hot paths read and write a whole managed struct with one precompiled
-# struct.Struct (built from the ctypes offsets above) rather than field by
-# field: ctypes attribute access costs more than everything else together.
+# struct.Struct (built from the ctypes offsets) rather than field by field:
+# ctypes attribute access costs more than everything else together.
 
 _py = ctypes.pythonapi
 _P = "Q" if _POINTER_SIZE == 8 else "I"
@@ -352,10 +523,6 @@ def _permanent_cstring(text):
     return addr
 
 
-CAPSULE_NAME = "dltensor"
-USED_CAPSULE_NAME = "used_dltensor"
-VERSIONED_CAPSULE_NAME = "dltensor_versioned"
-USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 _NAME = _permanent_cstring(CAPSULE_NAME)
 _USED_NAME = _permanent_cstring(USED_CAPSULE_NAME)
 _VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
@@ -463,42 +630,12 @@ _EXPORT_DELETER = ctypes.cast(_export_deleter, ctypes.c_void_p).value
 _close_lock = threading.Lock()
 
 
-class DataType(NamedTuple):
-    """An element type: DLDataTypeCode, bits per lane, lanes."""
-
-    code: int
-    bits: int
-    lanes: int
-
-    @property
-    def itemsize(self):
-        return (self.bits * self.lanes + 7) // 8
-
-
-class Device(NamedTuple):
-    """A device: DLDeviceType and index."""
-
-    device_type: int
-    device_id: int
-
-
-_CPU = Device(DLDeviceType.kDLCPU, 0)
-# Devices whose memory the CPU can read directly.
-_HOST_ACCESSIBLE = {int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost), int(DLDeviceType.kDLROCMHost),
-                    int(DLDeviceType.kDLCUDAManaged)}
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_KNOWN_DEVICES = {int(d) for d in DLDeviceType}
-_MAX_NDIM = 64
-_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 _TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
             int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
 _FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
            ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
            ("c", 16): "Zd", ("b", 1): "?"}
-
-
-class _Inaccessible(BufferError):
-    """The tensor lives where the CPU cannot read it."""
 
 
 def _contiguous_strides(shape):
@@ -630,22 +767,9 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        if stream is not None:
-            raise ValueError("stream must be None for a CPU tensor")
-        if dl_device is not None:
-            if not isinstance(dl_device, tuple) or len(dl_device) != 2:
-                raise TypeError("dl_device must be a (device_type, device_id) tuple")
-            if dl_device != (self._dev_type, self._dev_id) and dl_device != (DLDeviceType.kDLCPU, 0):
-                raise BufferError("cannot export to device %r" % (dl_device,))
-        versioned = max_version is not None and max_version[0] >= 1
-        if not versioned and self.readonly:
-            raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
-                              "which has no read-only flag")
-        source, flags = self, 0
-        if copy:
-            source, flags = _private_copy(self), DLPACK_FLAG_BITMASK_IS_COPIED
-        elif self.readonly:
-            flags = DLPACK_FLAG_BITMASK_READ_ONLY
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, stream,
+                                         max_version, dl_device, copy)
+        source = _private_copy(self) if copy else self
         return _export(source, versioned, flags)
 
 
@@ -801,49 +925,21 @@ def from_dlpack(x, /, *, device=None, copy=None):
     Asks for a versioned capsule and falls back to a plain call on TypeError.
     copy=True returns a private copy; copy=False forbids one; device may only
     be the CPU, (kDLCPU, 0)."""
-    if device is not None and tuple(device) != tuple(_CPU):
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+    _check_placement(device)
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x))
-    elif hasattr(x, "__dlpack__"):
+    else:
         try:
-            if copy is None and device is None:
-                capsule = x.__dlpack__(max_version=_MAX_VERSION)
-            else:
-                kwargs = {"max_version": _MAX_VERSION}
-                if copy is not None:
-                    kwargs["copy"] = copy
-                if device is not None:
-                    kwargs["dl_device"] = tuple(device)
-                capsule = x.__dlpack__(**kwargs)
-        except TypeError:
-            capsule = x.__dlpack__()
-        try:
-            t = _adopt(*_take(capsule))
+            t = _adopt(*_take(_request_capsule(x, copy, device)))
         except _Inaccessible:
             if copy is False:
                 raise
-            t = _adopt(*_take(_host_copy_of(x, copy)))
-    else:
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+            t = _adopt(*_take(_request_host_copy(x, copy)))
     if copy and not t.copied:
         c = _private_copy(t)
         t.close()
         return c
     return t
-
-
-def _host_copy_of(x, copy):
-    """Asks x's producer for its tensor on the CPU (the array API's
-    dl_device): the tensor it gave first lives where the CPU cannot read."""
-    kwargs = {"max_version": _MAX_VERSION, "dl_device": (int(DLDeviceType.kDLCPU), 0)}
-    if copy is not None:
-        kwargs["copy"] = copy
-    try:
-        return x.__dlpack__(**kwargs)
-    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
-        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
 
 
 def from_managed(address, /, *, versioned=True):
@@ -860,15 +956,7 @@ def to_managed(x, /, *, versioned=True):
     (address, is_versioned) of the managed tensor it held. The caller owns
     it now and must see its deleter called exactly once, typically by
     handing it to a C or Go importer."""
-    if type(x) is _CapsuleType:
-        capsule = x
-    elif versioned:
-        try:
-            capsule = x.__dlpack__(max_version=_MAX_VERSION)
-        except TypeError:
-            capsule = x.__dlpack__()
-    else:
-        capsule = x.__dlpack__()
+    capsule = x if type(x) is _CapsuleType else _request_managed(x, versioned)
     return _take(capsule)
 
 

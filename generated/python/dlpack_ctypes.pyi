@@ -100,11 +100,11 @@ DLPackManagedTensorFromPyObjectNoSync: Any
 DLPackDLTensorFromPyObjectNoSync: Any
 DLPackCurrentWorkStream: Any
 DLPackManagedTensorToPyObjectNoSync: Any
-
 CAPSULE_NAME: str
 USED_CAPSULE_NAME: str
 VERSIONED_CAPSULE_NAME: str
 USED_VERSIONED_CAPSULE_NAME: str
+
 
 class DataType(NamedTuple):
     code: int

@@ -49,11 +49,11 @@ class DLDataTypeCode(enum.IntEnum):
     kDLFloat6_e3m2fn = 16
     kDLFloat4_e2m1fn = 17
 
-
 CAPSULE_NAME: str
 USED_CAPSULE_NAME: str
 VERSIONED_CAPSULE_NAME: str
 USED_VERSIONED_CAPSULE_NAME: str
+
 
 class DataType(NamedTuple):
     code: int

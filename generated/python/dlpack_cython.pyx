@@ -3,7 +3,8 @@
 """DLPack v1.3 for Python, in Cython: the fast implementation.
 
 Generated from schema/dlpack.yaml by dlgen. Build inside this directory with
-`cythonize -i dlpack_cython.pyx`; it includes dlpack/dlpack.h beside it.
+`cythonize -i dlpack_cython.pyx`; it cimports dlpack.pxd and includes
+dlpack/dlpack.h, both beside it.
 
 The same API as dlpack_ctypes (from_dlpack, Tensor, from_managed,
 to_managed), plus:
@@ -16,90 +17,203 @@ to_managed), plus:
     pending exception intact, and do nothing after interpreter finalisation.
 """
 cimport cython
+cimport dlpack
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE
-from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New, PyCapsule_SetName
-from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from cpython.object cimport PyTypeObject
+from cpython.pycapsule cimport (
+    PyCapsule_CheckExact,
+    PyCapsule_GetPointer,
+    PyCapsule_IsValid,
+    PyCapsule_New,
+    PyCapsule_SetName,
+)
+from cpython.ref cimport PyObject, Py_DECREF, Py_INCREF
+from dlpack cimport (
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    DLPackCurrentWorkStream,
+    DLPackDLTensorFromPyObjectNoSync,
+    DLPackExchangeAPI,
+    DLPackExchangeAPIHeader,
+    DLPackManagedTensorAllocator,
+    DLPackManagedTensorFromPyObjectNoSync,
+    DLPackManagedTensorToPyObjectNoSync,
+    DLTensor,
+)
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
-
 import enum
 from typing import NamedTuple
 
-cdef extern from "Python.h":
-    int Py_IsInitialized() nogil
-    void PyErr_Fetch(PyObject** ptype, PyObject** pvalue, PyObject** ptraceback) nogil
-    void PyErr_Restore(PyObject* ptype, PyObject* pvalue, PyObject* ptraceback) nogil
-    void* PyLong_AsVoidPtr(object) except? NULL
-    object PyLong_FromVoidPtr(void*)
-
 DLPACK_VERSION_STRING = "1.3"
-# The macros, read from the header, under their C names (which the .pxd
-# already binds at C level, hence the detour through globals()).
-globals().update({
-    "DLPACK_MAJOR_VERSION": DLPACK_MAJOR_VERSION,
-    "DLPACK_MINOR_VERSION": DLPACK_MINOR_VERSION,
-    "DLPACK_FLAG_BITMASK_READ_ONLY": DLPACK_FLAG_BITMASK_READ_ONLY,
-    "DLPACK_FLAG_BITMASK_IS_COPIED": DLPACK_FLAG_BITMASK_IS_COPIED,
-    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED": DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
-})
-# The enums as IntEnums, under their C names (bound at C level by the .pxd).
-globals()["DLDeviceType"] = enum.IntEnum("DLDeviceType", {
-    "kDLCPU": kDLCPU,
-    "kDLCUDA": kDLCUDA,
-    "kDLCUDAHost": kDLCUDAHost,
-    "kDLOpenCL": kDLOpenCL,
-    "kDLVulkan": kDLVulkan,
-    "kDLMetal": kDLMetal,
-    "kDLVPI": kDLVPI,
-    "kDLROCM": kDLROCM,
-    "kDLROCMHost": kDLROCMHost,
-    "kDLExtDev": kDLExtDev,
-    "kDLCUDAManaged": kDLCUDAManaged,
-    "kDLOneAPI": kDLOneAPI,
-    "kDLWebGPU": kDLWebGPU,
-    "kDLHexagon": kDLHexagon,
-    "kDLMAIA": kDLMAIA,
-    "kDLTrn": kDLTrn,
-}, module=__name__)
-globals()["DLDeviceType"].__doc__ = "Where the memory of a tensor lives."
-globals()["DLDataTypeCode"] = enum.IntEnum("DLDataTypeCode", {
-    "kDLInt": kDLInt,
-    "kDLUInt": kDLUInt,
-    "kDLFloat": kDLFloat,
-    "kDLOpaqueHandle": kDLOpaqueHandle,
-    "kDLBfloat": kDLBfloat,
-    "kDLComplex": kDLComplex,
-    "kDLBool": kDLBool,
-    "kDLFloat8_e3m4": kDLFloat8_e3m4,
-    "kDLFloat8_e4m3": kDLFloat8_e4m3,
-    "kDLFloat8_e4m3b11fnuz": kDLFloat8_e4m3b11fnuz,
-    "kDLFloat8_e4m3fn": kDLFloat8_e4m3fn,
-    "kDLFloat8_e4m3fnuz": kDLFloat8_e4m3fnuz,
-    "kDLFloat8_e5m2": kDLFloat8_e5m2,
-    "kDLFloat8_e5m2fnuz": kDLFloat8_e5m2fnuz,
-    "kDLFloat8_e8m0fnu": kDLFloat8_e8m0fnu,
-    "kDLFloat6_e2m3fn": kDLFloat6_e2m3fn,
-    "kDLFloat6_e3m2fn": kDLFloat6_e3m2fn,
-    "kDLFloat4_e2m1fn": kDLFloat4_e2m1fn,
-}, module=__name__)
-globals()["DLDataTypeCode"].__doc__ = "The base kind of an element. Stored in DLDataType.code as a uint8_t, so every value fits in one byte."
+
+# Major version of this header. A consumer that meets a tensor of another major
+# version may do nothing with it but call its deleter.
+DLPACK_MAJOR_VERSION = 1
+
+# Minor version of this header; minors only add enumerators and flags.
+DLPACK_MINOR_VERSION = 3
+
+# The consumer must not write through this tensor.
+DLPACK_FLAG_BITMASK_READ_ONLY = 0x1
+
+# The producer made this copy for the consumer, who owns it alone until it calls
+# the deleter.
+DLPACK_FLAG_BITMASK_IS_COPIED = 0x2
+
+# Sub-byte elements are padded to a byte each instead of packed.
+DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 0x4
 
 
+class DLDeviceType(enum.IntEnum):
+    """Where the memory of a tensor lives."""
+
+    # Ordinary host memory.
+    kDLCPU = 1
+
+    # CUDA device memory.
+    kDLCUDA = 2
+
+    # Page-locked host memory from cudaMallocHost.
+    kDLCUDAHost = 3
+
+    # An OpenCL buffer.
+    kDLOpenCL = 4
+
+    # A Vulkan buffer.
+    kDLVulkan = 7
+
+    # An Apple Metal buffer.
+    kDLMetal = 8
+
+    # Memory of a Verilog simulator.
+    kDLVPI = 9
+
+    # AMD ROCm device memory.
+    kDLROCM = 10
+
+    # Page-locked host memory from hipMallocHost.
+    kDLROCMHost = 11
+
+    # Reserved for experimental devices; its meaning is up to the parties.
+    kDLExtDev = 12
+
+    # CUDA unified memory from cudaMallocManaged.
+    kDLCUDAManaged = 13
+
+    # oneAPI unified shared memory; the oneAPI runtime tells its allocation kind
+    # and SYCL context.
+    kDLOneAPI = 14
+
+    # A WebGPU buffer.
+    kDLWebGPU = 15
+
+    # Qualcomm Hexagon DSP memory.
+    kDLHexagon = 16
+
+    # Microsoft MAIA accelerator memory.
+    kDLMAIA = 17
+
+    # AWS Trainium memory.
+    kDLTrn = 18
+
+
+class DLDataTypeCode(enum.IntEnum):
+    """The base kind of an element. Stored in DLDataType.code as a uint8_t, so
+    every value fits in one byte.
+    """
+
+    # Two's-complement signed integer.
+    kDLInt = 0
+
+    # Unsigned integer.
+    kDLUInt = 1
+
+    # IEEE 754 binary floating point.
+    kDLFloat = 2
+
+    # An opaque handle; only meaningful between parties that agree on it.
+    kDLOpaqueHandle = 3
+
+    # bfloat16 (8 exponent bits, 7 mantissa bits).
+    kDLBfloat = 4
+
+    # Complex number stored as consecutive real and imaginary parts; bits counts
+    # both.
+    kDLComplex = 5
+
+    # Boolean, one byte per element (bits = 8) by common convention.
+    kDLBool = 6
+
+    # 8-bit float, 3 exponent and 4 mantissa bits.
+    kDLFloat8_e3m4 = 7
+
+    # 8-bit float, 4 exponent and 3 mantissa bits.
+    kDLFloat8_e4m3 = 8
+
+    # 8-bit float e4m3, exponent bias 11, finite, unsigned zero.
+    kDLFloat8_e4m3b11fnuz = 9
+
+    # 8-bit float e4m3, finite (no infinities).
+    kDLFloat8_e4m3fn = 10
+
+    # 8-bit float e4m3, finite, unsigned zero.
+    kDLFloat8_e4m3fnuz = 11
+
+    # 8-bit float, 5 exponent and 2 mantissa bits.
+    kDLFloat8_e5m2 = 12
+
+    # 8-bit float e5m2, finite, unsigned zero.
+    kDLFloat8_e5m2fnuz = 13
+
+    # 8-bit exponent-only scale, finite, unsigned.
+    kDLFloat8_e8m0fnu = 14
+
+    # 6-bit float e2m3, finite; bits must be 6, anything else is to be refused.
+    kDLFloat6_e2m3fn = 15
+
+    # 6-bit float e3m2, finite; bits must be 6, anything else is to be refused.
+    kDLFloat6_e3m2fn = 16
+
+    # 4-bit float e2m1, finite; bits must be 4, anything else is to be refused.
+    kDLFloat4_e2m1fn = 17
+
+
+# Capsule holding a DLManagedTensor*.
 CAPSULE_NAME = "dltensor"
+
+# What a consumer renames a dltensor capsule to once it owns the tensor.
 USED_CAPSULE_NAME = "used_dltensor"
+
+# Capsule holding a DLManagedTensorVersioned*.
 VERSIONED_CAPSULE_NAME = "dltensor_versioned"
+
+# What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
-# Static C strings: capsules keep pointers to their names for their life.
+# The capsule names as static C strings: capsules keep pointers to them.
 cdef const char* _NAME = "dltensor"
 cdef const char* _USED_NAME = "used_dltensor"
 cdef const char* _VNAME = "dltensor_versioned"
 cdef const char* _USED_VNAME = "used_dltensor_versioned"
-cdef const char* _API_NAME = "dlpack_exchange_api"
 
-cdef enum:
-    _MAX_NDIM = 64
+# The exchange API of this release: the type attribute, its spelling in the
+# release before (still read from producers), and its capsule name
+# (a capsule).
+_EXCHANGE_API_ATTRIBUTE = "__dlpack_c_exchange_api__"
+_PREVIOUS_EXCHANGE_API_ATTRIBUTE = "__c_dlpack_exchange_api__"
+cdef const char* _EXCHANGE_API_CAPSULE_NAME = "dlpack_exchange_api"
+
+
+cdef bint _known_DLDeviceType(int value) noexcept nogil:
+    return value == dlpack.kDLCPU or value == dlpack.kDLCUDA or value == dlpack.kDLCUDAHost or value == dlpack.kDLOpenCL or value == dlpack.kDLVulkan or value == dlpack.kDLMetal or value == dlpack.kDLVPI or value == dlpack.kDLROCM or value == dlpack.kDLROCMHost or value == dlpack.kDLExtDev or value == dlpack.kDLCUDAManaged or value == dlpack.kDLOneAPI or value == dlpack.kDLWebGPU or value == dlpack.kDLHexagon or value == dlpack.kDLMAIA or value == dlpack.kDLTrn
+
+
+cdef bint _known_DLDataTypeCode(int value) noexcept nogil:
+    return value == dlpack.kDLInt or value == dlpack.kDLUInt or value == dlpack.kDLFloat or value == dlpack.kDLOpaqueHandle or value == dlpack.kDLBfloat or value == dlpack.kDLComplex or value == dlpack.kDLBool or value == dlpack.kDLFloat8_e3m4 or value == dlpack.kDLFloat8_e4m3 or value == dlpack.kDLFloat8_e4m3b11fnuz or value == dlpack.kDLFloat8_e4m3fn or value == dlpack.kDLFloat8_e4m3fnuz or value == dlpack.kDLFloat8_e5m2 or value == dlpack.kDLFloat8_e5m2fnuz or value == dlpack.kDLFloat8_e8m0fnu or value == dlpack.kDLFloat6_e2m3fn or value == dlpack.kDLFloat6_e3m2fn or value == dlpack.kDLFloat4_e2m1fn
 
 
 class DataType(NamedTuple):
@@ -111,6 +225,7 @@ class DataType(NamedTuple):
 
     @property
     def itemsize(self):
+        """Bytes one element occupies when elements are padded to whole bytes."""
         return (self.bits * self.lanes + 7) // 8
 
 
@@ -119,6 +234,92 @@ class Device(NamedTuple):
 
     device_type: int
     device_id: int
+
+
+class _Inaccessible(BufferError):
+    """The tensor lives where the CPU cannot read it."""
+
+
+_CPU = Device(int(DLDeviceType.kDLCPU), 0)
+# Devices whose memory the CPU can read directly.
+_HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
+                              int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+_MAX_NDIM = 64
+_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+
+
+def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
+    private copy must be exported, READ_ONLY for read-only data, else 0."""
+    if stream is not None:
+        raise ValueError("stream must be None for a CPU tensor")
+    if dl_device is not None:
+        if type(dl_device) is not tuple or len(dl_device) != 2:
+            raise TypeError("dl_device must be a (device_type, device_id) tuple")
+        if dl_device != device and dl_device != _CPU:
+            raise BufferError("cannot export to device %r" % (dl_device,))
+    versioned = max_version is not None and max_version[0] >= 1
+    if not versioned and readonly:
+        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
+                          "which has no read-only flag")
+    if copy:
+        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+
+
+def _check_placement(device):
+    """from_dlpack(device=...) may only name the CPU."""
+    if device is not None and tuple(device) != _CPU:
+        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+
+
+def _request_capsule(x, copy, device):
+    """Asks x.__dlpack__ for a versioned capsule with the consumer's
+    keywords, and for a plain one from producers that do not know them."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+    try:
+        if copy is None and device is None:
+            return x.__dlpack__(max_version=_MAX_VERSION)
+        kwargs = {"max_version": _MAX_VERSION}
+        if copy is not None:
+            kwargs["copy"] = copy
+        if device is not None:
+            kwargs["dl_device"] = tuple(device)
+        return x.__dlpack__(**kwargs)
+    except TypeError:
+        return x.__dlpack__()
+
+
+def _request_host_copy(x, copy):
+    """Asks x's producer for its tensor on the CPU (the array API's
+    dl_device): the tensor it gave first lives where the CPU cannot read."""
+    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    if copy is not None:
+        kwargs["copy"] = copy
+    try:
+        return x.__dlpack__(**kwargs)
+    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
+        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
+                          "cannot copy it to the CPU: %s" % e) from e
+
+
+def _request_managed(x, versioned):
+    """to_managed's request: a capsule as it is, else x.__dlpack__, versioned
+    if asked for and the producer knows max_version."""
+    if not versioned:
+        return x.__dlpack__()
+    try:
+        return x.__dlpack__(max_version=_MAX_VERSION)
+    except TypeError:
+        return x.__dlpack__()
+
+
+cdef extern from "Python.h":
+    int Py_IsInitialized() nogil
+    void PyErr_Fetch(PyObject** ptype, PyObject** pvalue, PyObject** ptraceback) nogil
+    void PyErr_Restore(PyObject* ptype, PyObject* pvalue, PyObject* ptraceback) nogil
 
 
 # --- Deleters and the capsule destructor -------------------------------------
@@ -171,7 +372,7 @@ cdef void _capsule_destructor(object capsule) noexcept:
 
 cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     """The struct-module format of an element, or NULL."""
-    if code == kDLInt:
+    if code == dlpack.kDLInt:
         if itemsize == 1:
             return "b"
         if itemsize == 2:
@@ -180,7 +381,7 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
             return "i"
         if itemsize == 8:
             return "q"
-    elif code == kDLUInt:
+    elif code == dlpack.kDLUInt:
         if itemsize == 1:
             return "B"
         if itemsize == 2:
@@ -189,37 +390,27 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
             return "I"
         if itemsize == 8:
             return "Q"
-    elif code == kDLFloat:
+    elif code == dlpack.kDLFloat:
         if itemsize == 2:
             return "e"
         if itemsize == 4:
             return "f"
         if itemsize == 8:
             return "d"
-    elif code == kDLComplex:
+    elif code == dlpack.kDLComplex:
         if itemsize == 8:
             return "Zf"
         if itemsize == 16:
             return "Zd"
-    elif code == kDLBool and itemsize == 1:
+    elif code == dlpack.kDLBool and itemsize == 1:
         return "?"
     return NULL
 
 
-class _Inaccessible(BufferError):
-    """The tensor lives where the CPU cannot read it."""
-
-
 cdef bint _host_accessible(int device_type) noexcept:
-    return device_type == kDLCPU or device_type == kDLCUDAHost or device_type == kDLROCMHost or device_type == kDLCUDAManaged
+    return device_type == dlpack.kDLCPU or device_type == dlpack.kDLCUDAHost or device_type == dlpack.kDLROCMHost or device_type == dlpack.kDLCUDAManaged
 
 
-cdef bint _known_DLDeviceType(int value) noexcept nogil:
-    return value == kDLCPU or value == kDLCUDA or value == kDLCUDAHost or value == kDLOpenCL or value == kDLVulkan or value == kDLMetal or value == kDLVPI or value == kDLROCM or value == kDLROCMHost or value == kDLExtDev or value == kDLCUDAManaged or value == kDLOneAPI or value == kDLWebGPU or value == kDLHexagon or value == kDLMAIA or value == kDLTrn
-
-
-cdef bint _known_DLDataTypeCode(int value) noexcept nogil:
-    return value == kDLInt or value == kDLUInt or value == kDLFloat or value == kDLOpaqueHandle or value == kDLBfloat or value == kDLComplex or value == kDLBool or value == kDLFloat8_e3m4 or value == kDLFloat8_e4m3 or value == kDLFloat8_e4m3b11fnuz or value == kDLFloat8_e4m3fn or value == kDLFloat8_e4m3fnuz or value == kDLFloat8_e5m2 or value == kDLFloat8_e5m2fnuz or value == kDLFloat8_e8m0fnu or value == kDLFloat6_e2m3fn or value == kDLFloat6_e3m2fn or value == kDLFloat4_e2m1fn
 
 
 @cython.final
@@ -243,8 +434,6 @@ cdef class Tensor:
     cdef bint _closed
     cdef object __weakref__
 
-    # The exchange-API table, on the type so consumers find it in one lookup.
-    __dlpack_c_exchange_api__ = PyCapsule_New(_init_exchange_api(), _API_NAME, NULL)
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -386,7 +575,7 @@ cdef class Tensor:
     @property
     def __array_interface__(self):
         self._check_open()
-        kinds = {kDLInt: "i", kDLUInt: "u", kDLFloat: "f", kDLComplex: "c", kDLBool: "b"}
+        kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self._dtype.code)
         if kind is None or self._dtype.lanes != 1 or self._dtype.bits % 8:
             raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
@@ -407,24 +596,11 @@ cdef class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
-        cdef uint64_t flags = 0
         self._check_open()
-        if stream is not None:
-            raise ValueError("stream must be None for a CPU tensor")
-        if dl_device is not None:
-            if type(dl_device) is not tuple or len(dl_device) != 2:
-                raise TypeError("dl_device must be a (device_type, device_id) tuple")
-            if dl_device != (self._device.device_type, self._device.device_id) and dl_device != (kDLCPU, 0):
-                raise BufferError("cannot export to device %r" % (dl_device,))
-        versioned = max_version is not None and max_version[0] >= 1
-        if not versioned and self._readonly:
-            raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
-                              "which has no read-only flag")
+        versioned, flags = _export_flags((self._device.device_type, self._device.device_id), self._readonly,
+                                         stream, max_version, dl_device, copy)
         if copy:
             source = _private_copy(self)
-            flags = DLPACK_FLAG_BITMASK_IS_COPIED
-        elif self._readonly:
-            flags = DLPACK_FLAG_BITMASK_READ_ONLY
         if versioned:
             return PyCapsule_New(_export_versioned(source, flags), _VNAME, _capsule_destructor)
         return PyCapsule_New(_export_legacy(source), _NAME, _capsule_destructor)
@@ -471,7 +647,7 @@ cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
         raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
     if not _known_DLDataTypeCode(dl.dtype.code):
         raise BufferError("unknown DLDataTypeCode %d" % dl.dtype.code)
-    if dl.dtype.code == kDLOpaqueHandle:
+    if dl.dtype.code == dlpack.kDLOpaqueHandle:
         raise BufferError("opaque-handle tensors cannot be read")
     if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
         raise BufferError("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
@@ -500,13 +676,13 @@ cdef Tensor _adopt(void* address, bint versioned):
     if versioned:
         mv = <DLManagedTensorVersioned*>address
         t._mv = mv
-        if mv.version.major != DLPACK_MAJOR_VERSION:
+        if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
             major = mv.version.major
             t._release()
             raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                              % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
-        t._readonly = (mv.flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0
-        t._copied = (mv.flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0
+                              % (major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
+        t._readonly = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+        t._copied = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
         try:
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
         except BaseException:
@@ -548,7 +724,7 @@ cdef Tensor _private_copy(Tensor t):
     if not _host_accessible(t._device.device_type):
         raise BufferError("cannot copy memory on device %r" % (t.device,))
     c._dtype = t._dtype
-    c._device.device_type = kDLCPU
+    c._device.device_type = dlpack.kDLCPU
     c._device.device_id = 0
     c._itemsize = t._itemsize
     c._copied = True
@@ -588,8 +764,8 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
         sizeof(DLManagedTensorVersioned) + 2 * t._ndim * sizeof(int64_t))
     if m == NULL:
         raise MemoryError()
-    m.version.major = DLPACK_MAJOR_VERSION
-    m.version.minor = DLPACK_MINOR_VERSION
+    m.version.major = dlpack.DLPACK_MAJOR_VERSION
+    m.version.minor = dlpack.DLPACK_MINOR_VERSION
     m.flags = flags
     m.deleter = _versioned_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
@@ -607,6 +783,95 @@ cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
     Py_INCREF(t)
     m.manager_ctx = <void*>t
     return m
+
+
+# --- Entry points ---------------------------------------------------------------
+
+cdef void* _take(object capsule, bint* versioned) except NULL:
+    """Takes the managed tensor out of a capsule, renaming it used_*."""
+    cdef void* address
+    if not PyCapsule_CheckExact(capsule):
+        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
+    if PyCapsule_IsValid(capsule, _VNAME):
+        address = PyCapsule_GetPointer(capsule, _VNAME)
+        PyCapsule_SetName(capsule, _USED_VNAME)
+        versioned[0] = True
+    elif PyCapsule_IsValid(capsule, _NAME):
+        address = PyCapsule_GetPointer(capsule, _NAME)
+        PyCapsule_SetName(capsule, _USED_NAME)
+        versioned[0] = False
+    elif PyCapsule_IsValid(capsule, _USED_VNAME) or PyCapsule_IsValid(capsule, _USED_NAME):
+        raise ValueError("this DLPack capsule was already consumed")
+    else:
+        raise ValueError("not a DLPack capsule")
+    if address == NULL:
+        raise BufferError("the capsule holds a NULL tensor")
+    return address
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+
+    Uses the producer's C exchange API when its type has one; otherwise asks
+    __dlpack__ for a versioned capsule and falls back to a plain call on
+    TypeError. copy=True returns a private copy; device may only be the CPU."""
+    cdef Tensor t
+    cdef void* address
+    cdef bint versioned
+    if device is not None:
+        _check_placement(device)
+    if PyCapsule_CheckExact(x):
+        address = _take(x, &versioned)
+        t = _adopt(address, versioned)
+    else:
+        try:
+            t = _from_exchange_api(x)
+            if t is None:
+                address = _take(_request_capsule(x, copy, device), &versioned)
+                t = _adopt(address, versioned)
+        except _Inaccessible:
+            if copy is False or not hasattr(x, "__dlpack__"):
+                raise
+            address = _take(_request_host_copy(x, copy), &versioned)
+            t = _adopt(address, versioned)
+    if copy and not t._copied:
+        c = _private_copy(t)
+        t._release()
+        return c
+    return t
+
+
+def from_managed(address, /, *, versioned=True):
+    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
+    versioned) that C code handed over: the Tensor owns it, validates it and
+    calls its deleter exactly once."""
+    if not address:
+        raise ValueError("from_managed of a NULL pointer")
+    return _adopt(<void*><size_t>address, versioned)
+
+
+def to_managed(x, /, *, versioned=True):
+    """Consumes x (an object with __dlpack__, or a capsule) and returns
+    (address, is_versioned) of the managed tensor it held; the caller owns it
+    and must see its deleter called exactly once."""
+    cdef bint is_versioned
+    cdef void* address
+    capsule = x if PyCapsule_CheckExact(x) else _request_managed(x, versioned)
+    address = _take(capsule, &is_versioned)
+    return (<size_t>address, is_versioned)
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]
+
+
+cdef extern from "Python.h":
+    void* PyLong_AsVoidPtr(object) except? NULL
+    object PyLong_FromVoidPtr(void*)
+    void PyType_Modified(PyTypeObject*)
+    ctypedef struct _TypeDict "PyTypeObject":
+        PyObject* tp_dict
+
+
 # --- The C exchange API: producer ----------------------------------------------
 
 cdef int _api_allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
@@ -646,7 +911,7 @@ cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) ex
     if type(obj) is not Tensor:
         raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
     (<Tensor>obj)._check_open()
-    out[0] = _export_versioned(<Tensor>obj, DLPACK_FLAG_BITMASK_READ_ONLY if (<Tensor>obj)._readonly else 0)
+    out[0] = _export_versioned(<Tensor>obj, dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if (<Tensor>obj)._readonly else 0)
     return 0
 
 
@@ -668,7 +933,7 @@ cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) except -1 
     return 0
 
 
-cdef int _api_current_work_stream(DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:
+cdef int _api_current_work_stream(dlpack.DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:
     out_current_stream[0] = NULL  # CPU only: there is no stream
     return 0
 
@@ -677,8 +942,8 @@ cdef DLPackExchangeAPI _exchange_api
 
 
 cdef DLPackExchangeAPI* _init_exchange_api() noexcept:
-    _exchange_api.header.version.major = DLPACK_MAJOR_VERSION
-    _exchange_api.header.version.minor = DLPACK_MINOR_VERSION
+    _exchange_api.header.version.major = dlpack.DLPACK_MAJOR_VERSION
+    _exchange_api.header.version.minor = dlpack.DLPACK_MINOR_VERSION
     _exchange_api.header.prev_api = NULL
     _exchange_api.managed_tensor_allocator = <DLPackManagedTensorAllocator>_api_allocator
     _exchange_api.managed_tensor_from_py_object_no_sync = <DLPackManagedTensorFromPyObjectNoSync>_api_from_py_object
@@ -711,143 +976,49 @@ cdef DLPackExchangeAPI* _exchange_api_of(object x) except? NULL:
 
 
 cdef DLPackExchangeAPI* _lookup_exchange_api(object cls) except? NULL:
-    cdef DLPackExchangeAPIHeader* header = NULL
-    attr = getattr(cls, "__dlpack_c_exchange_api__", None)
-    if attr is not None and PyCapsule_IsValid(attr, _API_NAME):
-        header = <DLPackExchangeAPIHeader*>PyCapsule_GetPointer(attr, _API_NAME)
-    else:
-        attr = getattr(cls, "__c_dlpack_exchange_api__", None)  # DLPack 1.2 producers: an integer
-        if type(attr) is int:
-            header = <DLPackExchangeAPIHeader*>PyLong_AsVoidPtr(attr)
-    while header != NULL and header.version.major != DLPACK_MAJOR_VERSION:
+    cdef DLPackExchangeAPIHeader* header = _table_of(getattr(cls, _EXCHANGE_API_ATTRIBUTE, None))
+    if header == NULL and _PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None:  # producers of an older release
+        header = _table_of(getattr(cls, _PREVIOUS_EXCHANGE_API_ATTRIBUTE, None))
+    while header != NULL and header.version.major != dlpack.DLPACK_MAJOR_VERSION:
         header = header.prev_api
     return <DLPackExchangeAPI*>header
 
 
-# --- Entry points ---------------------------------------------------------------
-
-cdef tuple _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
-
-
-cdef void* _take(object capsule, bint* versioned) except NULL:
-    """Takes the managed tensor out of a capsule, renaming it used_*."""
-    cdef void* address
-    if not PyCapsule_CheckExact(capsule):
-        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
-    if PyCapsule_IsValid(capsule, _VNAME):
-        address = PyCapsule_GetPointer(capsule, _VNAME)
-        PyCapsule_SetName(capsule, _USED_VNAME)
-        versioned[0] = True
-    elif PyCapsule_IsValid(capsule, _NAME):
-        address = PyCapsule_GetPointer(capsule, _NAME)
-        PyCapsule_SetName(capsule, _USED_NAME)
-        versioned[0] = False
-    elif PyCapsule_IsValid(capsule, _USED_VNAME) or PyCapsule_IsValid(capsule, _USED_NAME):
-        raise ValueError("this DLPack capsule was already consumed")
-    else:
-        raise ValueError("not a DLPack capsule")
-    if address == NULL:
-        raise BufferError("the capsule holds a NULL tensor")
-    return address
+cdef DLPackExchangeAPIHeader* _table_of(object attr) except? NULL:
+    """The table an exchange-API attribute points to: a capsule named
+    dlpack_exchange_api (DLPack 1.3), or an integer address (1.2)."""
+    if type(attr) is int:
+        return <DLPackExchangeAPIHeader*>PyLong_AsVoidPtr(attr)
+    if attr is not None and PyCapsule_IsValid(attr, _EXCHANGE_API_CAPSULE_NAME):
+        return <DLPackExchangeAPIHeader*>PyCapsule_GetPointer(attr, _EXCHANGE_API_CAPSULE_NAME)
+    return NULL
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
-    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
-
-    Uses the producer's C exchange API when its type has one; otherwise asks
-    __dlpack__ for a versioned capsule and falls back to a plain call on
-    TypeError. copy=True returns a private copy; device may only be the CPU."""
+cdef Tensor _from_exchange_api(object x):
+    """x's tensor through its type's exchange API, or None if it has none."""
     cdef DLManagedTensorVersioned* out = NULL
-    cdef DLPackExchangeAPI* api
-    cdef Tensor t
-    cdef void* address
-    cdef bint versioned
-    if device is not None and tuple(device) != (kDLCPU, 0):
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
-    if PyCapsule_CheckExact(x):
-        address = _take(x, &versioned)
-        t = _adopt(address, versioned)
-    else:
-        try:
-            api = _exchange_api_of(x)
-            if api != NULL:
-                _call_from_py(api, x, &out)
-                t = _adopt(out, True)
-            elif hasattr(x, "__dlpack__"):
-                t = _from_dunder(x, copy, device)
-            else:
-                raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
-        except _Inaccessible:
-            if copy is False or not hasattr(x, "__dlpack__"):
-                raise
-            address = _take(_host_copy_of(x, copy), &versioned)
-            t = _adopt(address, versioned)
-    if copy and not t._copied:
-        c = _private_copy(t)
-        t._release()
-        return c
-    return t
+    cdef DLPackExchangeAPI* api = _exchange_api_of(x)
+    if api == NULL:
+        return None
+    _call_from_py(api, x, &out)
+    return _adopt(out, True)
 
 
-cdef Tensor _from_dunder(object x, object copy, object device):
-    """Asks __dlpack__ for a versioned capsule, or a plain one from producers
-    that do not know the keywords."""
-    cdef bint versioned
-    try:
-        if copy is None and device is None:
-            capsule = x.__dlpack__(max_version=_MAX_VERSION)
-        else:
-            kwargs = {"max_version": _MAX_VERSION}
-            if copy is not None:
-                kwargs["copy"] = copy
-            if device is not None:
-                kwargs["dl_device"] = tuple(device)
-            capsule = x.__dlpack__(**kwargs)
-    except TypeError:
-        capsule = x.__dlpack__()
-    cdef void* address = _take(capsule, &versioned)
-    return _adopt(address, versioned)
+cdef object _exchange_api_object():
+    """The table as this release publishes it: a capsule, or (before DLPack
+    1.3, which named no capsule) its integer address."""
+    if _EXCHANGE_API_CAPSULE_NAME == NULL:
+        return PyLong_FromVoidPtr(_init_exchange_api())
+    return PyCapsule_New(_init_exchange_api(), _EXCHANGE_API_CAPSULE_NAME, NULL)
 
 
-def _host_copy_of(x, copy):
-    """Asks x's producer for its tensor on the CPU (the array API's
-    dl_device): the tensor it gave first lives where the CPU cannot read."""
-    kwargs = {"max_version": _MAX_VERSION, "dl_device": (kDLCPU, 0)}
-    if copy is not None:
-        kwargs["copy"] = copy
-    try:
-        return x.__dlpack__(**kwargs)
-    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
-        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
+cdef void _publish_exchange_api() except *:
+    """Sets Tensor.<this release's attribute> to the table. The attribute's
+    name varies by release, and an extension type's body cannot compute a
+    name, so it goes into the type's dict the way Cython stores class
+    attributes: directly, then PyType_Modified."""
+    (<dict>(<_TypeDict*><PyObject*>Tensor).tp_dict)[_EXCHANGE_API_ATTRIBUTE] = _exchange_api_object()
+    PyType_Modified(<PyTypeObject*>Tensor)
 
 
-def from_managed(address, /, *, versioned=True):
-    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
-    versioned) that C code handed over: the Tensor owns it, validates it and
-    calls its deleter exactly once."""
-    if not address:
-        raise ValueError("from_managed of a NULL pointer")
-    return _adopt(<void*><size_t>address, versioned)
-
-
-def to_managed(x, /, *, versioned=True):
-    """Consumes x (an object with __dlpack__, or a capsule) and returns
-    (address, is_versioned) of the managed tensor it held; the caller owns it
-    and must see its deleter called exactly once."""
-    cdef bint is_versioned
-    cdef void* address
-    if PyCapsule_CheckExact(x):
-        capsule = x
-    elif versioned:
-        try:
-            capsule = x.__dlpack__(max_version=_MAX_VERSION)
-        except TypeError:
-            capsule = x.__dlpack__()
-    else:
-        capsule = x.__dlpack__()
-    address = _take(capsule, &is_versioned)
-    return (<size_t>address, is_versioned)
-
-
-__all__ = [name for name in dir() if not name.startswith("_")]
+_publish_exchange_api()

@@ -16,7 +16,7 @@ REQUIRED = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
 
 CIMPORT_CHECK = """# cython: language_level=3
-from dlpack_cython cimport (DLManagedTensorVersioned, DLManagedTensor, DLTensor, DLPackExchangeAPI,
+from dlpack cimport (DLManagedTensorVersioned, DLManagedTensor, DLTensor, DLPackExchangeAPI,
                             DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLBool)
 
 

@@ -1,0 +1,495 @@
+# The hand-written part of the generated dlpack_ctypes module: the DLPack
+# protocol in pure ctypes. dlgen places it after the generated declarations
+# (the ctypes.Structure classes, enums, constants, capsule names) and the
+# shared rules of protocol.py, which it uses. Its import lines join the
+# module's import block; the rest is copied verbatim.
+import ctypes
+import math
+import struct
+import threading
+
+# The hot paths read and write a whole managed struct with one precompiled
+# struct.Struct (built from the ctypes offsets) rather than field by field:
+# ctypes attribute access costs more than everything else together.
+
+_py = ctypes.pythonapi
+_P = "Q" if _POINTER_SIZE == 8 else "I"
+
+
+def _permanent_cstring(text):
+    """A NUL-terminated copy of text that is never freed: capsules keep a
+    pointer to their name, and may outlive this module's globals."""
+    raw = text.encode()
+    _py.PyMem_RawMalloc.restype = ctypes.c_void_p
+    _py.PyMem_RawMalloc.argtypes = [ctypes.c_size_t]
+    addr = _py.PyMem_RawMalloc(len(raw) + 1)
+    if not addr:
+        raise MemoryError
+    ctypes.memmove(addr, raw + b"\0", len(raw) + 1)
+    return addr
+
+
+_NAME = _permanent_cstring(CAPSULE_NAME)
+_USED_NAME = _permanent_cstring(USED_CAPSULE_NAME)
+_VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
+_USED_VNAME = _permanent_cstring(USED_VERSIONED_CAPSULE_NAME)
+_NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
+          VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
+_USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
+
+
+def _api(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
+
+
+_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
+_capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+# The destructor sees a capsule whose reference count is already zero: it
+# must not be wrapped in a Python object, so these take the raw address.
+_raw_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+_raw_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_CapsuleType = type(_capsule_new(_NAME, _NAME, None))
+_string_at = ctypes.string_at
+
+
+def _struct_of(ctype, fields):
+    """A struct.Struct reading the (path, code) fields of ctype, listed in
+    offset order, at their C offsets."""
+    fmt, pos = "=", 0
+    for path, code in fields:
+        offset, t = 0, ctype
+        for name in path.split("."):
+            offset += getattr(t, name).offset
+            t = dict(t._fields_)[name]
+        if offset > pos:
+            fmt += "%dx" % (offset - pos)
+        fmt += code
+        pos = offset + struct.calcsize("=" + code)
+    return struct.Struct(fmt)
+
+
+_TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
+           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P), ("strides", _P),
+           ("byte_offset", "Q")]
+_VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
+                        ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
+                        [("dl_tensor." + p, c) for p, c in _TENSOR])
+_LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR] +
+                     [("manager_ctx", _P), ("deleter", _P)])
+_VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
+_LSIZE = ctypes.sizeof(DLManagedTensor)
+_dims_structs = {}
+_buffer_types = {}
+
+
+def _dims(n):
+    s = _dims_structs.get(n)
+    if s is None:
+        s = _dims_structs[n] = struct.Struct("=%dq" % n)
+    return s
+
+
+# Calling a producer's deleter: a ctypes prototype per function address.
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_deleters = {}
+
+
+def _call_deleter(fn, address):
+    call = _deleters.get(fn)
+    if call is None:
+        call = _Deleter(fn)
+        if len(_deleters) < 256:
+            _deleters[fn] = call
+    call(address)
+
+
+def _delete_unconsumed(capsule_addr):
+    # Only a capsule still carrying its original name owns its tensor; a
+    # consumer renames it to used_* when it takes the deleter over.
+    if _raw_is_valid(capsule_addr, _VNAME):
+        address = _raw_get_pointer(capsule_addr, _VNAME)
+        deleter = _VERSIONED.unpack_from(_string_at(address, _VSIZE))[3]
+    elif _raw_is_valid(capsule_addr, _NAME):
+        address = _raw_get_pointer(capsule_addr, _NAME)
+        deleter = _LEGACY.unpack_from(_string_at(address, _LSIZE))[-1]
+    else:
+        return
+    if deleter:
+        _call_deleter(deleter, address)
+
+
+_capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_delete_unconsumed)
+_CAPSULE_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+
+# Exports alive until their deleter runs, by struct address.
+_exports = {}
+
+
+def _release_export(address):
+    _exports.pop(address, None)
+
+
+_export_deleter = _Deleter(_release_export)
+_EXPORT_DELETER = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+_close_lock = threading.Lock()
+
+
+_KNOWN_CODES = {int(c) for c in DLDataTypeCode}
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
+            int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
+_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
+           ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
+           ("c", 16): "Zd", ("b", 1): "?"}
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    """A DLPack tensor: either imported from a producer (and owning the
+    producer's managed tensor until close()), or a private copy."""
+
+    __slots__ = ("_addr", "_deleter", "_versioned", "_keep", "shape", "strides", "_code", "_bits", "_lanes",
+                 "_dev_type", "_dev_id", "readonly", "copied", "byte_offset", "_data", "__weakref__")
+
+    def __init__(self):
+        raise TypeError("use from_dlpack() to make a Tensor")
+
+    # -- properties -----------------------------------------------------------
+
+    @property
+    def dtype(self):
+        return DataType(self._code, self._bits, self._lanes)
+
+    @property
+    def device(self):
+        return Device(self._dev_type, self._dev_id)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for extent in self.shape:
+            n *= extent
+        return n
+
+    @property
+    def _itemsize(self):
+        return (self._bits * self._lanes + 7) // 8
+
+    @property
+    def data_ptr(self):
+        """Address of the first element (data + byte_offset)."""
+        return self._data + self.byte_offset
+
+    @property
+    def closed(self):
+        return not self._addr and self._keep is None
+
+    def is_contiguous(self):
+        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, _contiguous_strides(self.shape), self.shape) if n != 1)
+
+    def close(self):
+        """Gives the tensor back to its producer (calls the deleter once)."""
+        with _close_lock:
+            address, self._addr = self._addr, 0
+            self._keep = None
+        if address and self._deleter:
+            _call_deleter(self._deleter, address)
+
+    def __del__(self):
+        if getattr(self, "_addr", 0):
+            try:
+                self.close()
+            except Exception:  # interpreter shutdown: nothing left to report to
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
+            self.shape, self.strides, self.dtype, self.device, self.readonly)
+
+    def _check_open(self):
+        if self.closed:
+            raise ValueError("the tensor is closed")
+
+    # -- consumers ------------------------------------------------------------
+
+    @property
+    def __array_interface__(self):
+        self._check_open()
+        kind = _TYPESTR.get(self._code)
+        if kind is None or self._lanes != 1 or self._bits % 8:
+            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+        itemsize = self._bits // 8
+        order = "|" if itemsize == 1 else "<"
+        return {
+            "version": 3,
+            "shape": self.shape,
+            "typestr": "%s%s%d" % (order, kind, itemsize),
+            "data": (self.data_ptr, self.readonly),
+            "strides": tuple(s * itemsize for s in self.strides),
+        }
+
+    def __buffer__(self, flags):
+        """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
+        self._check_open()
+        fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
+        if fmt is None or self._lanes != 1:
+            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+        if not self.is_contiguous():
+            raise BufferError("only contiguous tensors export a buffer")
+        nbytes = self.size * self._itemsize
+        raw = (ctypes.c_char * nbytes).from_address(self.data_ptr) if nbytes else bytearray()
+        view = memoryview(raw)
+        if self.readonly:
+            view = view.toreadonly()
+        return view.cast("B").cast(fmt, self.shape) if nbytes else view
+
+    def tobytes(self):
+        """The elements in C order, as bytes (a copy)."""
+        self._check_open()
+        return bytes(_copy_contiguous(self))
+
+    # -- producers ------------------------------------------------------------
+
+    def __dlpack_device__(self):
+        return (self._dev_type, self._dev_id)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self._check_open()
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, stream,
+                                         max_version, dl_device, copy)
+        source = _private_copy(self) if copy else self
+        return _export(source, versioned, flags)
+
+
+def _adopt(address, versioned):
+    """Takes ownership of a managed tensor: validates it before use and
+    calls its deleter (exactly once) if it is refused."""
+    if versioned:
+        (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
+         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_string_at(address, _VSIZE))
+    else:
+        (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
+         _, deleter) = _LEGACY.unpack_from(_string_at(address, _LSIZE))
+    t = Tensor.__new__(Tensor)
+    t._addr, t._deleter, t._versioned, t._keep = address, deleter, versioned, None
+    try:
+        if versioned:
+            if major != DLPACK_MAJOR_VERSION:
+                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
+                                  % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+            t.readonly = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+            t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
+        else:
+            minor = None
+            t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
+            t.copied = False
+        if ndim < 0 or ndim > _MAX_NDIM:
+            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+        if ndim:
+            if not shape_p:
+                raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+            if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
+                both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
+                shape, strides_read = both[:ndim], both[ndim:]
+            else:
+                shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
+                strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim)) if strides_p else None
+            if min(shape) < 0:
+                raise BufferError("negative extent in shape %r" % (shape,))
+            if strides_read is not None:
+                strides = strides_read
+            elif minor is not None and minor >= 2:
+                raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
+            else:
+                strides = _contiguous_strides(shape)
+        else:
+            shape = strides = ()
+        if code not in _KNOWN_CODES:
+            raise BufferError("unknown DLDataTypeCode %d" % code)
+        if code == DLDataTypeCode.kDLOpaqueHandle:
+            raise BufferError("opaque-handle tensors cannot be read")
+        if lanes == 0 or bits == 0:
+            raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+        if dev_type not in _HOST_ACCESSIBLE:
+            raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+        size = math.prod(shape)
+        if size and not data:
+            raise BufferError("data is NULL for a tensor of %d elements" % size)
+        if size * ((bits * lanes + 7) // 8) >= 1 << 63:
+            raise BufferError("tensor of %d elements overflows the address space" % size)
+    except BaseException:
+        t.close()
+        raise
+    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
+    t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
+    return t
+
+
+def _copy_contiguous(t):
+    """A bytearray holding t's elements in C order."""
+    itemsize = t._itemsize
+    out = bytearray(t.size * itemsize)
+    if not out:
+        return out
+    dst = (ctypes.c_char * len(out)).from_buffer(out)
+    if t.is_contiguous():
+        ctypes.memmove(dst, t.data_ptr, len(out))
+        return out
+    # Strided: copy one innermost run at a time.
+    inner = t.shape[-1]
+    inner_stride = t.strides[-1] * itemsize
+    pos = 0
+    for index in _outer_indices(t.shape[:-1]):
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t.strides)) * itemsize
+        if inner_stride == itemsize:
+            ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
+            pos += inner * itemsize
+        else:
+            for k in range(inner):
+                ctypes.memmove(ctypes.addressof(dst) + pos, base + k * inner_stride, itemsize)
+                pos += itemsize
+    return out
+
+
+def _outer_indices(shape):
+    if not shape:
+        yield ()
+        return
+    for i in range(shape[0]):
+        for rest in _outer_indices(shape[1:]):
+            yield (i,) + rest
+
+
+def _private_copy(t):
+    """A writable, contiguous copy of t that owns its memory."""
+    if t._dev_type not in _HOST_ACCESSIBLE:
+        raise BufferError("cannot copy memory on device %r" % (t.device,))
+    buf = _copy_contiguous(t)
+    c = Tensor.__new__(Tensor)
+    storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
+    c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
+    c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
+    c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
+    c.readonly, c.copied, c.byte_offset = False, True, 0
+    c._data = ctypes.addressof(storage) if storage is not None else 0
+    return c
+
+
+def _export(t, versioned, flags):
+    """Wraps t in a new capsule; the struct lives in memory this module owns
+    and keeps t alive until the consumer calls the deleter."""
+    ndim = len(t.shape)
+    head = _VSIZE if versioned else _LSIZE
+    size = head + 16 * ndim
+    buffer_type = _buffer_types.get(size)
+    if buffer_type is None:
+        buffer_type = _buffer_types[size] = ctypes.c_char * size
+    buf = buffer_type()
+    address = ctypes.addressof(buf)
+    shape_p = address + head if ndim else 0
+    strides_p = shape_p + 8 * ndim if ndim else 0
+    if versioned:
+        _VERSIONED.pack_into(buf, 0, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER, flags,
+                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p,
+                             t.byte_offset)
+        name = _VNAME
+    else:
+        _LEGACY.pack_into(buf, 0, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p,
+                          strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        name = _NAME
+    if ndim:
+        _dims(2 * ndim).pack_into(buf, head, *t.shape, *t.strides)
+    _exports[address] = (buf, t)
+    try:
+        return _capsule_new(address, name, _CAPSULE_DESTRUCTOR)
+    except BaseException:
+        _exports.pop(address, None)
+        raise
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+
+    Asks for a versioned capsule and falls back to a plain call on TypeError.
+    copy=True returns a private copy; copy=False forbids one; device may only
+    be the CPU, (kDLCPU, 0)."""
+    _check_placement(device)
+    if type(x) is _CapsuleType:
+        t = _adopt(*_take(x))
+    else:
+        try:
+            t = _adopt(*_take(_request_capsule(x, copy, device)))
+        except _Inaccessible:
+            if copy is False:
+                raise
+            t = _adopt(*_take(_request_host_copy(x, copy)))
+    if copy and not t.copied:
+        c = _private_copy(t)
+        t.close()
+        return c
+    return t
+
+
+def from_managed(address, /, *, versioned=True):
+    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
+    versioned) that C code handed over, such as a c-shared library's export:
+    the Tensor owns it, validates it and calls its deleter exactly once."""
+    if not address:
+        raise ValueError("from_managed of a NULL pointer")
+    return _adopt(address, versioned)
+
+
+def to_managed(x, /, *, versioned=True):
+    """Consumes x (an object with __dlpack__, or a capsule) and returns
+    (address, is_versioned) of the managed tensor it held. The caller owns
+    it now and must see its deleter called exactly once, typically by
+    handing it to a C or Go importer."""
+    capsule = x if type(x) is _CapsuleType else _request_managed(x, versioned)
+    return _take(capsule)
+
+
+def _take(capsule):
+    """Takes the managed tensor out of a capsule, renaming it used_*."""
+    if type(capsule) is not _CapsuleType:
+        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
+    try:  # the common case first: one call instead of asking for the name
+        address = _capsule_get_pointer(capsule, _VNAME)
+    except ValueError:  # another name: CPython says so with a ValueError
+        address = None
+    if address:
+        _capsule_set_name(capsule, _USED_VNAME)
+        return address, True
+    name = _capsule_get_name(capsule)
+    entry = _NAMES.get(name)
+    if entry is None:
+        if name in _USED_NAMES:
+            raise ValueError("this DLPack capsule was already consumed")
+        raise ValueError("not a DLPack capsule")
+    cname, used, versioned = entry
+    address = _capsule_get_pointer(capsule, cname)
+    if not address:
+        raise BufferError("the capsule holds a NULL tensor")
+    _capsule_set_name(capsule, used)
+    return address, versioned
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]
+

@@ -1,0 +1,170 @@
+# The C exchange API of the generated dlpack_cython module (DLPack 1.2 and
+# later; older releases get no_exchange_api.pxi instead): the producer's table
+# on Tensor, and the consumer's lookup of a producer's table. dlgen places it
+# after dlpack_cython.pxi. The generated declarations name the type attribute
+# (_EXCHANGE_API_ATTRIBUTE, and the previous release's spelling in
+# _PREVIOUS_EXCHANGE_API_ATTRIBUTE or None) and the capsule
+# (_EXCHANGE_API_CAPSULE_NAME, NULL while the table was an integer address).
+from cpython.object cimport PyTypeObject
+from dlpack cimport DLPackCurrentWorkStream, DLPackDLTensorFromPyObjectNoSync, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackManagedTensorAllocator, DLPackManagedTensorFromPyObjectNoSync, DLPackManagedTensorToPyObjectNoSync
+from libc.stdint cimport int32_t
+from libc.stdlib cimport calloc
+
+cdef extern from "Python.h":
+    void* PyLong_AsVoidPtr(object) except? NULL
+    object PyLong_FromVoidPtr(void*)
+    void PyType_Modified(PyTypeObject*)
+    ctypedef struct _TypeDict "PyTypeObject":
+        PyObject* tp_dict
+
+
+# --- The C exchange API: producer ----------------------------------------------
+
+cdef int _api_allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
+                        void (*SetError)(void* error_ctx, const char* kind, const char* message) noexcept nogil) noexcept with gil:
+    cdef Tensor c
+    cdef int64_t n = 1
+    cdef int i
+    try:
+        c = _new_tensor()
+        if prototype.ndim < 0 or prototype.ndim > _MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
+            raise BufferError("invalid prototype shape")
+        for i in range(prototype.ndim):
+            if prototype.shape[i] < 0:
+                raise BufferError("negative extent in prototype")
+            n *= prototype.shape[i]
+        if not _host_accessible(prototype.device.device_type):
+            raise BufferError("this producer allocates CPU memory only")
+        c._dtype = prototype.dtype
+        c._device = prototype.device
+        c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
+        c._owned = calloc(n * c._itemsize if n else 1, 1)
+        if c._owned == NULL:
+            raise MemoryError()
+        c._data = <char*>c._owned
+        _set_dims(c, prototype.ndim, prototype.shape, NULL)
+        out[0] = _export_versioned(c, 0)
+        return 0
+    except BaseException as e:
+        kind = type(e).__name__.encode()
+        message = str(e).encode()
+        SetError(error_ctx, kind, message)
+        return -1
+
+
+cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) except -1 with gil:
+    cdef object obj = <object>py_object
+    if type(obj) is not Tensor:
+        raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
+    (<Tensor>obj)._check_open()
+    out[0] = _export_versioned(<Tensor>obj, dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if (<Tensor>obj)._readonly else 0)
+    return 0
+
+
+cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) except -1 with gil:
+    cdef Tensor t = _adopt(<void*>tensor, True)
+    Py_INCREF(t)
+    out_py_object[0] = <void*>t
+    return 0
+
+
+cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) except -1 with gil:
+    cdef object obj = <object>py_object
+    cdef Tensor t
+    if type(obj) is not Tensor:
+        raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
+    t = <Tensor>obj
+    t._check_open()
+    _fill(out, t, t._dims)  # borrows the tensor's own shape and strides
+    return 0
+
+
+cdef int _api_current_work_stream(dlpack.DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:
+    out_current_stream[0] = NULL  # CPU only: there is no stream
+    return 0
+
+
+cdef DLPackExchangeAPI _exchange_api
+
+
+cdef DLPackExchangeAPI* _init_exchange_api() noexcept:
+    _exchange_api.header.version.major = dlpack.DLPACK_MAJOR_VERSION
+    _exchange_api.header.version.minor = dlpack.DLPACK_MINOR_VERSION
+    _exchange_api.header.prev_api = NULL
+    _exchange_api.managed_tensor_allocator = <DLPackManagedTensorAllocator>_api_allocator
+    _exchange_api.managed_tensor_from_py_object_no_sync = <DLPackManagedTensorFromPyObjectNoSync>_api_from_py_object
+    _exchange_api.managed_tensor_to_py_object_no_sync = <DLPackManagedTensorToPyObjectNoSync>_api_to_py_object
+    _exchange_api.dltensor_from_py_object_no_sync = <DLPackDLTensorFromPyObjectNoSync>_api_dltensor_from_py_object
+    _exchange_api.current_work_stream = <DLPackCurrentWorkStream>_api_current_work_stream
+    return &_exchange_api
+
+
+# --- The C exchange API: consumer ----------------------------------------------
+
+cdef int _call_from_py(DLPackExchangeAPI* api, object x, DLManagedTensorVersioned** out) except -1:
+    return api.managed_tensor_from_py_object_no_sync(<void*>x, out)
+
+
+cdef dict _api_by_type = {}
+
+
+cdef DLPackExchangeAPI* _exchange_api_of(object x) except? NULL:
+    """The producer's table for this major version, or NULL; cached per
+    type, as the protocol allows."""
+    cdef object cls = type(x)
+    cached = _api_by_type.get(cls)
+    if cached is not None:
+        return <DLPackExchangeAPI*><size_t>cached
+    cdef DLPackExchangeAPI* api = _lookup_exchange_api(cls)
+    if len(_api_by_type) < 1024:
+        _api_by_type[cls] = <size_t>api
+    return api
+
+
+cdef DLPackExchangeAPI* _lookup_exchange_api(object cls) except? NULL:
+    cdef DLPackExchangeAPIHeader* header = _table_of(getattr(cls, _EXCHANGE_API_ATTRIBUTE, None))
+    if header == NULL and _PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None:  # producers of an older release
+        header = _table_of(getattr(cls, _PREVIOUS_EXCHANGE_API_ATTRIBUTE, None))
+    while header != NULL and header.version.major != dlpack.DLPACK_MAJOR_VERSION:
+        header = header.prev_api
+    return <DLPackExchangeAPI*>header
+
+
+cdef DLPackExchangeAPIHeader* _table_of(object attr) except? NULL:
+    """The table an exchange-API attribute points to: a capsule named
+    dlpack_exchange_api (DLPack 1.3), or an integer address (1.2)."""
+    if type(attr) is int:
+        return <DLPackExchangeAPIHeader*>PyLong_AsVoidPtr(attr)
+    if attr is not None and PyCapsule_IsValid(attr, _EXCHANGE_API_CAPSULE_NAME):
+        return <DLPackExchangeAPIHeader*>PyCapsule_GetPointer(attr, _EXCHANGE_API_CAPSULE_NAME)
+    return NULL
+
+
+cdef Tensor _from_exchange_api(object x):
+    """x's tensor through its type's exchange API, or None if it has none."""
+    cdef DLManagedTensorVersioned* out = NULL
+    cdef DLPackExchangeAPI* api = _exchange_api_of(x)
+    if api == NULL:
+        return None
+    _call_from_py(api, x, &out)
+    return _adopt(out, True)
+
+
+cdef object _exchange_api_object():
+    """The table as this release publishes it: a capsule, or (before DLPack
+    1.3, which named no capsule) its integer address."""
+    if _EXCHANGE_API_CAPSULE_NAME == NULL:
+        return PyLong_FromVoidPtr(_init_exchange_api())
+    return PyCapsule_New(_init_exchange_api(), _EXCHANGE_API_CAPSULE_NAME, NULL)
+
+
+cdef void _publish_exchange_api() except *:
+    """Sets Tensor.<this release's attribute> to the table. The attribute's
+    name varies by release, and an extension type's body cannot compute a
+    name, so it goes into the type's dict the way Cython stores class
+    attributes: directly, then PyType_Modified."""
+    (<dict>(<_TypeDict*><PyObject*>Tensor).tp_dict)[_EXCHANGE_API_ATTRIBUTE] = _exchange_api_object()
+    PyType_Modified(<PyTypeObject*>Tensor)
+
+
+_publish_exchange_api()

@@ -1,0 +1,106 @@
+# The rules of the Python DLPack protocol, shared word for word by both
+# generated modules: dlgen places this code in dlpack_ctypes.py and in
+# dlpack_cython.pyx (which Cython compiles), after the generated declarations
+# it uses (DLDeviceType, DLPACK_MAJOR_VERSION, the flag constants). Its import
+# lines join the module's import block; the rest is copied verbatim.
+from typing import NamedTuple
+
+
+class DataType(NamedTuple):
+    """An element type: DLDataTypeCode, bits per lane, lanes."""
+
+    code: int
+    bits: int
+    lanes: int
+
+    @property
+    def itemsize(self):
+        """Bytes one element occupies when elements are padded to whole bytes."""
+        return (self.bits * self.lanes + 7) // 8
+
+
+class Device(NamedTuple):
+    """A device: DLDeviceType and index."""
+
+    device_type: int
+    device_id: int
+
+
+class _Inaccessible(BufferError):
+    """The tensor lives where the CPU cannot read it."""
+
+
+_CPU = Device(int(DLDeviceType.kDLCPU), 0)
+# Devices whose memory the CPU can read directly.
+_HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
+                              int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+_MAX_NDIM = 64
+_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+
+
+def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
+    private copy must be exported, READ_ONLY for read-only data, else 0."""
+    if stream is not None:
+        raise ValueError("stream must be None for a CPU tensor")
+    if dl_device is not None:
+        if type(dl_device) is not tuple or len(dl_device) != 2:
+            raise TypeError("dl_device must be a (device_type, device_id) tuple")
+        if dl_device != device and dl_device != _CPU:
+            raise BufferError("cannot export to device %r" % (dl_device,))
+    versioned = max_version is not None and max_version[0] >= 1
+    if not versioned and readonly:
+        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
+                          "which has no read-only flag")
+    if copy:
+        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+
+
+def _check_placement(device):
+    """from_dlpack(device=...) may only name the CPU."""
+    if device is not None and tuple(device) != _CPU:
+        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+
+
+def _request_capsule(x, copy, device):
+    """Asks x.__dlpack__ for a versioned capsule with the consumer's
+    keywords, and for a plain one from producers that do not know them."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+    try:
+        if copy is None and device is None:
+            return x.__dlpack__(max_version=_MAX_VERSION)
+        kwargs = {"max_version": _MAX_VERSION}
+        if copy is not None:
+            kwargs["copy"] = copy
+        if device is not None:
+            kwargs["dl_device"] = tuple(device)
+        return x.__dlpack__(**kwargs)
+    except TypeError:
+        return x.__dlpack__()
+
+
+def _request_host_copy(x, copy):
+    """Asks x's producer for its tensor on the CPU (the array API's
+    dl_device): the tensor it gave first lives where the CPU cannot read."""
+    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    if copy is not None:
+        kwargs["copy"] = copy
+    try:
+        return x.__dlpack__(**kwargs)
+    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
+        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
+                          "cannot copy it to the CPU: %s" % e) from e
+
+
+def _request_managed(x, versioned):
+    """to_managed's request: a capsule as it is, else x.__dlpack__, versioned
+    if asked for and the producer knows max_version."""
+    if not versioned:
+        return x.__dlpack__()
+    try:
+        return x.__dlpack__(max_version=_MAX_VERSION)
+    except TypeError:
+        return x.__dlpack__()

@@ -1,0 +1,105 @@
+package schema
+
+import (
+	"fmt"
+
+	"github.com/dlgen/dlgen/ir"
+)
+
+// validateRoles checks, release by release, that every role is played by
+// at most one element, that the roles backends need are played (see
+// ir.Protocol and ir.VersionMacros), and that version macros hold the
+// release's own numbers.
+func (r *reader) validateRoles(s *ir.Schema) {
+	reported := map[string]bool{}
+	once := func(pos ir.Pos, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if key := pos.String() + msg; !reported[key] {
+			reported[key] = true
+			r.errs = append(r.errs, &Error{Pos: pos, Msg: msg})
+		}
+	}
+	for _, rel := range s.Releases {
+		v := rel.Version
+		var proto ir.Protocol
+		var versions ir.VersionMacros
+		for _, p := range s.Python {
+			if !p.Life.In(v) {
+				continue
+			}
+			if prev := proto.Get(p.Role); prev != nil {
+				once(p.Pos, "python role %s is played by both %s (at %s) and %s in release %s", p.Role, prev.Name, prev.Pos, p.Name, v)
+				continue
+			}
+			proto.Set(p)
+		}
+		for _, m := range s.Macros {
+			if !m.Life.In(v) || m.Role == ir.MacroPlain {
+				continue
+			}
+			if prev := versions.Get(m.Role); prev != nil {
+				once(m.Pos, "macro role %s is played by both %s (at %s) and %s in release %s", m.Role, prev.Name, prev.Pos, m.Name, v)
+				continue
+			}
+			versions.Set(m)
+			r.checkVersionValue(m, v, once)
+		}
+		for _, problem := range missingRoles(proto, versions) {
+			once(rel.Pos, "release %s %s", v, problem)
+		}
+	}
+}
+
+// missingRoles says what one release lacks that backends rely on.
+func missingRoles(p ir.Protocol, vm ir.VersionMacros) []string {
+	var out []string
+	need := func(ok bool, format string, args ...any) {
+		if !ok {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+	}
+	need(p.Capsule != nil, "has no python name with role %s; the Python backend needs one in every release", ir.CapsuleName)
+	need(p.UsedCapsule != nil, "has no python name with role %s; the Python backend needs one in every release", ir.UsedCapsuleName)
+	need((vm.Major == nil) == (vm.Minor == nil), "needs both a %s and a %s macro, or neither", ir.MacroMajorVersion, ir.MacroMinorVersion)
+	versioned := vm.Major != nil
+	for _, n := range []struct {
+		role ir.PythonRole
+		name *ir.PythonName
+	}{{ir.VersionedCapsuleName, p.VersionedCapsule}, {ir.UsedVersionedCapsuleName, p.UsedVersionedCapsule}} {
+		need(!versioned || n.name != nil, "has a %s macro (the versioned protocol) but no python name with role %s", ir.MacroMajorVersion, n.role)
+		need(versioned || n.name == nil, "has a python name with role %s but no %s macro, which the versioned protocol needs", n.role, ir.MacroMajorVersion)
+	}
+	need(versioned || p.ExchangeAPIAttribute == nil, "has a python name with role %s but no %s macro, which the exchange API needs", ir.ExchangeAPIAttribute, ir.MacroMajorVersion)
+	need(p.ExchangeAPIAttribute != nil || p.ExchangeAPICapsule == nil, "has a python name with role %s but none with role %s to hold it", ir.ExchangeAPICapsuleName, ir.ExchangeAPIAttribute)
+	return out
+}
+
+// checkVersionValue checks that a version macro holds release v's numbers.
+func (r *reader) checkVersionValue(m *ir.Macro, v ir.Version, report func(ir.Pos, string, ...any)) {
+	var val *ir.MacroValue
+	for i := range m.Values {
+		if !v.Less(m.Values[i].Since) {
+			val = &m.Values[i]
+		}
+	}
+	if val == nil {
+		return // a value is missing: already reported
+	}
+	want, what := int64(-1), ""
+	switch m.Role {
+	case ir.MacroMajorVersion:
+		want, what = int64(v.Major), "the release's major number"
+	case ir.MacroMinorVersion:
+		want, what = int64(v.Minor), "the release's minor number"
+	case ir.MacroVersion:
+		want, what = int64(v.Major)*100+int64(v.Minor)*10, "major*100 + minor*10"
+	case ir.MacroABIVersion:
+		if val.Value < 0 {
+			report(val.Pos, "%s is %d in release %s; a %s macro cannot be negative", m.Name, val.Value, v, m.Role)
+		}
+		return
+	}
+	if val.Value != want {
+		report(val.Pos, "%s is %d in release %s; a %s macro must be %s, %d", m.Name, val.Value, v, m.Role, what, want)
+	}
+}
