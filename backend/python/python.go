@@ -76,16 +76,18 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		{path: "dlpack_ctypes.pyi", template: "dlpack.pyi.tmpl"},
 	}
 	if m.Major > 0 {
-		outputs[0].sources = []string{"protocol.py", "dlpack_ctypes.py"}
+		outputs[0].sources = []string{"protocol.py", "producer.py", "dlpack_ctypes.py"}
 		exchange := "no_exchange_api.pxi"
 		if m.ExchangeAttr != "" {
 			exchange = "exchange_api.pxi"
 		}
 		outputs = append(outputs,
 			output{path: "dlpack.pxd", template: "dlpack.pxd.tmpl", cython: true},
+			output{path: "dlpack_cython.pxd", template: "dlpack_cython.pxd.tmpl", cython: true,
+				sources: []string{"dlpack_cython.pxd"}},
 			output{path: "dlpack_cython.pyx", template: "dlpack_cython.pyx.tmpl", cython: true,
 				imports: []string{"cimport dlpack", "import enum"},
-				sources: []string{"protocol.py", "dlpack_cython.pxi", exchange}},
+				sources: []string{"protocol.py", "producer.py", "dlpack_cython.pxi", exchange, "producer.pxi"}},
 			output{path: "dlpack_cython.pyi", template: "dlpack.pyi.tmpl", cython: true},
 		)
 	}
