@@ -533,7 +533,10 @@ def from_buffer(obj, /, *, readonly=None):
         raise BufferError("ndim %d is more than %d" % (view.ndim, _MAX_NDIM))
     dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
     shape = tuple(view.shape[i] for i in range(view.ndim))
-    strides = _element_strides([view.strides[i] for i in range(view.ndim)], view.itemsize)
+    if view.strides:
+        strides = _element_strides([view.strides[i] for i in range(view.ndim)], view.itemsize)
+    else:  # ctypes arrays give none: C-contiguous
+        strides = _contiguous_strides(shape)
     return _new_view(lease, view.buf or 0, shape, strides, 0, dtype, _CPU, bool(view.readonly) or bool(readonly))
 
 

@@ -224,9 +224,10 @@ def from_buffer(obj, /, *, readonly=None):
         code = _format_dtype(fmt.decode("ascii"), view.itemsize).code
     for i in range(view.ndim):
         dims[i] = view.shape[i]
-        if view.strides[i] % view.itemsize:
+        if view.strides != NULL and view.strides[i] % view.itemsize:
             _element_strides([view.strides[i]], view.itemsize)  # raises, with the shared message
-        dims[view.ndim + i] = view.strides[i] // view.itemsize
+        if view.strides != NULL:
+            dims[view.ndim + i] = view.strides[i] // view.itemsize
     t.dltensor.data = view.buf
     t.dltensor.device.device_type = dlpack.kDLCPU
     t.dltensor.device.device_id = 0
@@ -235,5 +236,5 @@ def from_buffer(obj, /, *, readonly=None):
     t.dltensor.dtype.lanes = 1
     t._itemsize = view.itemsize
     t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if view.readonly or readonly else 0
-    _set_dims(t, view.ndim, dims, dims + view.ndim)
+    _set_dims(t, view.ndim, dims, dims + view.ndim if view.strides != NULL else NULL)  # ctypes arrays give no strides
     return t
