@@ -12,7 +12,10 @@ from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int64_t
 
 cimport dlpack_cython as dl
-from dlpack_cython cimport DLDataType, DLDevice, DLManagedTensorVersioned, Tensor, kDLCPU, kDLFloat
+from dlpack cimport DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, kDLCPU, kDLFloat
+from dlpack_cython cimport Tensor
+
+from dlpack_cython import from_dlpack
 
 
 cdef extern from "fill.h":
@@ -52,9 +55,9 @@ cdef class Array:
         # Array and every export of it are gone, on whatever thread.
         self.tensor = dl.tensor_from_c(data, len(shape), dims, NULL, float32, DLDevice(kDLCPU, 0), _free_fill, data)
 
-    @staticmethod
-    def ramp(shape, float start=0.0, float step=1.0):
-        a = Array(shape)
+    @classmethod
+    def ramp(cls, shape, float start=0.0, float step=1.0):
+        cdef Array a = cls(shape)
         fill_ramp(<float*>a.tensor.dltensor.data, a.tensor.size, start, step)
         return a
 
@@ -68,10 +71,11 @@ cdef class Array:
 
     def sum(self):
         """libfill reads the memory, whoever wrote it (1-d arrays)."""
-        return fill_sum(<float*>self.tensor.data_ptr, self.tensor.size, self.tensor.strides[0])
+        cdef DLTensor* dl_tensor = &self.tensor.dltensor
+        return fill_sum(<float*>(<char*>dl_tensor.data + dl_tensor.byte_offset), dl_tensor.shape[0], dl_tensor.strides[0])
 
     # --- DLPack producer: 6 lines (and the exchange API entries below) -------
-    __dlpack_c_exchange_api__ = dl.exchange_api(_managed_from_array, _array_from_managed)
+    __dlpack_c_exchange_api__ = dl.exchange_api(<void*>_managed_from_array, <void*>_array_from_managed)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         return self.tensor.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
@@ -80,10 +84,10 @@ cdef class Array:
         return self.tensor.__dlpack_device__()
 
     # --- DLPack consumer: 7 lines ---------------------------------------------
-    @staticmethod
-    def from_dlpack(x, /, *, copy=None):
-        cdef Array a = Array.__new__(Array)
-        a.tensor = dl.from_dlpack(x, copy=copy)  # validated; owns the producer's tensor
+    @classmethod
+    def from_dlpack(cls, x, /, *, copy=None):
+        cdef Array a = cls.__new__(cls)
+        a.tensor = from_dlpack(x, copy=copy)  # validated; owns the producer's tensor
         if a.tensor.dtype.name != "float32":
             raise TypeError("Array holds float32, not %s" % a.tensor.dtype.name)
         return a
