@@ -2,7 +2,7 @@
 # Typing stub for dlpack_ctypes (DLPack v1.3).
 import ctypes
 import enum
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
 
 DLPACK_VERSION_STRING: str
 DLPACK_MAJOR_VERSION: int
@@ -112,6 +112,8 @@ class DataType(NamedTuple):
     lanes: int
     @property
     def itemsize(self) -> int: ...
+    @property
+    def name(self) -> str: ...
 
 class Device(NamedTuple):
     device_type: int
@@ -145,6 +147,14 @@ class Tensor:
     def __dlpack__(self, *, stream: Any = ..., max_version: Optional[Tuple[int, int]] = ...,
                    dl_device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Any: ...
 
-def from_dlpack(x: Any, /, *, device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Tensor: ...
-def from_managed(address: int, /, *, versioned: bool = ...) -> Tensor: ...
+DTYPE_NAMES: Tuple[str, ...]
+
+def from_dlpack(x: Any, /, *, device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...,
+                readonly: Optional[bool] = ...) -> Tensor: ...
+def from_managed(address: int, /, *, versioned: bool = ..., readonly: Optional[bool] = ...) -> Tensor: ...
 def to_managed(x: Any, /, *, versioned: bool = ...) -> Tuple[int, bool]: ...
+def from_pointer(address: int, shape: Sequence[int], dtype: Union[str, DataType, Tuple[int, int, int]], /, *,
+                 strides: Optional[Sequence[int]] = ..., byte_offset: int = ...,
+                 device: Tuple[int, int] = ..., owner: Any = ..., readonly: bool = ...,
+                 on_stream: Optional[Callable[[Any], None]] = ...) -> Tensor: ...
+def from_buffer(obj: Any, /, *, readonly: Optional[bool] = ...) -> Tensor: ...
