@@ -233,7 +233,12 @@ type module struct {
 	Cython                  bool     // rendering the Cython module's files
 	Imports, Body           string   // the import block and the hand-written sources
 	Names                   string   // the Python-level declarations both modules share
+	SubbytePadded           string   // the padded-sub-byte flag's name, "" before DLPack 1.1
 }
+
+// subbytePadded is the flag that says sub-byte elements are padded to whole
+// bytes rather than packed; releases before it know only packed ones.
+const subbytePadded = "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED"
 
 type constant struct {
 	Name, Doc, Value string
@@ -316,6 +321,9 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			m.Enums = append(m.Enums, e)
 		case *ir.Flags:
 			for _, f := range d.Bits {
+				if f.Name == subbytePadded {
+					m.SubbytePadded = f.Name
+				}
 				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: fmt.Sprintf("0x%x", uint64(1)<<f.Bit)})
 			}
 		case *ir.Struct:
@@ -371,6 +379,13 @@ func pythonNames(m *module) string {
 		for _, c := range e.Members {
 			fmt.Fprintf(&b, "\n%s\n    %s = %s\n", comment("    ", c.Doc), c.Name, c.Value)
 		}
+	}
+	if m.Major > 0 {
+		value := "0  # none in this release: sub-byte elements are packed"
+		if m.SubbytePadded != "" {
+			value = m.SubbytePadded
+		}
+		fmt.Fprintf(&b, "\n# The flag of padded sub-byte elements, for the protocol.\n_SUBBYTE_PADDED = %s\n", value)
 	}
 	if len(m.Capsules) > 0 {
 		b.WriteString("\n")

@@ -27,6 +27,8 @@ from cpython.buffer cimport (
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.exc cimport PyErr_NormalizeException, PyErr_SetObject
 from cpython.object cimport PyTypeObject
 from cpython.pycapsule cimport (
     PyCapsule_CheckExact,
@@ -35,7 +37,7 @@ from cpython.pycapsule cimport (
     PyCapsule_New,
     PyCapsule_SetName,
 )
-from cpython.ref cimport PyObject, Py_DECREF, Py_INCREF
+from cpython.ref cimport PyObject, Py_DECREF, Py_INCREF, Py_XDECREF
 from dlpack cimport (
     DLDataType,
     DLDevice,
@@ -192,6 +194,9 @@ class DLDataTypeCode(enum.IntEnum):
     # 4-bit float e2m1, finite; bits must be 4, anything else is to be refused.
     kDLFloat4_e2m1fn = 17
 
+# The flag of padded sub-byte elements, for the protocol.
+_SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+
 
 # Capsule holding a DLManagedTensor*.
 CAPSULE_NAME = "dltensor"
@@ -204,6 +209,8 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
+
+cdef unsigned long long _C_SUBBYTE_PADDED = dlpack.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
 
 # The capsule names as static C strings: capsules keep pointers to them.
 cdef const char* _NAME = "dltensor"
@@ -262,15 +269,33 @@ _CPU = Device(int(DLDeviceType.kDLCPU), 0)
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
 _MAX_NDIM = 64
+# np.asarray(t) and memoryview(t) on an element type that neither the buffer
+# protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
+# sub-byte integers, several lanes): a BufferError, never a silent 0-d
+# object array.
+_NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
+              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
-def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+def _nbytes(size, bits, lanes, padded):
+    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
+    (float4, float6, int4, ...) are packed, as DLPack says, unless the
+    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
+    whole bytes, like every other element."""
+    width = bits * lanes
+    if padded or width % 8 == 0:
+        return size * ((width + 7) // 8)
+    return (size * width + 7) // 8
+
+
+def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0.
-    A stream is for devices that have streams; the tensor's on_stream
-    callback, if any, honours it."""
+    private copy must be exported, READ_ONLY for read-only data, else 0,
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
+    for devices that have streams; the tensor's on_stream callback, if any,
+    honours it."""
     if stream is not None and device[0] in _HOST_ACCESSIBLE:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
@@ -282,9 +307,13 @@ def _export_flags(device, readonly, stream, max_version, dl_device, copy):
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
                           "which has no read-only flag")
+    if padded and not versioned:
+        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
+                          "which has no flag to say so")
+    flags = _SUBBYTE_PADDED if padded else 0
     if copy:
-        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
 
 
 def _readonly_import(flags, readonly):
@@ -542,6 +571,11 @@ cdef inline bint _readonly(Tensor t) noexcept:
     return (t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
 
 
+cdef inline bint _padded(Tensor t) noexcept:
+    """Sub-byte elements padded to whole bytes (DLPack >= 1.1's flag)."""
+    return (t.flags & _C_SUBBYTE_PADDED) != 0
+
+
 cdef inline char* _first(Tensor t) noexcept nogil:
     """The address of the first element: data + byte_offset."""
     return <char*>t.dltensor.data + t.dltensor.byte_offset
@@ -689,9 +723,11 @@ cdef class Tensor:
         self._check_open()
         if not _host_accessible(self.dltensor.device.device_type):
             raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
-        fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize) if self.dltensor.dtype.lanes == 1 else NULL
+        fmt = NULL
+        if self.dltensor.dtype.lanes == 1 and self.dltensor.dtype.bits % 8 == 0:
+            fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize)
         if fmt == NULL:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if flags & PyBUF_WRITABLE and _readonly(self):
             raise BufferError("the tensor is read-only")
         if (flags & PyBUF_STRIDES) != PyBUF_STRIDES and not self._contiguous():
@@ -717,16 +753,32 @@ cdef class Tensor:
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self.dltensor.dtype.code)
         if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         order = "|" if self._itemsize == 1 else "<"
         return {"version": 3, "shape": self.shape, "typestr": "%s%s%d" % (order, kind, self._itemsize),
                 "data": (self.data_ptr, _readonly(self)),
                 "strides": tuple(s * self._itemsize for s in self.strides)}
 
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return self._nbytes()
+
+    cdef int64_t _nbytes(self) noexcept:
+        cdef int64_t width = self.dltensor.dtype.bits * self.dltensor.dtype.lanes
+        if _padded(self) or width % 8 == 0:
+            return self._size() * self._itemsize
+        return (self._size() * width + 7) // 8
+
     def tobytes(self):
-        """The elements in C order, as bytes (a copy)."""
+        """The elements in C order, as bytes (a copy), for every dtype."""
+        cdef Tensor c
         self._check_open()
-        return bytes(memoryview(_private_copy(self)))
+        if not _host_accessible(self.dltensor.device.device_type):
+            raise BufferError("cannot read memory on device %r" % (self.device,))
+        c = self if self._contiguous() else _private_copy(self)
+        return PyBytes_FromStringAndSize(_first(c), c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
@@ -736,8 +788,8 @@ cdef class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
         self._check_open()
-        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id), _readonly(self),
-                                         stream, max_version, dl_device, copy)
+        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
+                                         _readonly(self), _padded(self), stream, max_version, dl_device, copy)
         if stream is not None and self._on_stream is not None:
             self._on_stream(stream)
         if copy:
@@ -849,7 +901,8 @@ cdef Tensor _adopt(void* address, bint versioned, object readonly):
             if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
                 raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
                                   % (mv.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED), readonly)
+            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
+                                                | _C_SUBBYTE_PADDED), readonly)
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
         else:
             ml = <DLManagedTensor*>address
@@ -881,6 +934,7 @@ cdef Tensor _private_copy(Tensor t):
     """A writable, contiguous CPU copy of t that owns its memory."""
     cdef Tensor c = _new_tensor()
     cdef int64_t n = t._size()
+    cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
     t._check_open()
     if not _host_accessible(t.dltensor.device.device_type):
@@ -889,12 +943,16 @@ cdef Tensor _private_copy(Tensor t):
     c.dltensor.device.device_type = dlpack.kDLCPU
     c.dltensor.device.device_id = 0
     c._itemsize = t._itemsize
-    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
-    c._owned = malloc(n * t._itemsize if n else 1)
+    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | (t.flags & _C_SUBBYTE_PADDED)
+    c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
     c.dltensor.data = c._owned
-    if n:
+    if n and t._contiguous():
+        memcpy(c._owned, _first(t), nbytes)
+    elif n:
+        if not _padded(t) and (t.dltensor.dtype.bits * t.dltensor.dtype.lanes) % 8:
+            raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
             _copy_strided(<char*>c._owned, _first(t), t.dltensor.ndim, t._dims, t._dims + t.dltensor.ndim, t._itemsize, &pos)
     _set_dims(c, t.dltensor.ndim, t._dims, NULL)
@@ -1039,67 +1097,123 @@ cdef extern from "Python.h":
     void PyType_Modified(PyTypeObject*)
     ctypedef struct _TypeDict "PyTypeObject":
         PyObject* tp_dict
+    void PyException_SetTraceback(PyObject* ex, PyObject* tb)
 
 
 # --- The C exchange API: producer ----------------------------------------------
 
+# Each entry is called from C, maybe with the caller's own exception pending
+# (Paddle does that): it sets that exception aside, does its work, and gives
+# it back; if the entry fails, its error carries it as __context__.
+
+cdef struct _Pending:
+    PyObject* type
+    PyObject* value
+    PyObject* traceback
+
+
+cdef inline void _set_aside(_Pending* pending) noexcept:
+    PyErr_Fetch(&pending.type, &pending.value, &pending.traceback)
+
+
+cdef int _give_back(_Pending* pending, object error) noexcept:
+    """Ends an entry: 0 with the caller's exception restored, or -1 with
+    error set and the caller's exception as its context."""
+    if error is None:
+        PyErr_Restore(pending.type, pending.value, pending.traceback)
+        return 0
+    if pending.type != NULL:
+        PyErr_NormalizeException(&pending.type, &pending.value, &pending.traceback)
+        if pending.traceback != NULL:
+            PyException_SetTraceback(pending.value, pending.traceback)
+        error.__context__ = <object>pending.value
+        Py_XDECREF(pending.type)
+        Py_XDECREF(pending.value)
+        Py_XDECREF(pending.traceback)
+    PyErr_SetObject(type(error), error)
+    return -1
+
+
 cdef int _api_allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
                         void (*SetError)(void* error_ctx, const char* kind, const char* message) noexcept nogil) noexcept with gil:
-    cdef Tensor c
+    cdef _Pending pending
+    cdef int status = 0
+    _set_aside(&pending)
+    try:
+        _allocate(prototype, out)
+    except BaseException as e:
+        SetError(error_ctx, type(e).__name__.encode(), str(e).encode())
+        status = -1
+    _give_back(&pending, None)  # the error went to SetError
+    return status
+
+
+cdef int _allocate(DLTensor* prototype, DLManagedTensorVersioned** out) except -1:
+    cdef Tensor c = _new_tensor()
     cdef int64_t n = 1
     cdef int i
-    try:
-        c = _new_tensor()
-        if prototype.ndim < 0 or prototype.ndim > _MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
-            raise BufferError("invalid prototype shape")
-        for i in range(prototype.ndim):
-            if prototype.shape[i] < 0:
-                raise BufferError("negative extent in prototype")
-            n *= prototype.shape[i]
-        if not _host_accessible(prototype.device.device_type):
-            raise BufferError("this producer allocates CPU memory only")
-        c.dltensor.dtype = prototype.dtype
-        c.dltensor.device = prototype.device
-        c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
-        c._owned = calloc(n * c._itemsize if n else 1, 1)
-        if c._owned == NULL:
-            raise MemoryError()
-        c.dltensor.data = c._owned
-        _set_dims(c, prototype.ndim, prototype.shape, NULL)
-        out[0] = _export_versioned(c, 0)
-        return 0
-    except BaseException as e:
-        kind = type(e).__name__.encode()
-        message = str(e).encode()
-        SetError(error_ctx, kind, message)
-        return -1
+    if prototype.ndim < 0 or prototype.ndim > _MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
+        raise BufferError("invalid prototype shape")
+    for i in range(prototype.ndim):
+        if prototype.shape[i] < 0:
+            raise BufferError("negative extent in prototype")
+        n *= prototype.shape[i]
+    if not _host_accessible(prototype.device.device_type):
+        raise BufferError("this producer allocates CPU memory only")
+    c.dltensor.dtype = prototype.dtype
+    c.dltensor.device = prototype.device
+    c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
+    c._owned = calloc(n * c._itemsize if n else 1, 1)
+    if c._owned == NULL:
+        raise MemoryError()
+    c.dltensor.data = c._owned
+    _set_dims(c, prototype.ndim, prototype.shape, NULL)
+    out[0] = _export_versioned(c, 0)
+    return 0
 
 
-cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) except -1 with gil:
-    cdef object obj = <object>py_object
+cdef Tensor _our_tensor(object obj):
     if type(obj) is not Tensor:
         raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
     (<Tensor>obj)._check_open()
-    out[0] = _export_versioned(<Tensor>obj, (<Tensor>obj).flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
-    return 0
+    return <Tensor>obj
 
 
-cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) except -1 with gil:
-    cdef Tensor t = _adopt(<void*>tensor, True, None)
-    Py_INCREF(t)
-    out_py_object[0] = <void*>t
-    return 0
-
-
-cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) except -1 with gil:
-    cdef object obj = <object>py_object
+cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) noexcept with gil:
+    cdef _Pending pending
     cdef Tensor t
-    if type(obj) is not Tensor:
-        raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
-    t = <Tensor>obj
-    t._check_open()
-    _fill(out, t, t._dims)  # borrows the tensor's own shape and strides
-    return 0
+    _set_aside(&pending)
+    try:
+        t = _our_tensor(<object>py_object)
+        out[0] = _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
+    except BaseException as e:
+        return _give_back(&pending, e)
+    return _give_back(&pending, None)
+
+
+cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) noexcept with gil:
+    cdef _Pending pending
+    cdef Tensor t
+    _set_aside(&pending)
+    try:
+        t = _adopt(<void*>tensor, True, None)
+        Py_INCREF(t)
+        out_py_object[0] = <void*>t
+    except BaseException as e:
+        return _give_back(&pending, e)
+    return _give_back(&pending, None)
+
+
+cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) noexcept with gil:
+    cdef _Pending pending
+    cdef Tensor t
+    _set_aside(&pending)
+    try:
+        t = _our_tensor(<object>py_object)
+        _fill(out, t, t._dims)  # borrows the tensor's own shape and strides
+    except BaseException as e:
+        return _give_back(&pending, e)
+    return _give_back(&pending, None)
 
 
 cdef int _api_current_work_stream(dlpack.DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:

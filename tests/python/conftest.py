@@ -76,9 +76,14 @@ def dl(request):
 class Producer:
     """Builds hand-made (possibly malformed) managed tensors in capsules, and
     counts how often their deleter runs. It is written with the ctypes
-    module's structs whatever module is under test."""
+    module's structs whatever module is under test. Like a real producer's
+    code, it stays loaded for the whole session: dlpack_ctypes gives exports
+    back at its next sweep, which may come after the test that made them."""
+
+    alive = []
 
     def __init__(self):
+        Producer.alive.append(self)
         dl = importlib.import_module("dlpack_ctypes")
         self.dl = dl
         self.deleted = 0

@@ -4,8 +4,12 @@
 # shared rules of protocol.py, which it uses. Its import lines join the
 # module's import block; the rest is copied verbatim.
 import ctypes
+import gc
 import math
+import os
 import struct
+import sys
+import threading
 
 # The hot paths read and write a whole managed struct with one precompiled
 # struct.Struct (built from the ctypes offsets) rather than field by field:
@@ -15,16 +19,22 @@ _py = ctypes.pythonapi
 _P = "Q" if _POINTER_SIZE == 8 else "I"
 
 
+def _api(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
+
+
+_raw_malloc = _api("PyMem_RawMalloc", ctypes.c_void_p, ctypes.c_size_t)
+_raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
+
+
 def _permanent_cstring(text):
     """A NUL-terminated copy of text that is never freed: capsules keep a
     pointer to their name, and may outlive this module's globals."""
-    raw = text.encode()
-    _py.PyMem_RawMalloc.restype = ctypes.c_void_p
-    _py.PyMem_RawMalloc.argtypes = [ctypes.c_size_t]
-    addr = _py.PyMem_RawMalloc(len(raw) + 1)
+    raw = text.encode() + b"\0"
+    addr = _raw_malloc(len(raw))
     if not addr:
         raise MemoryError
-    ctypes.memmove(addr, raw + b"\0", len(raw) + 1)
+    ctypes.memmove(addr, raw, len(raw))
     return addr
 
 
@@ -36,21 +46,15 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
 _USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
-
-def _api(name, restype, *argtypes):
-    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
-
-
 _capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
 _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-# The destructor sees a capsule whose reference count is already zero: it
-# must not be wrapped in a Python object, so these take the raw address.
-_raw_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
-_raw_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
 _string_at = ctypes.string_at
+_memmove = ctypes.memmove
+_refcount = sys.getrefcount
 
 
 def _struct_of(ctype, fields):
@@ -70,8 +74,8 @@ def _struct_of(ctype, fields):
 
 
 _TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
-           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P), ("strides", _P),
-           ("byte_offset", "Q")]
+           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P),
+           ("strides", _P), ("byte_offset", "Q")]
 _VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
                         ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
                         [("dl_tensor." + p, c) for p, c in _TENSOR])
@@ -80,7 +84,6 @@ _LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
 _dims_structs = {}
-_buffer_types = {}
 
 
 def _dims(n):
@@ -104,34 +107,60 @@ def _call_deleter(fn, address):
     call(address)
 
 
-def _delete_unconsumed(capsule_addr):
-    # Only a capsule still carrying its original name owns its tensor; a
-    # consumer renames it to used_* when it takes the deleter over.
-    if _raw_is_valid(capsule_addr, _VNAME):
-        address = _raw_get_pointer(capsule_addr, _VNAME)
-        deleter = _VERSIONED.unpack_from(_string_at(address, _VSIZE))[3]
-    elif _raw_is_valid(capsule_addr, _NAME):
-        address = _raw_get_pointer(capsule_addr, _NAME)
-        deleter = _LEGACY.unpack_from(_string_at(address, _LSIZE))[-1]
-    else:
-        return
-    if deleter:
-        _call_deleter(deleter, address)
+# --- Exports without callbacks --------------------------------------------------
+#
+# A Python function behind a ctypes callback cannot keep a foreign exception:
+# consumers drop capsules and call deleters with their own error set (NumPy
+# refusing a dtype, Paddle), and CPython turns any Python code run then into a
+# SystemError and loses that error. So no Python code runs when a consumer is
+# done with an export. Its capsule has no destructor, and its deleter is the C
+# library's time(): a C function that needs no GIL, cannot fail, and writes
+# the clock over the first word of the managed struct, which this module
+# allocated and owns. The struct is raw memory that outlives the interpreter,
+# so a late deleter call is harmless. _sweep() frees what is done: an export
+# whose capsule only this module still holds and still carries its unused
+# name (dropped unconsumed), or whose first word changed (deleted). It runs
+# after garbage collections and whenever the number of exports has doubled.
 
-
-_capsule_destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_delete_unconsumed)
-_CAPSULE_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
-
-# Exports alive until their deleter runs, by struct address.
+_libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
+_EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# Exports by struct address: [(tensor, its lease) kept alive, capsule or None once consumed,
+# the struct's first word as written, the capsule's unused name].
 _exports = {}
+_sweep_lock = threading.Lock()
+_SWEEP_MIN = 64
+_sweep_at = _SWEEP_MIN
 
 
-def _release_export(address):
-    _exports.pop(address, None)
+def _sweep():
+    """Frees the exports consumers are done with (see above)."""
+    global _sweep_at
+    if not _sweep_lock.acquire(blocking=False):
+        return  # a collection during a sweep: the running one covers it
+    try:
+        for address, entry in list(_exports.items()):
+            if entry[1] is not None:
+                if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
+                    continue
+                if _capsule_is_valid(entry[1], entry[3]):  # dropped unconsumed
+                    del _exports[address]
+                    _raw_free(address)
+                    continue
+                entry[1] = None  # consumed: its consumer will call the deleter
+            if _string_at(address, len(entry[2])) != entry[2]:
+                del _exports[address]
+                _raw_free(address)
+        _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
+    finally:
+        _sweep_lock.release()
 
 
-_export_deleter = _Deleter(_release_export)
-_EXPORT_DELETER = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+def _sweep_after_collection(phase, info):
+    if phase == "stop" and _exports:
+        _sweep()
+
+
+gc.callbacks.append(_sweep_after_collection)
 
 
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
@@ -177,7 +206,7 @@ class Tensor:
     framework owns (from_pointer, from_buffer)."""
 
     __slots__ = ("_keep", "_on_stream", "shape", "strides", "_code", "_bits", "_lanes", "_dev_type", "_dev_id",
-                 "readonly", "copied", "byte_offset", "_data", "__weakref__")
+                 "readonly", "copied", "_padded", "byte_offset", "_data", "__weakref__")
 
     def __init__(self):
         raise TypeError("use from_dlpack(), from_pointer() or from_buffer() to make a Tensor")
@@ -206,6 +235,12 @@ class Tensor:
     @property
     def _itemsize(self):
         return (self._bits * self._lanes + 7) // 8
+
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return _nbytes(self.size, self._bits, self._lanes, self._padded)
 
     @property
     def data_ptr(self):
@@ -246,7 +281,7 @@ class Tensor:
         self._check_open()
         kind = _TYPESTR.get(self._code)
         if kind is None or self._lanes != 1 or self._bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
         return {
@@ -261,8 +296,8 @@ class Tensor:
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_open()
         fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
-        if fmt is None or self._lanes != 1:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+        if fmt is None or self._lanes != 1 or self._bits % 8:
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
@@ -284,8 +319,8 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, stream,
-                                         max_version, dl_device, copy)
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, self._padded,
+                                         stream, max_version, dl_device, copy)
         if stream is not None and self._on_stream is not None:
             self._on_stream(stream)
         source = _private_copy(self) if copy else self
@@ -312,10 +347,11 @@ def _adopt(address, versioned, readonly):
                                   % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
             t.readonly = _readonly_import(flags, readonly)
             t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
+            t._padded = bool(flags & _SUBBYTE_PADDED)
         else:
             minor = None
             t.readonly = _readonly_import(0, readonly)  # a legacy tensor carries no flag: writable
-            t.copied = False
+            t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
             raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
         if ndim:
@@ -361,13 +397,15 @@ def _adopt(address, versioned, readonly):
 def _copy_contiguous(t):
     """A bytearray holding t's elements in C order."""
     itemsize = t._itemsize
-    out = bytearray(t.size * itemsize)
+    out = bytearray(t.nbytes)
     if not out:
         return out
     dst = (ctypes.c_char * len(out)).from_buffer(out)
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
+    if not (t._padded or t._bits * t._lanes % 8 == 0):
+        raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
     inner = t.shape[-1]
     inner_stride = t.strides[-1] * itemsize
@@ -403,41 +441,42 @@ def _private_copy(t):
     c._keep, c._on_stream = _Lease(owner=(buf, storage)), None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
-    c.readonly, c.copied, c.byte_offset = False, True, 0
+    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; the struct lives in memory this module owns
-    and keeps t alive until the consumer calls the deleter."""
+    """Wraps t in a new capsule; the struct lives in raw memory this module
+    owns, and t stays alive until the sweep finds the export done."""
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
-    size = head + 16 * ndim
-    buffer_type = _buffer_types.get(size)
-    if buffer_type is None:
-        buffer_type = _buffer_types[size] = ctypes.c_char * size
-    buf = buffer_type()
-    address = ctypes.addressof(buf)
+    address = _raw_malloc(head + 16 * ndim)
+    if not address:
+        raise MemoryError
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(buf, 0, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER, flags,
-                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p,
-                             t.byte_offset)
+        packed = _VERSIONED.pack(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER,
+                                 flags, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                                 t._lanes, shape_p, strides_p, t.byte_offset)
         name = _VNAME
     else:
-        _LEGACY.pack_into(buf, 0, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p,
-                          strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        packed = _LEGACY.pack(t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
+                              shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim).pack_into(buf, head, *t.shape, *t.strides)
-    _exports[address] = (buf, t, t._keep)  # the lease, even if t is closed first
+        packed += _dims(2 * ndim).pack(*t.shape, *t.strides)
+    _memmove(address, packed, len(packed))
     try:
-        return _capsule_new(address, name, _CAPSULE_DESTRUCTOR)
+        capsule = _capsule_new(address, name, None)
     except BaseException:
-        _exports.pop(address, None)
+        _raw_free(address)
         raise
+    _exports[address] = [(t, t._keep), capsule, packed[:8], name]  # the lease, even if t is closed first
+    if len(_exports) >= _sweep_at:
+        _sweep()
+    return capsule
 
 
 # --- Producers: memory a framework owns ----------------------------------------
@@ -463,7 +502,7 @@ def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly,
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
     t._dev_type, t._dev_id = device
-    t.readonly, t.copied = readonly, False
+    t.readonly, t.copied, t._padded = readonly, False, False
     return t
 
 

@@ -32,6 +32,7 @@ cdef class Tensor:
     cdef void _free(self) noexcept
     cdef int _check_open(self) except -1
     cdef int64_t _size(self) noexcept
+    cdef int64_t _nbytes(self) noexcept
     cdef bint _contiguous(self) noexcept
 
 

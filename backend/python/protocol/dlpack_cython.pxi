@@ -7,6 +7,7 @@
 # Its import lines join the module's import block; the rest is copied verbatim.
 cimport cython
 cimport dlpack
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New, PyCapsule_SetName
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
@@ -118,6 +119,11 @@ cdef bint _host_accessible(int device_type) noexcept:
 
 cdef inline bint _readonly(Tensor t) noexcept:
     return (t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+
+
+cdef inline bint _padded(Tensor t) noexcept:
+    """Sub-byte elements padded to whole bytes (DLPack >= 1.1's flag)."""
+    return (t.flags & _C_SUBBYTE_PADDED) != 0
 
 
 cdef inline char* _first(Tensor t) noexcept nogil:
@@ -267,9 +273,11 @@ cdef class Tensor:
         self._check_open()
         if not _host_accessible(self.dltensor.device.device_type):
             raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
-        fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize) if self.dltensor.dtype.lanes == 1 else NULL
+        fmt = NULL
+        if self.dltensor.dtype.lanes == 1 and self.dltensor.dtype.bits % 8 == 0:
+            fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize)
         if fmt == NULL:
-            raise BufferError("dtype %r has no buffer format" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         if flags & PyBUF_WRITABLE and _readonly(self):
             raise BufferError("the tensor is read-only")
         if (flags & PyBUF_STRIDES) != PyBUF_STRIDES and not self._contiguous():
@@ -295,16 +303,32 @@ cdef class Tensor:
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self.dltensor.dtype.code)
         if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:
-            raise AttributeError("dtype %r has no NumPy equivalent" % (self.dtype,))
+            raise BufferError(_NO_BUFFER % (self.dtype,))
         order = "|" if self._itemsize == 1 else "<"
         return {"version": 3, "shape": self.shape, "typestr": "%s%s%d" % (order, kind, self._itemsize),
                 "data": (self.data_ptr, _readonly(self)),
                 "strides": tuple(s * self._itemsize for s in self.strides)}
 
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy; sub-byte elements are packed unless the
+        producer flagged them padded."""
+        return self._nbytes()
+
+    cdef int64_t _nbytes(self) noexcept:
+        cdef int64_t width = self.dltensor.dtype.bits * self.dltensor.dtype.lanes
+        if _padded(self) or width % 8 == 0:
+            return self._size() * self._itemsize
+        return (self._size() * width + 7) // 8
+
     def tobytes(self):
-        """The elements in C order, as bytes (a copy)."""
+        """The elements in C order, as bytes (a copy), for every dtype."""
+        cdef Tensor c
         self._check_open()
-        return bytes(memoryview(_private_copy(self)))
+        if not _host_accessible(self.dltensor.device.device_type):
+            raise BufferError("cannot read memory on device %r" % (self.device,))
+        c = self if self._contiguous() else _private_copy(self)
+        return PyBytes_FromStringAndSize(_first(c), c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
@@ -314,8 +338,8 @@ cdef class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
         self._check_open()
-        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id), _readonly(self),
-                                         stream, max_version, dl_device, copy)
+        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
+                                         _readonly(self), _padded(self), stream, max_version, dl_device, copy)
         if stream is not None and self._on_stream is not None:
             self._on_stream(stream)
         if copy:
@@ -427,7 +451,8 @@ cdef Tensor _adopt(void* address, bint versioned, object readonly):
             if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
                 raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
                                   % (mv.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED), readonly)
+            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
+                                                | _C_SUBBYTE_PADDED), readonly)
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
         else:
             ml = <DLManagedTensor*>address
@@ -459,6 +484,7 @@ cdef Tensor _private_copy(Tensor t):
     """A writable, contiguous CPU copy of t that owns its memory."""
     cdef Tensor c = _new_tensor()
     cdef int64_t n = t._size()
+    cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
     t._check_open()
     if not _host_accessible(t.dltensor.device.device_type):
@@ -467,12 +493,16 @@ cdef Tensor _private_copy(Tensor t):
     c.dltensor.device.device_type = dlpack.kDLCPU
     c.dltensor.device.device_id = 0
     c._itemsize = t._itemsize
-    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
-    c._owned = malloc(n * t._itemsize if n else 1)
+    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | (t.flags & _C_SUBBYTE_PADDED)
+    c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
     c.dltensor.data = c._owned
-    if n:
+    if n and t._contiguous():
+        memcpy(c._owned, _first(t), nbytes)
+    elif n:
+        if not _padded(t) and (t.dltensor.dtype.bits * t.dltensor.dtype.lanes) % 8:
+            raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
             _copy_strided(<char*>c._owned, _first(t), t.dltensor.ndim, t._dims, t._dims + t.dltensor.ndim, t._itemsize, &pos)
     _set_dims(c, t.dltensor.ndim, t._dims, NULL)

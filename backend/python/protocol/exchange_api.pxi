@@ -8,6 +8,8 @@
 from cpython.object cimport PyTypeObject
 from dlpack cimport DLPackCurrentWorkStream, DLPackDLTensorFromPyObjectNoSync, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackManagedTensorAllocator, DLPackManagedTensorFromPyObjectNoSync, DLPackManagedTensorToPyObjectNoSync
 from libc.stdint cimport int32_t
+from cpython.exc cimport PyErr_NormalizeException, PyErr_SetObject
+from cpython.ref cimport Py_XDECREF
 from libc.stdlib cimport calloc
 
 cdef extern from "Python.h":
@@ -16,67 +18,123 @@ cdef extern from "Python.h":
     void PyType_Modified(PyTypeObject*)
     ctypedef struct _TypeDict "PyTypeObject":
         PyObject* tp_dict
+    void PyException_SetTraceback(PyObject* ex, PyObject* tb)
 
 
 # --- The C exchange API: producer ----------------------------------------------
 
+# Each entry is called from C, maybe with the caller's own exception pending
+# (Paddle does that): it sets that exception aside, does its work, and gives
+# it back; if the entry fails, its error carries it as __context__.
+
+cdef struct _Pending:
+    PyObject* type
+    PyObject* value
+    PyObject* traceback
+
+
+cdef inline void _set_aside(_Pending* pending) noexcept:
+    PyErr_Fetch(&pending.type, &pending.value, &pending.traceback)
+
+
+cdef int _give_back(_Pending* pending, object error) noexcept:
+    """Ends an entry: 0 with the caller's exception restored, or -1 with
+    error set and the caller's exception as its context."""
+    if error is None:
+        PyErr_Restore(pending.type, pending.value, pending.traceback)
+        return 0
+    if pending.type != NULL:
+        PyErr_NormalizeException(&pending.type, &pending.value, &pending.traceback)
+        if pending.traceback != NULL:
+            PyException_SetTraceback(pending.value, pending.traceback)
+        error.__context__ = <object>pending.value
+        Py_XDECREF(pending.type)
+        Py_XDECREF(pending.value)
+        Py_XDECREF(pending.traceback)
+    PyErr_SetObject(type(error), error)
+    return -1
+
+
 cdef int _api_allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
                         void (*SetError)(void* error_ctx, const char* kind, const char* message) noexcept nogil) noexcept with gil:
-    cdef Tensor c
+    cdef _Pending pending
+    cdef int status = 0
+    _set_aside(&pending)
+    try:
+        _allocate(prototype, out)
+    except BaseException as e:
+        SetError(error_ctx, type(e).__name__.encode(), str(e).encode())
+        status = -1
+    _give_back(&pending, None)  # the error went to SetError
+    return status
+
+
+cdef int _allocate(DLTensor* prototype, DLManagedTensorVersioned** out) except -1:
+    cdef Tensor c = _new_tensor()
     cdef int64_t n = 1
     cdef int i
-    try:
-        c = _new_tensor()
-        if prototype.ndim < 0 or prototype.ndim > _MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
-            raise BufferError("invalid prototype shape")
-        for i in range(prototype.ndim):
-            if prototype.shape[i] < 0:
-                raise BufferError("negative extent in prototype")
-            n *= prototype.shape[i]
-        if not _host_accessible(prototype.device.device_type):
-            raise BufferError("this producer allocates CPU memory only")
-        c.dltensor.dtype = prototype.dtype
-        c.dltensor.device = prototype.device
-        c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
-        c._owned = calloc(n * c._itemsize if n else 1, 1)
-        if c._owned == NULL:
-            raise MemoryError()
-        c.dltensor.data = c._owned
-        _set_dims(c, prototype.ndim, prototype.shape, NULL)
-        out[0] = _export_versioned(c, 0)
-        return 0
-    except BaseException as e:
-        kind = type(e).__name__.encode()
-        message = str(e).encode()
-        SetError(error_ctx, kind, message)
-        return -1
+    if prototype.ndim < 0 or prototype.ndim > _MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
+        raise BufferError("invalid prototype shape")
+    for i in range(prototype.ndim):
+        if prototype.shape[i] < 0:
+            raise BufferError("negative extent in prototype")
+        n *= prototype.shape[i]
+    if not _host_accessible(prototype.device.device_type):
+        raise BufferError("this producer allocates CPU memory only")
+    c.dltensor.dtype = prototype.dtype
+    c.dltensor.device = prototype.device
+    c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
+    c._owned = calloc(n * c._itemsize if n else 1, 1)
+    if c._owned == NULL:
+        raise MemoryError()
+    c.dltensor.data = c._owned
+    _set_dims(c, prototype.ndim, prototype.shape, NULL)
+    out[0] = _export_versioned(c, 0)
+    return 0
 
 
-cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) except -1 with gil:
-    cdef object obj = <object>py_object
+cdef Tensor _our_tensor(object obj):
     if type(obj) is not Tensor:
         raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
     (<Tensor>obj)._check_open()
-    out[0] = _export_versioned(<Tensor>obj, (<Tensor>obj).flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
-    return 0
+    return <Tensor>obj
 
 
-cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) except -1 with gil:
-    cdef Tensor t = _adopt(<void*>tensor, True, None)
-    Py_INCREF(t)
-    out_py_object[0] = <void*>t
-    return 0
-
-
-cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) except -1 with gil:
-    cdef object obj = <object>py_object
+cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) noexcept with gil:
+    cdef _Pending pending
     cdef Tensor t
-    if type(obj) is not Tensor:
-        raise TypeError("expected a dlpack_cython.Tensor, got %s" % type(obj).__name__)
-    t = <Tensor>obj
-    t._check_open()
-    _fill(out, t, t._dims)  # borrows the tensor's own shape and strides
-    return 0
+    _set_aside(&pending)
+    try:
+        t = _our_tensor(<object>py_object)
+        out[0] = _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
+    except BaseException as e:
+        return _give_back(&pending, e)
+    return _give_back(&pending, None)
+
+
+cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) noexcept with gil:
+    cdef _Pending pending
+    cdef Tensor t
+    _set_aside(&pending)
+    try:
+        t = _adopt(<void*>tensor, True, None)
+        Py_INCREF(t)
+        out_py_object[0] = <void*>t
+    except BaseException as e:
+        return _give_back(&pending, e)
+    return _give_back(&pending, None)
+
+
+cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) noexcept with gil:
+    cdef _Pending pending
+    cdef Tensor t
+    _set_aside(&pending)
+    try:
+        t = _our_tensor(<object>py_object)
+        _fill(out, t, t._dims)  # borrows the tensor's own shape and strides
+    except BaseException as e:
+        return _give_back(&pending, e)
+    return _give_back(&pending, None)
 
 
 cdef int _api_current_work_stream(dlpack.DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:

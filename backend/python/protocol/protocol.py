@@ -1,7 +1,8 @@
 # The rules of the Python DLPack protocol, shared word for word by both
 # generated modules: dlgen places this code in dlpack_ctypes.py and in
 # dlpack_cython.pyx (which Cython compiles), after the generated declarations
-# it uses (DLDeviceType, DLPACK_MAJOR_VERSION, the flag constants). Its import
+# it uses (DLDeviceType, DLPACK_MAJOR_VERSION, the flag constants, and
+# _SUBBYTE_PADDED: the padded flag, or 0 in releases without it). Its import
 # lines join the module's import block; the rest is copied verbatim.
 from typing import NamedTuple
 
@@ -41,15 +42,33 @@ _CPU = Device(int(DLDeviceType.kDLCPU), 0)
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
 _MAX_NDIM = 64
+# np.asarray(t) and memoryview(t) on an element type that neither the buffer
+# protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
+# sub-byte integers, several lanes): a BufferError, never a silent 0-d
+# object array.
+_NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
+              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
-def _export_flags(device, readonly, stream, max_version, dl_device, copy):
+def _nbytes(size, bits, lanes, padded):
+    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
+    (float4, float6, int4, ...) are packed, as DLPack says, unless the
+    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
+    whole bytes, like every other element."""
+    width = bits * lanes
+    if padded or width % 8 == 0:
+        return size * ((width + 7) // 8)
+    return (size * width + 7) // 8
+
+
+def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0.
-    A stream is for devices that have streams; the tensor's on_stream
-    callback, if any, honours it."""
+    private copy must be exported, READ_ONLY for read-only data, else 0,
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
+    for devices that have streams; the tensor's on_stream callback, if any,
+    honours it."""
     if stream is not None and device[0] in _HOST_ACCESSIBLE:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
@@ -61,9 +80,13 @@ def _export_flags(device, readonly, stream, max_version, dl_device, copy):
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
                           "which has no read-only flag")
+    if padded and not versioned:
+        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
+                          "which has no flag to say so")
+    flags = _SUBBYTE_PADDED if padded else 0
     if copy:
-        return versioned, DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
 
 
 def _readonly_import(flags, readonly):

@@ -9,7 +9,7 @@
 #   dltensor  the DLTensor: data, device, ndim, dtype, shape and strides (in
 #             elements; never NULL when ndim > 0), byte_offset. &t.dltensor
 #             can go to C code that reads a DLTensor*.
-#   flags     DLPACK_FLAG_BITMASK_READ_ONLY and DLPACK_FLAG_BITMASK_IS_COPIED
+#   flags     DLPACK_FLAG_BITMASK_READ_ONLY, _IS_COPIED, _IS_SUBBYTE_TYPE_PADDED
 # The functions need the GIL. The deleters of everything a Tensor exports
 # may be called from any thread, holding the GIL or not.
 cimport cython
@@ -45,6 +45,7 @@ cdef class Tensor:
     cdef void _free(self) noexcept
     cdef int _check_open(self) except -1
     cdef int64_t _size(self) noexcept
+    cdef int64_t _nbytes(self) noexcept
     cdef bint _contiguous(self) noexcept
 
 
