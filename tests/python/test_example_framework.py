@@ -2,6 +2,7 @@
 current (dlgen -check), it builds as its README says (libfill with gcc, the
 Cython modules with cythonize, no warnings), and its own tests pass."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,3 +46,27 @@ def test_example_framework(tmp_path):
                        cwd=build, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
     assert " passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-2000:]
+
+
+def test_line_counts_the_readme_quotes_are_true():
+    """Each "# --- DLPack ...: N lines ---" marker counts the code lines
+    (neither blank nor comment) up to the next marker."""
+    counted = {}
+    for name in ("pure/pyarray.py", "cython/cyarray.pyx"):
+        section = None
+        with open(os.path.join(EXAMPLE, name)) as f:
+            for line in f:
+                marker = re.match(r"\s*# --- ([^:]*)(?:: (\d+) lines)? ---$", line)  # or "end of DLPack"
+                if marker:
+                    section = (name, marker.group(1), int(marker.group(2) or 0)) if marker.group(2) else None
+                    counted[section] = 0
+                elif section and line.strip() and not line.strip().startswith("#"):
+                    counted[section] += 1
+    counted.pop(None, None)
+    assert len(counted) == 5
+    for (name, what, claimed), lines in counted.items():
+        assert lines == claimed, (name, what)
+    with open(os.path.join(EXAMPLE, "README.md")) as f:
+        readme = f.read()
+    for (name, what, claimed) in counted:
+        assert "| %s | %s | %d |" % (name, what, claimed) in readme, (name, what)

@@ -74,7 +74,7 @@ cdef class Array:
         cdef DLTensor* dl_tensor = &self.tensor.dltensor
         return fill_sum(<float*>(<char*>dl_tensor.data + dl_tensor.byte_offset), dl_tensor.shape[0], dl_tensor.strides[0])
 
-    # --- DLPack producer: 6 lines (and the exchange API entries below) -------
+    # --- DLPack producer: 5 lines ---
     __dlpack_c_exchange_api__ = dl.exchange_api(<void*>_managed_from_array, <void*>_array_from_managed)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -83,7 +83,7 @@ cdef class Array:
     def __dlpack_device__(self):
         return self.tensor.__dlpack_device__()
 
-    # --- DLPack consumer: 7 lines ---------------------------------------------
+    # --- DLPack consumer: 7 lines ---
     @classmethod
     def from_dlpack(cls, x, /, *, copy=None):
         cdef Array a = cls.__new__(cls)
@@ -93,7 +93,7 @@ cdef class Array:
         return a
 
 
-# --- The C exchange API: 11 lines ---------------------------------------------
+# --- DLPack both ways, the C exchange API's entries: 9 lines ---
 cdef int _managed_from_array(void* array, DLManagedTensorVersioned** out) except -1 with gil:
     out[0] = dl.tensor_to_managed((<Array>array).tensor)
     return 0
@@ -105,5 +105,4 @@ cdef int _array_from_managed(DLManagedTensorVersioned* managed, void** out) exce
     Py_INCREF(a)
     out[0] = <void*>a
     return 0
-
-
+# --- end of DLPack ---

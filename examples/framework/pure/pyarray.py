@@ -59,7 +59,7 @@ class Array:
         """libfill reads the memory, whoever wrote it (1-d arrays)."""
         return lib.fill_sum(self.address, self.shape[0], self.strides[0])
 
-    # --- DLPack producer: 6 lines ------------------------------------------
+    # --- DLPack producer: 6 lines ---
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         t = dl.from_pointer(self.address, self.shape, "float32", strides=self.strides, owner=self.memory,
                             readonly=self.readonly)
@@ -68,7 +68,7 @@ class Array:
     def __dlpack_device__(self):
         return (dl.DLDeviceType.kDLCPU, 0)
 
-    # --- DLPack consumer: 10 lines -----------------------------------------
+    # --- DLPack consumer: 9 lines ---
     @classmethod
     def from_dlpack(cls, x, /, *, copy=None):
         t = dl.from_dlpack(x, copy=copy)  # validated; t owns the producer's tensor
@@ -78,3 +78,4 @@ class Array:
         a.memory = t  # the producer's memory lives as long as a (and a's own exports)
         a.address, a.shape, a.strides, a.readonly = t.data_ptr, t.shape, t.strides, t.readonly
         return a
+    # --- end of DLPack ---
