@@ -36,7 +36,7 @@ const Dir = "python"
 // HeaderPath is where the C header the Cython module includes goes.
 const HeaderPath = Dir + "/dlpack/dlpack.h"
 
-//go:embed protocol
+//go:embed protocol/*.py protocol/*.pxi protocol/*.pxd
 var protocol embed.FS
 
 // Backend is the Python backend.
@@ -117,8 +117,15 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 		body.WriteString("\n\n" + rest)
 	}
 	view.Imports = importBlock(imports)
+	view.All = m.declared(o.cython)
+	if strings.HasSuffix(o.path, ".pyi") && m.Major > 0 {
+		view.All = append(view.All, protocolNames...)
+		if o.cython {
+			view.All = append(view.All, "to_type")
+		}
+	}
 	view.Body = strings.TrimRight(body.String(), "\n")
-	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr})
+	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr, "pylist": pylist})
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +134,64 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 		return nil, fmt.Errorf("python backend: %s: %w", o.path, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// protocolNames are the public names the hand-written sources add to a
+// module's __all__ (each with `__all__ += [...]`); the stubs, which declare
+// them, list them too. mypy's stubtest, in the test suite, compares both.
+var protocolNames = []string{"DTYPE_NAMES", "DataType", "Device", "Tensor", "from_buffer", "from_dlpack",
+	"from_managed", "from_pointer", "to_managed"}
+
+// declared lists the public names of the generated declarations: the
+// Cython module has no ctypes structs or function types.
+func (m *module) declared(cython bool) []string {
+	names := []string{"DLPACK_VERSION_STRING"}
+	for _, c := range m.Constants {
+		names = append(names, c.Name)
+	}
+	for _, e := range m.Enums {
+		names = append(names, e.Name)
+	}
+	if !cython {
+		for _, s := range m.Structs {
+			names = append(names, s.Name)
+		}
+		for _, f := range m.FuncTypes {
+			names = append(names, f.Name)
+		}
+	}
+	for _, c := range m.Capsules {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// pylist renders `name = [...]`, one quoted item per line, in the order
+// ruff's RUF022 wants for __all__: CONSTANTS, then Classes, then the rest.
+func pylist(name string, items []string) string {
+	class := func(s string) int {
+		switch {
+		case strings.ToUpper(s) == s:
+			return 0
+		case s[:1] == strings.ToUpper(s[:1]):
+			return 1
+		}
+		return 2
+	}
+	items = append([]string(nil), items...)
+	sort.SliceStable(items, func(i, j int) bool {
+		if ci, cj := class(items[i]), class(items[j]); ci != cj {
+			return ci < cj
+		}
+		return items[i] < items[j]
+	})
+	var b strings.Builder
+	b.WriteString(name + " = [\n")
+	for _, it := range items {
+		b.WriteString("    " + pystr(it) + ",\n")
+	}
+	b.WriteString("]")
+	return b.String()
 }
 
 // splitSource separates a hand-written source into its import statements
@@ -232,6 +297,7 @@ type module struct {
 	CythonDecls             []string // the body of the .pxd's extern block
 	Cython                  bool     // rendering the Cython module's files
 	Imports, Body           string   // the import block and the hand-written sources
+	All                     []string // the module's __all__ before the hand-written sources add theirs
 	Names                   string   // the Python-level declarations both modules share
 	SubbytePadded           string   // the padded-sub-byte flag's name, "" before DLPack 1.1
 }
@@ -341,7 +407,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Name, err)
 			}
-			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: t})
+			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: wrapCall(d.Name+" = ", t)})
 		}
 		m.CythonDecls = append(m.CythonDecls, cythonDecl(d))
 	}
@@ -449,6 +515,33 @@ func ctype(t *ir.Type) (string, error) {
 		return t.Name, nil
 	}
 	return "", fmt.Errorf("no ctypes type for %s", t.Name)
+}
+
+// wrapCall breaks a call expression that would not fit in 100 columns
+// after prefix into one argument per line. Its arguments are split at the
+// top-level commas only.
+func wrapCall(prefix, call string) string {
+	open := strings.Index(call, "(")
+	if len(prefix)+len(call) <= 100 || open < 0 || !strings.HasSuffix(call, ")") {
+		return call
+	}
+	var args []string
+	depth, start := 0, open+1
+	for i := open + 1; i < len(call)-1; i++ {
+		switch call[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, strings.TrimSpace(call[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	args = append(args, strings.TrimSpace(call[start:len(call)-1]))
+	return call[:open+1] + "\n    " + strings.Join(args, ",\n    ") + ",\n)"
 }
 
 // comment renders doc as # lines at indent.

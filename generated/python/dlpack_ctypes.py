@@ -40,6 +40,34 @@ import sys
 import threading
 from typing import NamedTuple
 
+__all__ = [
+    "CAPSULE_NAME",
+    "DLPACK_FLAG_BITMASK_IS_COPIED",
+    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+    "DLPACK_FLAG_BITMASK_READ_ONLY",
+    "DLPACK_MAJOR_VERSION",
+    "DLPACK_MINOR_VERSION",
+    "DLPACK_VERSION_STRING",
+    "USED_CAPSULE_NAME",
+    "USED_VERSIONED_CAPSULE_NAME",
+    "VERSIONED_CAPSULE_NAME",
+    "DLDataType",
+    "DLDataTypeCode",
+    "DLDevice",
+    "DLDeviceType",
+    "DLManagedTensor",
+    "DLManagedTensorVersioned",
+    "DLPackCurrentWorkStream",
+    "DLPackDLTensorFromPyObjectNoSync",
+    "DLPackExchangeAPI",
+    "DLPackExchangeAPIHeader",
+    "DLPackManagedTensorAllocator",
+    "DLPackManagedTensorFromPyObjectNoSync",
+    "DLPackManagedTensorToPyObjectNoSync",
+    "DLPackVersion",
+    "DLTensor",
+]
+
 DLPACK_VERSION_STRING = "1.3"
 
 # Major version of this header. A consumer that meets a tensor of another major
@@ -247,21 +275,44 @@ class DLPackExchangeAPI(ctypes.Structure):
 # Asks the producer to allocate a new tensor like prototype (dtype, ndim, shape
 # and device are read). Returns 0 and sets *out, or returns -1 after calling
 # SetError(error_ctx, kind, message). Never throws.
-DLPackManagedTensorAllocator = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)), ctypes.c_void_p, ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p))
+DLPackManagedTensorAllocator = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.POINTER(DLTensor),
+    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
+    ctypes.c_void_p,
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p),
+)
 # Exports a Python object of the producer's type as an owned versioned tensor
 # without any stream synchronisation. Returns 0, or -1 with a Python exception
 # set.
-DLPackManagedTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
+DLPackManagedTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
+)
 # Fills a caller-provided DLTensor that borrows from a Python object, valid only
 # until control returns to the producer. Returns 0, or -1 with a Python
 # exception set.
-DLPackDLTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
+DLPackDLTensorFromPyObjectNoSync = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.POINTER(DLTensor),
+)
 # Reports the producer's current work stream for a device (NULL for CPU).
 # Returns 0, or -1 with a Python exception set.
-DLPackCurrentWorkStream = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+DLPackCurrentWorkStream = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_int32,
+    ctypes.c_int32,
+    ctypes.POINTER(ctypes.c_void_p),
+)
 # Wraps an owned versioned tensor (ownership passes to the callee) in a Python
 # object of the producer's type. Returns 0, or -1 with a Python exception set.
-DLPackManagedTensorToPyObjectNoSync = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.c_void_p))
+DLPackManagedTensorToPyObjectNoSync = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.POINTER(DLManagedTensorVersioned),
+    ctypes.POINTER(ctypes.c_void_p),
+)
 
 DLPackVersion._fields_ = [
     ("major", ctypes.c_uint32),
@@ -404,11 +455,14 @@ def _check_layout():
         got = ctypes.sizeof(ctype) if name is None else getattr(ctype, name).offset
         if got != want:
             what = ctype.__name__ + ("." + name if name else "")
-            raise ImportError("dlpack_ctypes: %s is %d bytes/offset here, the C ABI says %d"
-                              % (what, got, want))
+            raise ImportError(f"dlpack_ctypes: {what} is {got} bytes/offset here, "
+                              f"the C ABI says {want}")
 
 
 _check_layout()
+
+
+__all__ += ["DataType", "Device"]
 
 
 class DataType(NamedTuple):
@@ -427,7 +481,7 @@ class DataType(NamedTuple):
     def name(self):
         """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
         argument accepts); "code:bits:lanes" for a type without one."""
-        return _NAME_BY_DTYPE.get(self) or "%d:%d:%d" % self
+        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
 
 
 class Device(NamedTuple):
@@ -451,7 +505,7 @@ _MAX_NDIM = 64
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
-              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
+              "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
@@ -479,7 +533,7 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
-            raise BufferError("cannot export to device %r" % (dl_device,))
+            raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -509,14 +563,14 @@ def _readonly_import(flags, readonly):
 def _check_placement(device):
     """from_dlpack(device=...) may only name the CPU."""
     if device is not None and tuple(device) != _CPU:
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
 
 
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
     if not hasattr(x, "__dlpack__"):
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
     try:
         if copy is None and device is None:
             return x.__dlpack__(max_version=_MAX_VERSION)
@@ -540,7 +594,7 @@ def _request_host_copy(x, copy):
         return x.__dlpack__(**kwargs)
     except (TypeError, BufferError, ValueError, NotImplementedError) as e:
         raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
+                          f"cannot copy it to the CPU: {e}") from e
 
 
 def _request_managed(x, versioned):
@@ -581,6 +635,7 @@ _NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
 _KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
 _NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
 DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+__all__ += ["DTYPE_NAMES"]
 
 
 def _data_type(dtype):
@@ -588,27 +643,28 @@ def _data_type(dtype):
     if type(dtype) is str:
         found = _DTYPE_BY_NAME.get(dtype)
         if found is None:
-            raise ValueError("unknown dtype name %r; known: %s" % (dtype, ", ".join(DTYPE_NAMES)))
+            known = ", ".join(DTYPE_NAMES)
+            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
         return found
     if not isinstance(dtype, tuple) or len(dtype) != 3:
-        raise TypeError("dtype must be a name such as 'float32' or a DataType, not %r" % (dtype,))
+        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
     code, bits, lanes = (operator.index(v) for v in dtype)
     if code not in _NAMED_CODES:
-        raise ValueError("unknown or opaque DLDataTypeCode %d" % code)
+        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
     if not 0 < bits < 256 or not 0 < lanes < 65536:
-        raise ValueError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
     return DataType(code, bits, lanes)
 
 
 def _device_arg(device):
     """A device argument: (device_type, device_id) of a known type."""
     if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError("device must be a (device_type, device_id) tuple, not %r" % (device,))
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
     device_type, device_id = operator.index(device[0]), operator.index(device[1])
     if device_type not in _KNOWN_DEVICES:
-        raise ValueError("unknown DLDeviceType %d" % device_type)
+        raise ValueError(f"unknown DLDeviceType {device_type}")
     if not -(1 << 31) <= device_id < 1 << 31:
-        raise ValueError("device_id %d does not fit int32" % device_id)
+        raise ValueError(f"device_id {device_id} does not fit int32")
     return Device(device_type, device_id)
 
 
@@ -625,10 +681,10 @@ def _format_dtype(fmt, itemsize):
     """The DataType of a buffer's elements, from its format and itemsize."""
     kind = fmt[1:] if fmt[:1] in "@=<>!" else fmt
     if fmt[:1] in "<>!" and fmt[:1] not in _NATIVE_ORDER and itemsize > 1:
-        raise BufferError("buffer format %r is not in this machine's byte order" % fmt)
+        raise BufferError(f"buffer format {fmt!r} is not in this machine's byte order")
     code = _FORMAT_CODES.get(kind)
     if code is None:
-        raise BufferError("buffer format %r has no DLPack dtype" % fmt)
+        raise BufferError(f"buffer format {fmt!r} has no DLPack dtype")
     return DataType(code, 8 * itemsize, 1)
 
 
@@ -638,7 +694,8 @@ def _element_strides(byte_strides, itemsize):
     strides = []
     for s in byte_strides:
         if s % itemsize:
-            raise BufferError("stride of %d bytes is not a whole number of %d-byte elements" % (s, itemsize))
+            raise BufferError(f"stride of {s} bytes is not a whole number of "
+                              f"{itemsize}-byte elements")
         strides.append(s // itemsize)
     return tuple(strides)
 
@@ -678,9 +735,11 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
 _USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
-_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_void_p)
 _capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                            ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
@@ -699,7 +758,7 @@ def _struct_of(ctype, fields):
             offset += getattr(t, name).offset
             t = dict(t._fields_)[name]
         if offset > pos:
-            fmt += "%dx" % (offset - pos)
+            fmt += f"{offset - pos}x"
         fmt += code
         pos = offset + struct.calcsize("=" + code)
     return struct.Struct(fmt)
@@ -721,7 +780,7 @@ _dims_structs = {}
 def _dims(n):
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = struct.Struct("=%dq" % n)
+        s = _dims_structs[n] = struct.Struct(f"={n}q")
     return s
 
 
@@ -748,24 +807,55 @@ def _call_deleter(fn, address):
 # done with an export. Its capsule has no destructor, and its deleter is the C
 # library's time(): a C function that needs no GIL, cannot fail, and writes
 # the clock over the first word of the managed struct, which this module
-# allocated and owns. The struct is raw memory that outlives the interpreter,
-# so a late deleter call is harmless. _sweep() frees what is done: an export
-# whose capsule only this module still holds and still carries its unused
-# name (dropped unconsumed), or whose first word changed (deleted). It runs
-# after garbage collections and whenever the number of exports has doubled.
+# owns. The structs live in slots of raw memory that is never given back to
+# the system, so a late deleter call is harmless, even after the interpreter
+# has gone. _sweep() takes back what consumers are done with: an export whose
+# capsule only this module still holds and still carries its unused name
+# (dropped unconsumed), or whose first word changed (deleted). It runs after
+# garbage collections and whenever the number of exports has doubled.
 
 _libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
 _EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# A slot holds a managed struct with shape and strides of up to _SLOT_NDIM
+# dimensions; larger exports get raw memory of their own.
+_SLOT_NDIM = 8
+_SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
+_ARENA_SLOTS = 128
+_free_slots = []  # (address, bytes view, words view, offset) of unused slots
 # Exports by struct address: [(tensor, its lease) kept alive, capsule or None once consumed,
-# the struct's first word as written, the capsule's unused name].
+# the struct's first word as written, the capsule's unused name, slot or None].
 _exports = {}
 _sweep_lock = threading.Lock()
 _SWEEP_MIN = 64
 _sweep_at = _SWEEP_MIN
 
 
+def _new_arena():
+    size = _SLOT * _ARENA_SLOTS
+    base = _raw_malloc(size)
+    if not base:
+        raise MemoryError
+    view = (ctypes.c_char * size).from_address(base)
+    words = memoryview(view).cast("B").cast("Q")
+    _free_slots.extend((base + i * _SLOT, view, words, i * _SLOT) for i in range(_ARENA_SLOTS))
+
+
+def _first_word(address, slot):
+    if slot is not None:
+        return slot[2][slot[3] >> 3]
+    return int.from_bytes(_string_at(address, 8), "little")
+
+
+def _give_back(address, entry):
+    del _exports[address]
+    if entry[4] is not None:
+        _free_slots.append(entry[4])
+    else:
+        _raw_free(address)
+
+
 def _sweep():
-    """Frees the exports consumers are done with (see above)."""
+    """Takes back the exports consumers are done with (see above)."""
     global _sweep_at
     if not _sweep_lock.acquire(blocking=False):
         return  # a collection during a sweep: the running one covers it
@@ -774,14 +864,13 @@ def _sweep():
             if entry[1] is not None:
                 if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
                     continue
-                if _capsule_is_valid(entry[1], entry[3]):  # dropped unconsumed
-                    del _exports[address]
-                    _raw_free(address)
+                unmarked = _first_word(address, entry[4]) == entry[2]
+                if unmarked and _capsule_is_valid(entry[1], entry[3]):
+                    _give_back(address, entry)  # dropped unconsumed
                     continue
-                entry[1] = None  # consumed: its consumer will call the deleter
-            if _string_at(address, len(entry[2])) != entry[2]:
-                del _exports[address]
-                _raw_free(address)
+                entry[1] = None  # consumed: its consumer calls the deleter
+            if _first_word(address, entry[4]) != entry[2]:
+                _give_back(address, entry)
         _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
     finally:
         _sweep_lock.release()
@@ -796,11 +885,13 @@ gc.callbacks.append(_sweep_after_collection)
 
 
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
-            int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
-_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
-           ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
-           ("c", 16): "Zd", ("b", 1): "?"}
+_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
+            int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
+            int(DLDataTypeCode.kDLBool): "b"}
+_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B",
+           ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f",
+           ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
 
 
 def _contiguous_strides(shape):
@@ -823,13 +914,10 @@ class _Lease:
         self.address, self.deleter, self.owner, self.view = address, deleter, owner, view
 
     def __del__(self):
-        try:
-            if self.view is not None:
-                _buffer_release(ctypes.byref(self.view))
-            elif self.deleter:
-                _call_deleter(self.deleter, self.address)
-        except Exception:  # interpreter shutdown: nothing left to report to
-            pass
+        if self.view is not None:
+            _buffer_release(ctypes.byref(self.view))
+        elif self.deleter:
+            _call_deleter(self.deleter, self.address)
 
 
 class Tensor:
@@ -837,11 +925,12 @@ class Tensor:
     managed tensor until close()), a private copy, or a view of memory a
     framework owns (from_pointer, from_buffer)."""
 
-    __slots__ = ("_keep", "_on_stream", "shape", "strides", "_code", "_bits", "_lanes", "_dev_type", "_dev_id",
-                 "readonly", "copied", "_padded", "byte_offset", "_data", "__weakref__")
+    __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
+                 "_lanes", "_on_stream", "_padded", "byte_offset", "copied", "readonly", "shape",
+                 "strides")
 
     def __init__(self):
-        raise TypeError("use from_dlpack(), from_pointer() or from_buffer() to make a Tensor")
+        raise TypeError("use from_dlpack() to make a Tensor")
 
     # -- properties -----------------------------------------------------------
 
@@ -884,7 +973,9 @@ class Tensor:
         return self._keep is None
 
     def is_contiguous(self):
-        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, _contiguous_strides(self.shape), self.shape) if n != 1)
+        expected = _contiguous_strides(self.shape)
+        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
+                                     if n != 1)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
@@ -899,8 +990,8 @@ class Tensor:
         self.close()
 
     def __repr__(self):
-        return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
-            self.shape, self.strides, self.dtype, self.device, self.readonly)
+        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+                f"device={self.device!r}, readonly={self.readonly!r})")
 
     def _check_open(self):
         if self.closed:
@@ -919,7 +1010,7 @@ class Tensor:
         return {
             "version": 3,
             "shape": self.shape,
-            "typestr": "%s%s%d" % (order, kind, itemsize),
+            "typestr": f"{order}{kind}{itemsize}",
             "data": (self.data_ptr, self.readonly),
             "strides": tuple(s * itemsize for s in self.strides),
         }
@@ -951,8 +1042,8 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, self._padded,
-                                         stream, max_version, dl_device, copy)
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
+                                         self._padded, stream, max_version, dl_device, copy)
         if stream is not None and self._on_stream is not None:
             self._on_stream(stream)
         source = _private_copy(self) if copy else self
@@ -975,8 +1066,8 @@ def _adopt(address, versioned, readonly):
     try:
         if versioned:
             if major != DLPACK_MAJOR_VERSION:
-                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                                  % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+                raise BufferError(f"DLPack major version {major} is not supported (this module "
+                                  f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
             t.readonly = _readonly_import(flags, readonly)
             t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
             t._padded = bool(flags & _SUBBYTE_PADDED)
@@ -985,18 +1076,20 @@ def _adopt(address, versioned, readonly):
             t.readonly = _readonly_import(0, readonly)  # a legacy tensor carries no flag: writable
             t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
-            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+            raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
         if ndim:
             if not shape_p:
-                raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+                raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
                 both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
                 shape, strides_read = both[:ndim], both[ndim:]
             else:
                 shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
-                strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim)) if strides_p else None
+                strides_read = None
+                if strides_p:
+                    strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim))
             if min(shape) < 0:
-                raise BufferError("negative extent in shape %r" % (shape,))
+                raise BufferError(f"negative extent in shape {shape!r}")
             if strides_read is not None:
                 strides = strides_read
             elif minor is not None and minor >= 2:
@@ -1005,19 +1098,20 @@ def _adopt(address, versioned, readonly):
                 strides = _contiguous_strides(shape)
         else:
             shape = strides = ()
-        if code not in _KNOWN_CODES:
-            raise BufferError("unknown DLDataTypeCode %d" % code)
-        if code == DLDataTypeCode.kDLOpaqueHandle:
-            raise BufferError("opaque-handle tensors cannot be read")
+        if code not in _READABLE_CODES:
+            if code in _KNOWN_CODES:
+                raise BufferError("opaque-handle tensors cannot be read")
+            raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
-            raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
         if dev_type not in _HOST_ACCESSIBLE:
-            raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
+                                "from the CPU")
         size = math.prod(shape)
         if size and not data:
-            raise BufferError("data is NULL for a tensor of %d elements" % size)
+            raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
-            raise BufferError("tensor of %d elements overflows the address space" % size)
+            raise BufferError(f"tensor of {size} elements overflows the address space")
     except BaseException:
         t.close()
         raise
@@ -1066,46 +1160,56 @@ def _outer_indices(shape):
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
     if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError("cannot copy memory on device %r" % (t.device,))
+        raise BufferError(f"cannot copy memory on device {t.device!r}")
     buf = _copy_contiguous(t)
     c = Tensor.__new__(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._keep, c._on_stream = _Lease(owner=(buf, storage)), None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
-    c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
+    c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
+    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
     c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; the struct lives in raw memory this module
-    owns, and t stays alive until the sweep finds the export done."""
+    """Wraps t in a new capsule; the struct lives in memory this module owns,
+    and t stays alive until the sweep finds the export done."""
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
-    address = _raw_malloc(head + 16 * ndim)
-    if not address:
-        raise MemoryError
+    if ndim <= _SLOT_NDIM:
+        if not _free_slots:
+            _new_arena()
+        slot = _free_slots.pop()
+        address, view, offset = slot[0], slot[1], slot[3]
+    else:
+        slot, offset = None, 0
+        address = _raw_malloc(head + 16 * ndim)
+        if not address:
+            raise MemoryError
+        view = (ctypes.c_char * (head + 16 * ndim)).from_address(address)
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        packed = _VERSIONED.pack(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER,
-                                 flags, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                                 t._lanes, shape_p, strides_p, t.byte_offset)
+        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
+                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
+                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
         name = _VNAME
     else:
-        packed = _LEGACY.pack(t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
-                              shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        packed += _dims(2 * ndim).pack(*t.shape, *t.strides)
-    _memmove(address, packed, len(packed))
+        _dims(2 * ndim).pack_into(view, offset + head, *t.shape, *t.strides)
+    # The tensor's lease too: it must outlive the export even if t is closed first.
+    entry = [(t, t._keep), None, _first_word(address, slot), name, slot]
+    _exports[address] = entry
     try:
-        capsule = _capsule_new(address, name, None)
+        entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
-        _raw_free(address)
+        _give_back(address, entry)
         raise
-    _exports[address] = [(t, t._keep), capsule, packed[:8], name]  # the lease, even if t is closed first
     if len(_exports) >= _sweep_at:
         _sweep()
     return capsule
@@ -1119,12 +1223,13 @@ class _PyBuffer(ctypes.Structure):
     _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
                 ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
                 ("format", ctypes.c_char_p), ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
-                ("strides", ctypes.POINTER(ctypes.c_ssize_t)), ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)),
-                ("internal", ctypes.c_void_p)]
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)), ("internal", ctypes.c_void_p)]
 
 
 _PyBUF_WRITABLE, _PyBUF_RECORDS_RO = 0x0001, 0x001C  # RECORDS_RO: STRIDES | FORMAT
-_buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int)
+_buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.POINTER(_PyBuffer),
+                   ctypes.c_int)
 _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 
 
@@ -1143,35 +1248,35 @@ def _layout(address, shape, strides, byte_offset, itemsize):
     shape, strides, byte_offset) as ints and tuples of ints."""
     address = operator.index(address)
     if not 0 <= address < 1 << 64:
-        raise ValueError("address %d is not a pointer" % address)
+        raise ValueError(f"address {address} is not a pointer")
     shape = tuple(operator.index(n) for n in shape)
     if len(shape) > _MAX_NDIM:
-        raise ValueError("ndim %d is more than %d" % (len(shape), _MAX_NDIM))
+        raise ValueError(f"ndim {len(shape)} is more than {_MAX_NDIM}")
     size = 1
     for extent in shape:
         if extent < 0:
-            raise ValueError("negative extent in shape %r" % (shape,))
+            raise ValueError(f"negative extent in shape {shape!r}")
         size *= extent
     if size * itemsize >= 1 << 63:
-        raise ValueError("a tensor of shape %r overflows the address space" % (shape,))
+        raise ValueError(f"a tensor of shape {shape!r} overflows the address space")
     if strides is None:
         strides = _contiguous_strides(shape)
     else:
         strides = tuple(operator.index(s) for s in strides)
         if len(strides) != len(shape):
-            raise ValueError("%d strides for %d dimensions" % (len(strides), len(shape)))
+            raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
         if any(abs(s) * itemsize >= 1 << 63 for s in strides):
-            raise ValueError("a stride in %r overflows the address space" % (strides,))
+            raise ValueError(f"a stride in {strides!r} overflows the address space")
     byte_offset = operator.index(byte_offset)
     if not 0 <= byte_offset < 1 << 63:
-        raise ValueError("byte_offset %d is out of range" % byte_offset)
+        raise ValueError(f"byte_offset {byte_offset} is out of range")
     if size and not address:
-        raise ValueError("address is NULL for a tensor of %d elements" % size)
+        raise ValueError(f"address is NULL for a tensor of {size} elements")
     return address, shape, strides, byte_offset
 
 
-def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
-                 readonly=False, on_stream=None):
+def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
+                 owner=None, readonly=False, on_stream=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
     elements (None: C-contiguous), device as (device_type, device_id).
@@ -1183,12 +1288,13 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     work; a CPU tensor refuses a stream. Arguments are checked as an import
     is: ValueError or TypeError, and nothing is kept."""
     dtype = _data_type(dtype)
-    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset, dtype.itemsize)
+    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
+                                                   dtype.itemsize)
     device = _device_arg(device)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
-    return _new_view(_Lease(owner=owner), address, shape, strides, byte_offset, dtype, device, bool(readonly),
-                     on_stream)
+    return _new_view(_Lease(owner=owner), address, shape, strides, byte_offset, dtype, device,
+                     bool(readonly), on_stream)
 
 
 def from_buffer(obj, /, *, readonly=None):
@@ -1198,17 +1304,19 @@ def from_buffer(obj, /, *, readonly=None):
     or readonly=True; readonly=False insists on a writable buffer. The
     buffer is held until the Tensor and every export of it are done."""
     view = _PyBuffer()
-    _buffer_get(obj, ctypes.byref(view), _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0))
+    flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
+    _buffer_get(obj, ctypes.byref(view), flags)
     lease = _Lease(view=view)  # gives the buffer back, whatever happens next
     if view.ndim > _MAX_NDIM:
-        raise BufferError("ndim %d is more than %d" % (view.ndim, _MAX_NDIM))
+        raise BufferError(f"ndim {view.ndim} is more than {_MAX_NDIM}")
     dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
     shape = tuple(view.shape[i] for i in range(view.ndim))
     if view.strides:
         strides = _element_strides([view.strides[i] for i in range(view.ndim)], view.itemsize)
     else:  # ctypes arrays give none: C-contiguous
         strides = _contiguous_strides(shape)
-    return _new_view(lease, view.buf or 0, shape, strides, 0, dtype, _CPU, bool(view.readonly) or bool(readonly))
+    return _new_view(lease, view.buf or 0, shape, strides, 0, dtype, _CPU,
+                     bool(view.readonly) or bool(readonly))
 
 
 def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
@@ -1220,7 +1328,8 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
     READ_ONLY flag; a legacy capsule carries none and imports writable, as
     PyTorch, CuPy and MXNet import it), True gives a read-only view, False
     refuses a read-only tensor."""
-    _check_placement(device)
+    if device is not None:
+        _check_placement(device)
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x), readonly)
     else:
@@ -1260,7 +1369,7 @@ def to_managed(x, /, *, versioned=True):
 def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     if type(capsule) is not _CapsuleType:
-        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
+        raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
     try:  # the common case first: one call instead of asking for the name
         address = _capsule_get_pointer(capsule, _VNAME)
     except ValueError:  # another name: CPython says so with a ValueError
@@ -1282,4 +1391,4 @@ def _take(capsule):
     return address, versioned
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_buffer", "from_dlpack", "from_managed", "from_pointer", "to_managed"]

@@ -3,6 +3,7 @@ import ctypes
 import importlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -128,6 +129,42 @@ class Producer:
         self._keep.append((storage, shape_arr, stride_arr, mt))
         name = b"dltensor_versioned" if versioned else b"dltensor"
         return self._new(ctypes.addressof(mt), name, None)
+
+
+with open(os.path.join(ROOT, "schema", "dlpack.yaml")) as f:
+    RELEASES = re.findall(r'^  - version: "(\d+\.\d+)"', f.read(), re.M)
+
+
+@pytest.fixture(scope="session")
+def dlgen(tmp_path_factory):
+    """dlgen, built from this checkout."""
+    if shutil.which("go") is None:
+        if REQUIRED:
+            pytest.fail("go is not installed")
+        pytest.skip("go is not installed")
+    exe = str(tmp_path_factory.mktemp("bin") / "dlgen")
+    subprocess.run(["go", "build", "-o", exe, "./cmd/dlgen"], cwd=ROOT, check=True)
+    return exe
+
+
+def tool(module):
+    """The command running a Python tool of the test requirements (ruff,
+    mypy), or a skip (a failure under DLGEN_REQUIRE_TOOLS=1)."""
+    if importlib.util.find_spec(module) is None:
+        if REQUIRED:
+            pytest.fail(f"{module} is not installed (run scripts/deps.sh)")
+        pytest.skip(f"{module} is not installed")
+    return [sys.executable, "-m", module]
+
+
+def stubtest(directory, *modules):
+    """Runs mypy's stubtest on modules of directory (each beside its .pyi)
+    and returns its report; "" means the stubs match."""
+    env = dict(os.environ, PYTHONPATH=directory, MYPYPATH=directory,
+               MYPY_CACHE_DIR=tempfile.mkdtemp(prefix="dlgen-mypy-"))
+    r = subprocess.run(tool("mypy.stubtest") + ["--mypy-config-file", os.devnull, *modules], cwd=directory,
+                       env=env, capture_output=True, text=True)
+    return "" if r.returncode == 0 else r.stdout + r.stderr
 
 
 @pytest.fixture

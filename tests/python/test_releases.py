@@ -1,18 +1,14 @@
 """Every release's Python output, not only the default one: dlgen generates
 it, the ctypes module imports (its layout check passes) and, from DLPack 1.0,
-both modules exchange with NumPy; the Cython module is built for each."""
+both modules exchange with NumPy; the Cython module is built for each, and
+the stubs of both match the modules (mypy's stubtest)."""
 import os
-import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REQUIRED, ROOT
-
-with open(os.path.join(ROOT, "schema", "dlpack.yaml")) as f:
-    RELEASES = re.findall(r'^  - version: "(\d+\.\d+)"', f.read(), re.M)
+from conftest import RELEASES, REQUIRED, stubtest
 
 SMOKE = r"""
 import sys
@@ -38,17 +34,6 @@ print("ok", [m.__name__ for m in modules])
 """
 
 
-@pytest.fixture(scope="module")
-def dlgen(tmp_path_factory):
-    if shutil.which("go") is None:
-        if REQUIRED:
-            pytest.fail("go is not installed")
-        pytest.skip("go is not installed")
-    exe = str(tmp_path_factory.mktemp("bin") / "dlgen")
-    subprocess.run(["go", "build", "-o", exe, "./cmd/dlgen"], cwd=ROOT, check=True)
-    return exe
-
-
 @pytest.mark.parametrize("release", RELEASES)
 def test_release(dlgen, tmp_path, release):
     subprocess.run([dlgen, "-lang", "python", "-dlpack-version", release, "-out", str(tmp_path)], check=True)
@@ -66,3 +51,5 @@ def test_release(dlgen, tmp_path, release):
     r = subprocess.run(args, cwd=pydir, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("ok"), r.stdout
+    modules = ["dlpack_ctypes"] + (["dlpack_cython"] if "cython" in args else [])
+    assert stubtest(str(pydir), *modules) == ""

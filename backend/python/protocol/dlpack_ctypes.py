@@ -46,9 +46,11 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
 _USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
-_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_void_p)
 _capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                            ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
@@ -67,7 +69,7 @@ def _struct_of(ctype, fields):
             offset += getattr(t, name).offset
             t = dict(t._fields_)[name]
         if offset > pos:
-            fmt += "%dx" % (offset - pos)
+            fmt += f"{offset - pos}x"
         fmt += code
         pos = offset + struct.calcsize("=" + code)
     return struct.Struct(fmt)
@@ -89,7 +91,7 @@ _dims_structs = {}
 def _dims(n):
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = struct.Struct("=%dq" % n)
+        s = _dims_structs[n] = struct.Struct(f"={n}q")
     return s
 
 
@@ -116,24 +118,55 @@ def _call_deleter(fn, address):
 # done with an export. Its capsule has no destructor, and its deleter is the C
 # library's time(): a C function that needs no GIL, cannot fail, and writes
 # the clock over the first word of the managed struct, which this module
-# allocated and owns. The struct is raw memory that outlives the interpreter,
-# so a late deleter call is harmless. _sweep() frees what is done: an export
-# whose capsule only this module still holds and still carries its unused
-# name (dropped unconsumed), or whose first word changed (deleted). It runs
-# after garbage collections and whenever the number of exports has doubled.
+# owns. The structs live in slots of raw memory that is never given back to
+# the system, so a late deleter call is harmless, even after the interpreter
+# has gone. _sweep() takes back what consumers are done with: an export whose
+# capsule only this module still holds and still carries its unused name
+# (dropped unconsumed), or whose first word changed (deleted). It runs after
+# garbage collections and whenever the number of exports has doubled.
 
 _libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
 _EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+# A slot holds a managed struct with shape and strides of up to _SLOT_NDIM
+# dimensions; larger exports get raw memory of their own.
+_SLOT_NDIM = 8
+_SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
+_ARENA_SLOTS = 128
+_free_slots = []  # (address, bytes view, words view, offset) of unused slots
 # Exports by struct address: [(tensor, its lease) kept alive, capsule or None once consumed,
-# the struct's first word as written, the capsule's unused name].
+# the struct's first word as written, the capsule's unused name, slot or None].
 _exports = {}
 _sweep_lock = threading.Lock()
 _SWEEP_MIN = 64
 _sweep_at = _SWEEP_MIN
 
 
+def _new_arena():
+    size = _SLOT * _ARENA_SLOTS
+    base = _raw_malloc(size)
+    if not base:
+        raise MemoryError
+    view = (ctypes.c_char * size).from_address(base)
+    words = memoryview(view).cast("B").cast("Q")
+    _free_slots.extend((base + i * _SLOT, view, words, i * _SLOT) for i in range(_ARENA_SLOTS))
+
+
+def _first_word(address, slot):
+    if slot is not None:
+        return slot[2][slot[3] >> 3]
+    return int.from_bytes(_string_at(address, 8), "little")
+
+
+def _give_back(address, entry):
+    del _exports[address]
+    if entry[4] is not None:
+        _free_slots.append(entry[4])
+    else:
+        _raw_free(address)
+
+
 def _sweep():
-    """Frees the exports consumers are done with (see above)."""
+    """Takes back the exports consumers are done with (see above)."""
     global _sweep_at
     if not _sweep_lock.acquire(blocking=False):
         return  # a collection during a sweep: the running one covers it
@@ -142,14 +175,13 @@ def _sweep():
             if entry[1] is not None:
                 if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
                     continue
-                if _capsule_is_valid(entry[1], entry[3]):  # dropped unconsumed
-                    del _exports[address]
-                    _raw_free(address)
+                unmarked = _first_word(address, entry[4]) == entry[2]
+                if unmarked and _capsule_is_valid(entry[1], entry[3]):
+                    _give_back(address, entry)  # dropped unconsumed
                     continue
-                entry[1] = None  # consumed: its consumer will call the deleter
-            if _string_at(address, len(entry[2])) != entry[2]:
-                del _exports[address]
-                _raw_free(address)
+                entry[1] = None  # consumed: its consumer calls the deleter
+            if _first_word(address, entry[4]) != entry[2]:
+                _give_back(address, entry)
         _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
     finally:
         _sweep_lock.release()
@@ -164,11 +196,13 @@ gc.callbacks.append(_sweep_after_collection)
 
 
 _KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u", int(DLDataTypeCode.kDLFloat): "f",
-            int(DLDataTypeCode.kDLComplex): "c", int(DLDataTypeCode.kDLBool): "b"}
-_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
-           ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("c", 8): "Zf",
-           ("c", 16): "Zd", ("b", 1): "?"}
+_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
+_TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
+            int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
+            int(DLDataTypeCode.kDLBool): "b"}
+_FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B",
+           ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f",
+           ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
 
 
 def _contiguous_strides(shape):
@@ -191,13 +225,10 @@ class _Lease:
         self.address, self.deleter, self.owner, self.view = address, deleter, owner, view
 
     def __del__(self):
-        try:
-            if self.view is not None:
-                _buffer_release(ctypes.byref(self.view))
-            elif self.deleter:
-                _call_deleter(self.deleter, self.address)
-        except Exception:  # interpreter shutdown: nothing left to report to
-            pass
+        if self.view is not None:
+            _buffer_release(ctypes.byref(self.view))
+        elif self.deleter:
+            _call_deleter(self.deleter, self.address)
 
 
 class Tensor:
@@ -205,11 +236,12 @@ class Tensor:
     managed tensor until close()), a private copy, or a view of memory a
     framework owns (from_pointer, from_buffer)."""
 
-    __slots__ = ("_keep", "_on_stream", "shape", "strides", "_code", "_bits", "_lanes", "_dev_type", "_dev_id",
-                 "readonly", "copied", "_padded", "byte_offset", "_data", "__weakref__")
+    __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
+                 "_lanes", "_on_stream", "_padded", "byte_offset", "copied", "readonly", "shape",
+                 "strides")
 
     def __init__(self):
-        raise TypeError("use from_dlpack(), from_pointer() or from_buffer() to make a Tensor")
+        raise TypeError("use from_dlpack() to make a Tensor")
 
     # -- properties -----------------------------------------------------------
 
@@ -252,7 +284,9 @@ class Tensor:
         return self._keep is None
 
     def is_contiguous(self):
-        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, _contiguous_strides(self.shape), self.shape) if n != 1)
+        expected = _contiguous_strides(self.shape)
+        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
+                                     if n != 1)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
@@ -267,8 +301,8 @@ class Tensor:
         self.close()
 
     def __repr__(self):
-        return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
-            self.shape, self.strides, self.dtype, self.device, self.readonly)
+        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+                f"device={self.device!r}, readonly={self.readonly!r})")
 
     def _check_open(self):
         if self.closed:
@@ -287,7 +321,7 @@ class Tensor:
         return {
             "version": 3,
             "shape": self.shape,
-            "typestr": "%s%s%d" % (order, kind, itemsize),
+            "typestr": f"{order}{kind}{itemsize}",
             "data": (self.data_ptr, self.readonly),
             "strides": tuple(s * itemsize for s in self.strides),
         }
@@ -319,8 +353,8 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly, self._padded,
-                                         stream, max_version, dl_device, copy)
+        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
+                                         self._padded, stream, max_version, dl_device, copy)
         if stream is not None and self._on_stream is not None:
             self._on_stream(stream)
         source = _private_copy(self) if copy else self
@@ -343,8 +377,8 @@ def _adopt(address, versioned, readonly):
     try:
         if versioned:
             if major != DLPACK_MAJOR_VERSION:
-                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                                  % (major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION))
+                raise BufferError(f"DLPack major version {major} is not supported (this module "
+                                  f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
             t.readonly = _readonly_import(flags, readonly)
             t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
             t._padded = bool(flags & _SUBBYTE_PADDED)
@@ -353,18 +387,20 @@ def _adopt(address, versioned, readonly):
             t.readonly = _readonly_import(0, readonly)  # a legacy tensor carries no flag: writable
             t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
-            raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+            raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
         if ndim:
             if not shape_p:
-                raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+                raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
                 both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
                 shape, strides_read = both[:ndim], both[ndim:]
             else:
                 shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
-                strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim)) if strides_p else None
+                strides_read = None
+                if strides_p:
+                    strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim))
             if min(shape) < 0:
-                raise BufferError("negative extent in shape %r" % (shape,))
+                raise BufferError(f"negative extent in shape {shape!r}")
             if strides_read is not None:
                 strides = strides_read
             elif minor is not None and minor >= 2:
@@ -373,19 +409,20 @@ def _adopt(address, versioned, readonly):
                 strides = _contiguous_strides(shape)
         else:
             shape = strides = ()
-        if code not in _KNOWN_CODES:
-            raise BufferError("unknown DLDataTypeCode %d" % code)
-        if code == DLDataTypeCode.kDLOpaqueHandle:
-            raise BufferError("opaque-handle tensors cannot be read")
+        if code not in _READABLE_CODES:
+            if code in _KNOWN_CODES:
+                raise BufferError("opaque-handle tensors cannot be read")
+            raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
-            raise BufferError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
         if dev_type not in _HOST_ACCESSIBLE:
-            raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU" % (dev_type, dev_id))
+            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
+                                "from the CPU")
         size = math.prod(shape)
         if size and not data:
-            raise BufferError("data is NULL for a tensor of %d elements" % size)
+            raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
-            raise BufferError("tensor of %d elements overflows the address space" % size)
+            raise BufferError(f"tensor of {size} elements overflows the address space")
     except BaseException:
         t.close()
         raise
@@ -434,46 +471,56 @@ def _outer_indices(shape):
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
     if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError("cannot copy memory on device %r" % (t.device,))
+        raise BufferError(f"cannot copy memory on device {t.device!r}")
     buf = _copy_contiguous(t)
     c = Tensor.__new__(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._keep, c._on_stream = _Lease(owner=(buf, storage)), None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
-    c._code, c._bits, c._lanes, c._dev_type, c._dev_id = t._code, t._bits, t._lanes, int(DLDeviceType.kDLCPU), 0
+    c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
+    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
     c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
 
 def _export(t, versioned, flags):
-    """Wraps t in a new capsule; the struct lives in raw memory this module
-    owns, and t stays alive until the sweep finds the export done."""
+    """Wraps t in a new capsule; the struct lives in memory this module owns,
+    and t stays alive until the sweep finds the export done."""
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
-    address = _raw_malloc(head + 16 * ndim)
-    if not address:
-        raise MemoryError
+    if ndim <= _SLOT_NDIM:
+        if not _free_slots:
+            _new_arena()
+        slot = _free_slots.pop()
+        address, view, offset = slot[0], slot[1], slot[3]
+    else:
+        slot, offset = None, 0
+        address = _raw_malloc(head + 16 * ndim)
+        if not address:
+            raise MemoryError
+        view = (ctypes.c_char * (head + 16 * ndim)).from_address(address)
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        packed = _VERSIONED.pack(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address, _EXPORT_DELETER,
-                                 flags, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                                 t._lanes, shape_p, strides_p, t.byte_offset)
+        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
+                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
+                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
         name = _VNAME
     else:
-        packed = _LEGACY.pack(t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
-                              shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
+        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
+                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        packed += _dims(2 * ndim).pack(*t.shape, *t.strides)
-    _memmove(address, packed, len(packed))
+        _dims(2 * ndim).pack_into(view, offset + head, *t.shape, *t.strides)
+    # The tensor's lease too: it must outlive the export even if t is closed first.
+    entry = [(t, t._keep), None, _first_word(address, slot), name, slot]
+    _exports[address] = entry
     try:
-        capsule = _capsule_new(address, name, None)
+        entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
-        _raw_free(address)
+        _give_back(address, entry)
         raise
-    _exports[address] = [(t, t._keep), capsule, packed[:8], name]  # the lease, even if t is closed first
     if len(_exports) >= _sweep_at:
         _sweep()
     return capsule
@@ -487,12 +534,13 @@ class _PyBuffer(ctypes.Structure):
     _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
                 ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
                 ("format", ctypes.c_char_p), ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
-                ("strides", ctypes.POINTER(ctypes.c_ssize_t)), ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)),
-                ("internal", ctypes.c_void_p)]
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)), ("internal", ctypes.c_void_p)]
 
 
 _PyBUF_WRITABLE, _PyBUF_RECORDS_RO = 0x0001, 0x001C  # RECORDS_RO: STRIDES | FORMAT
-_buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int)
+_buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.POINTER(_PyBuffer),
+                   ctypes.c_int)
 _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 
 
@@ -511,35 +559,35 @@ def _layout(address, shape, strides, byte_offset, itemsize):
     shape, strides, byte_offset) as ints and tuples of ints."""
     address = operator.index(address)
     if not 0 <= address < 1 << 64:
-        raise ValueError("address %d is not a pointer" % address)
+        raise ValueError(f"address {address} is not a pointer")
     shape = tuple(operator.index(n) for n in shape)
     if len(shape) > _MAX_NDIM:
-        raise ValueError("ndim %d is more than %d" % (len(shape), _MAX_NDIM))
+        raise ValueError(f"ndim {len(shape)} is more than {_MAX_NDIM}")
     size = 1
     for extent in shape:
         if extent < 0:
-            raise ValueError("negative extent in shape %r" % (shape,))
+            raise ValueError(f"negative extent in shape {shape!r}")
         size *= extent
     if size * itemsize >= 1 << 63:
-        raise ValueError("a tensor of shape %r overflows the address space" % (shape,))
+        raise ValueError(f"a tensor of shape {shape!r} overflows the address space")
     if strides is None:
         strides = _contiguous_strides(shape)
     else:
         strides = tuple(operator.index(s) for s in strides)
         if len(strides) != len(shape):
-            raise ValueError("%d strides for %d dimensions" % (len(strides), len(shape)))
+            raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
         if any(abs(s) * itemsize >= 1 << 63 for s in strides):
-            raise ValueError("a stride in %r overflows the address space" % (strides,))
+            raise ValueError(f"a stride in {strides!r} overflows the address space")
     byte_offset = operator.index(byte_offset)
     if not 0 <= byte_offset < 1 << 63:
-        raise ValueError("byte_offset %d is out of range" % byte_offset)
+        raise ValueError(f"byte_offset {byte_offset} is out of range")
     if size and not address:
-        raise ValueError("address is NULL for a tensor of %d elements" % size)
+        raise ValueError(f"address is NULL for a tensor of {size} elements")
     return address, shape, strides, byte_offset
 
 
-def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
-                 readonly=False, on_stream=None):
+def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
+                 owner=None, readonly=False, on_stream=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
     elements (None: C-contiguous), device as (device_type, device_id).
@@ -551,12 +599,13 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     work; a CPU tensor refuses a stream. Arguments are checked as an import
     is: ValueError or TypeError, and nothing is kept."""
     dtype = _data_type(dtype)
-    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset, dtype.itemsize)
+    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
+                                                   dtype.itemsize)
     device = _device_arg(device)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
-    return _new_view(_Lease(owner=owner), address, shape, strides, byte_offset, dtype, device, bool(readonly),
-                     on_stream)
+    return _new_view(_Lease(owner=owner), address, shape, strides, byte_offset, dtype, device,
+                     bool(readonly), on_stream)
 
 
 def from_buffer(obj, /, *, readonly=None):
@@ -566,17 +615,19 @@ def from_buffer(obj, /, *, readonly=None):
     or readonly=True; readonly=False insists on a writable buffer. The
     buffer is held until the Tensor and every export of it are done."""
     view = _PyBuffer()
-    _buffer_get(obj, ctypes.byref(view), _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0))
+    flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
+    _buffer_get(obj, ctypes.byref(view), flags)
     lease = _Lease(view=view)  # gives the buffer back, whatever happens next
     if view.ndim > _MAX_NDIM:
-        raise BufferError("ndim %d is more than %d" % (view.ndim, _MAX_NDIM))
+        raise BufferError(f"ndim {view.ndim} is more than {_MAX_NDIM}")
     dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
     shape = tuple(view.shape[i] for i in range(view.ndim))
     if view.strides:
         strides = _element_strides([view.strides[i] for i in range(view.ndim)], view.itemsize)
     else:  # ctypes arrays give none: C-contiguous
         strides = _contiguous_strides(shape)
-    return _new_view(lease, view.buf or 0, shape, strides, 0, dtype, _CPU, bool(view.readonly) or bool(readonly))
+    return _new_view(lease, view.buf or 0, shape, strides, 0, dtype, _CPU,
+                     bool(view.readonly) or bool(readonly))
 
 
 def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
@@ -588,7 +639,8 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
     READ_ONLY flag; a legacy capsule carries none and imports writable, as
     PyTorch, CuPy and MXNet import it), True gives a read-only view, False
     refuses a read-only tensor."""
-    _check_placement(device)
+    if device is not None:
+        _check_placement(device)
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x), readonly)
     else:
@@ -628,7 +680,7 @@ def to_managed(x, /, *, versioned=True):
 def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     if type(capsule) is not _CapsuleType:
-        raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
+        raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
     try:  # the common case first: one call instead of asking for the name
         address = _capsule_get_pointer(capsule, _VNAME)
     except ValueError:  # another name: CPython says so with a ValueError
@@ -650,5 +702,5 @@ def _take(capsule):
     return address, versioned
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_buffer", "from_dlpack", "from_managed", "from_pointer", "to_managed"]
 

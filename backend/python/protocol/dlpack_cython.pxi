@@ -638,4 +638,4 @@ def to_managed(x, /, *, versioned=True):
     return (<size_t>address, is_versioned)
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]

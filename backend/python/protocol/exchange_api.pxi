@@ -237,6 +237,9 @@ cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tens
     return PyCapsule_New(api, _EXCHANGE_API_CAPSULE_NAME, NULL)
 
 
+__all__ += ["to_type"]
+
+
 def to_type(x, cls, /):
     """x's tensor (a Tensor, any DLPack object or a capsule) as an instance
     of cls, a type with a C exchange API (torch.Tensor, say), made by cls's

@@ -14,6 +14,9 @@ cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tens
     raise NotImplementedError("the C exchange API arrived in DLPack 1.2")
 
 
+__all__ += ["to_type"]
+
+
 def to_type(x, cls, /):
     """Needs the C exchange API, which arrived in DLPack 1.2."""
     raise NotImplementedError("the C exchange API arrived in DLPack 1.2")

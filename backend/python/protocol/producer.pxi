@@ -238,3 +238,6 @@ def from_buffer(obj, /, *, readonly=None):
     t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if view.readonly or readonly else 0
     _set_dims(t, view.ndim, dims, dims + view.ndim if view.strides != NULL else NULL)  # ctypes arrays give no strides
     return t
+
+
+__all__ += ["from_buffer", "from_pointer"]

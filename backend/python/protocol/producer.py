@@ -33,6 +33,7 @@ _NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
 _KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
 _NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
 DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+__all__ += ["DTYPE_NAMES"]
 
 
 def _data_type(dtype):
@@ -40,27 +41,28 @@ def _data_type(dtype):
     if type(dtype) is str:
         found = _DTYPE_BY_NAME.get(dtype)
         if found is None:
-            raise ValueError("unknown dtype name %r; known: %s" % (dtype, ", ".join(DTYPE_NAMES)))
+            known = ", ".join(DTYPE_NAMES)
+            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
         return found
     if not isinstance(dtype, tuple) or len(dtype) != 3:
-        raise TypeError("dtype must be a name such as 'float32' or a DataType, not %r" % (dtype,))
+        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
     code, bits, lanes = (operator.index(v) for v in dtype)
     if code not in _NAMED_CODES:
-        raise ValueError("unknown or opaque DLDataTypeCode %d" % code)
+        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
     if not 0 < bits < 256 or not 0 < lanes < 65536:
-        raise ValueError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
     return DataType(code, bits, lanes)
 
 
 def _device_arg(device):
     """A device argument: (device_type, device_id) of a known type."""
     if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError("device must be a (device_type, device_id) tuple, not %r" % (device,))
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
     device_type, device_id = operator.index(device[0]), operator.index(device[1])
     if device_type not in _KNOWN_DEVICES:
-        raise ValueError("unknown DLDeviceType %d" % device_type)
+        raise ValueError(f"unknown DLDeviceType {device_type}")
     if not -(1 << 31) <= device_id < 1 << 31:
-        raise ValueError("device_id %d does not fit int32" % device_id)
+        raise ValueError(f"device_id {device_id} does not fit int32")
     return Device(device_type, device_id)
 
 
@@ -77,10 +79,10 @@ def _format_dtype(fmt, itemsize):
     """The DataType of a buffer's elements, from its format and itemsize."""
     kind = fmt[1:] if fmt[:1] in "@=<>!" else fmt
     if fmt[:1] in "<>!" and fmt[:1] not in _NATIVE_ORDER and itemsize > 1:
-        raise BufferError("buffer format %r is not in this machine's byte order" % fmt)
+        raise BufferError(f"buffer format {fmt!r} is not in this machine's byte order")
     code = _FORMAT_CODES.get(kind)
     if code is None:
-        raise BufferError("buffer format %r has no DLPack dtype" % fmt)
+        raise BufferError(f"buffer format {fmt!r} has no DLPack dtype")
     return DataType(code, 8 * itemsize, 1)
 
 
@@ -90,6 +92,7 @@ def _element_strides(byte_strides, itemsize):
     strides = []
     for s in byte_strides:
         if s % itemsize:
-            raise BufferError("stride of %d bytes is not a whole number of %d-byte elements" % (s, itemsize))
+            raise BufferError(f"stride of {s} bytes is not a whole number of "
+                              f"{itemsize}-byte elements")
         strides.append(s // itemsize)
     return tuple(strides)

@@ -6,6 +6,8 @@
 # lines join the module's import block; the rest is copied verbatim.
 from typing import NamedTuple
 
+__all__ += ["DataType", "Device"]
+
 
 class DataType(NamedTuple):
     """An element type: DLDataTypeCode, bits per lane, lanes."""
@@ -23,7 +25,7 @@ class DataType(NamedTuple):
     def name(self):
         """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
         argument accepts); "code:bits:lanes" for a type without one."""
-        return _NAME_BY_DTYPE.get(self) or "%d:%d:%d" % self
+        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
 
 
 class Device(NamedTuple):
@@ -47,7 +49,7 @@ _MAX_NDIM = 64
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
-              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
+              "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
@@ -75,7 +77,7 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
-            raise BufferError("cannot export to device %r" % (dl_device,))
+            raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -105,14 +107,14 @@ def _readonly_import(flags, readonly):
 def _check_placement(device):
     """from_dlpack(device=...) may only name the CPU."""
     if device is not None and tuple(device) != _CPU:
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
 
 
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
     if not hasattr(x, "__dlpack__"):
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
     try:
         if copy is None and device is None:
             return x.__dlpack__(max_version=_MAX_VERSION)
@@ -136,7 +138,7 @@ def _request_host_copy(x, copy):
         return x.__dlpack__(**kwargs)
     except (TypeError, BufferError, ValueError, NotImplementedError) as e:
         raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
+                          f"cannot copy it to the CPU: {e}") from e
 
 
 def _request_managed(x, versioned):

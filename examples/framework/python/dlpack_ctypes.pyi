@@ -2,7 +2,45 @@
 # Typing stub for dlpack_ctypes (DLPack v1.3).
 import ctypes
 import enum
-from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Self
+
+__all__ = [
+    "CAPSULE_NAME",
+    "DLPACK_FLAG_BITMASK_IS_COPIED",
+    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+    "DLPACK_FLAG_BITMASK_READ_ONLY",
+    "DLPACK_MAJOR_VERSION",
+    "DLPACK_MINOR_VERSION",
+    "DLPACK_VERSION_STRING",
+    "DTYPE_NAMES",
+    "USED_CAPSULE_NAME",
+    "USED_VERSIONED_CAPSULE_NAME",
+    "VERSIONED_CAPSULE_NAME",
+    "DLDataType",
+    "DLDataTypeCode",
+    "DLDevice",
+    "DLDeviceType",
+    "DLManagedTensor",
+    "DLManagedTensorVersioned",
+    "DLPackCurrentWorkStream",
+    "DLPackDLTensorFromPyObjectNoSync",
+    "DLPackExchangeAPI",
+    "DLPackExchangeAPIHeader",
+    "DLPackManagedTensorAllocator",
+    "DLPackManagedTensorFromPyObjectNoSync",
+    "DLPackManagedTensorToPyObjectNoSync",
+    "DLPackVersion",
+    "DLTensor",
+    "DataType",
+    "Device",
+    "Tensor",
+    "from_buffer",
+    "from_dlpack",
+    "from_managed",
+    "from_pointer",
+    "to_managed",
+]
 
 DLPACK_VERSION_STRING: str
 DLPACK_MAJOR_VERSION: int
@@ -100,11 +138,11 @@ DLPackManagedTensorFromPyObjectNoSync: Any
 DLPackDLTensorFromPyObjectNoSync: Any
 DLPackCurrentWorkStream: Any
 DLPackManagedTensorToPyObjectNoSync: Any
+
 CAPSULE_NAME: str
 USED_CAPSULE_NAME: str
 VERSIONED_CAPSULE_NAME: str
 USED_VERSIONED_CAPSULE_NAME: str
-
 
 class DataType(NamedTuple):
     code: int
@@ -120,13 +158,15 @@ class Device(NamedTuple):
     device_id: int
 
 class Tensor:
-    shape: Tuple[int, ...]
-    strides: Tuple[int, ...]
-    dtype: DataType
-    device: Device
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
     readonly: bool
     copied: bool
     byte_offset: int
+    @property
+    def dtype(self) -> DataType: ...
+    @property
+    def device(self) -> Device: ...
     @property
     def ndim(self) -> int: ...
     @property
@@ -138,25 +178,49 @@ class Tensor:
     @property
     def closed(self) -> bool: ...
     @property
-    def __array_interface__(self) -> dict: ...
+    def __array_interface__(self) -> dict[str, Any]: ...
+    def __init__(self) -> None: ...
     def is_contiguous(self) -> bool: ...
     def close(self) -> None: ...
     def tobytes(self) -> bytes: ...
-    def __enter__(self) -> "Tensor": ...
-    def __exit__(self, *exc: Any) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
     def __buffer__(self, flags: int) -> memoryview: ...
-    def __dlpack_device__(self) -> Tuple[int, int]: ...
-    def __dlpack__(self, *, stream: Any = ..., max_version: Optional[Tuple[int, int]] = ...,
-                   dl_device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = ...,
+        max_version: tuple[int, int] | None = ...,
+        dl_device: tuple[int, int] | None = ...,
+        copy: bool | None = ...,
+    ) -> Any: ...
 
-DTYPE_NAMES: Tuple[str, ...]
+DTYPE_NAMES: tuple[str, ...]
 
-def from_dlpack(x: Any, /, *, device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...,
-                readonly: Optional[bool] = ...) -> Tensor: ...
-def from_managed(address: int, /, *, versioned: bool = ..., readonly: Optional[bool] = ...) -> Tensor: ...
-def to_managed(x: Any, /, *, versioned: bool = ...) -> Tuple[int, bool]: ...
-def from_pointer(address: int, shape: Sequence[int], dtype: Union[str, DataType, Tuple[int, int, int]], /, *,
-                 strides: Optional[Sequence[int]] = ..., byte_offset: int = ...,
-                 device: Tuple[int, int] = ..., owner: Any = ..., readonly: bool = ...,
-                 on_stream: Optional[Callable[[Any], None]] = ...) -> Tensor: ...
-def from_buffer(obj: Any, /, *, readonly: Optional[bool] = ...) -> Tensor: ...
+def from_dlpack(
+    x: Any,
+    /,
+    *,
+    device: tuple[int, int] | None = ...,
+    copy: bool | None = ...,
+    readonly: bool | None = ...,
+) -> Tensor: ...
+def from_managed(
+    address: int, /, *, versioned: bool = ..., readonly: bool | None = ...
+) -> Tensor: ...
+def to_managed(x: Any, /, *, versioned: bool = ...) -> tuple[int, bool]: ...
+def from_pointer(
+    address: int,
+    shape: Sequence[int],
+    dtype: str | DataType | tuple[int, int, int],
+    /,
+    *,
+    strides: Sequence[int] | None = ...,
+    byte_offset: int = ...,
+    device: tuple[int, int] = ...,
+    owner: Any = ...,
+    readonly: bool = ...,
+    on_stream: Callable[[Any], None] | None = ...,
+) -> Tensor: ...
+def from_buffer(obj: Any, /, *, readonly: bool | None = ...) -> Tensor: ...

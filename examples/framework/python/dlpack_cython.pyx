@@ -61,6 +61,21 @@ import re
 import sys
 from typing import NamedTuple
 
+__all__ = [
+    "CAPSULE_NAME",
+    "DLPACK_FLAG_BITMASK_IS_COPIED",
+    "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+    "DLPACK_FLAG_BITMASK_READ_ONLY",
+    "DLPACK_MAJOR_VERSION",
+    "DLPACK_MINOR_VERSION",
+    "DLPACK_VERSION_STRING",
+    "USED_CAPSULE_NAME",
+    "USED_VERSIONED_CAPSULE_NAME",
+    "VERSIONED_CAPSULE_NAME",
+    "DLDataTypeCode",
+    "DLDeviceType",
+]
+
 DLPACK_VERSION_STRING = "1.3"
 
 # Major version of this header. A consumer that meets a tensor of another major
@@ -234,6 +249,9 @@ cdef bint _known_DLDataTypeCode(int value) noexcept nogil:
     return value == dlpack.kDLInt or value == dlpack.kDLUInt or value == dlpack.kDLFloat or value == dlpack.kDLOpaqueHandle or value == dlpack.kDLBfloat or value == dlpack.kDLComplex or value == dlpack.kDLBool or value == dlpack.kDLFloat8_e3m4 or value == dlpack.kDLFloat8_e4m3 or value == dlpack.kDLFloat8_e4m3b11fnuz or value == dlpack.kDLFloat8_e4m3fn or value == dlpack.kDLFloat8_e4m3fnuz or value == dlpack.kDLFloat8_e5m2 or value == dlpack.kDLFloat8_e5m2fnuz or value == dlpack.kDLFloat8_e8m0fnu or value == dlpack.kDLFloat6_e2m3fn or value == dlpack.kDLFloat6_e3m2fn or value == dlpack.kDLFloat4_e2m1fn
 
 
+__all__ += ["DataType", "Device"]
+
+
 class DataType(NamedTuple):
     """An element type: DLDataTypeCode, bits per lane, lanes."""
 
@@ -250,7 +268,7 @@ class DataType(NamedTuple):
     def name(self):
         """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
         argument accepts); "code:bits:lanes" for a type without one."""
-        return _NAME_BY_DTYPE.get(self) or "%d:%d:%d" % self
+        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
 
 
 class Device(NamedTuple):
@@ -274,7 +292,7 @@ _MAX_NDIM = 64
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
-              "tobytes() (with ml_dtypes, np.frombuffer(t.tobytes(), ml_dtypes.bfloat16) and the like)")
+              "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
 
 
@@ -302,7 +320,7 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
-            raise BufferError("cannot export to device %r" % (dl_device,))
+            raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -332,14 +350,14 @@ def _readonly_import(flags, readonly):
 def _check_placement(device):
     """from_dlpack(device=...) may only name the CPU."""
     if device is not None and tuple(device) != _CPU:
-        raise BufferError("from_dlpack can only place tensors on the CPU, not %r" % (device,))
+        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
 
 
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
     if not hasattr(x, "__dlpack__"):
-        raise TypeError("%s does not support the DLPack protocol" % type(x).__name__)
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
     try:
         if copy is None and device is None:
             return x.__dlpack__(max_version=_MAX_VERSION)
@@ -363,7 +381,7 @@ def _request_host_copy(x, copy):
         return x.__dlpack__(**kwargs)
     except (TypeError, BufferError, ValueError, NotImplementedError) as e:
         raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          "cannot copy it to the CPU: %s" % e) from e
+                          f"cannot copy it to the CPU: {e}") from e
 
 
 def _request_managed(x, versioned):
@@ -404,6 +422,7 @@ _NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
 _KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
 _NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
 DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+__all__ += ["DTYPE_NAMES"]
 
 
 def _data_type(dtype):
@@ -411,27 +430,28 @@ def _data_type(dtype):
     if type(dtype) is str:
         found = _DTYPE_BY_NAME.get(dtype)
         if found is None:
-            raise ValueError("unknown dtype name %r; known: %s" % (dtype, ", ".join(DTYPE_NAMES)))
+            known = ", ".join(DTYPE_NAMES)
+            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
         return found
     if not isinstance(dtype, tuple) or len(dtype) != 3:
-        raise TypeError("dtype must be a name such as 'float32' or a DataType, not %r" % (dtype,))
+        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
     code, bits, lanes = (operator.index(v) for v in dtype)
     if code not in _NAMED_CODES:
-        raise ValueError("unknown or opaque DLDataTypeCode %d" % code)
+        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
     if not 0 < bits < 256 or not 0 < lanes < 65536:
-        raise ValueError("invalid dtype: %d bits, %d lanes" % (bits, lanes))
+        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
     return DataType(code, bits, lanes)
 
 
 def _device_arg(device):
     """A device argument: (device_type, device_id) of a known type."""
     if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError("device must be a (device_type, device_id) tuple, not %r" % (device,))
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
     device_type, device_id = operator.index(device[0]), operator.index(device[1])
     if device_type not in _KNOWN_DEVICES:
-        raise ValueError("unknown DLDeviceType %d" % device_type)
+        raise ValueError(f"unknown DLDeviceType {device_type}")
     if not -(1 << 31) <= device_id < 1 << 31:
-        raise ValueError("device_id %d does not fit int32" % device_id)
+        raise ValueError(f"device_id {device_id} does not fit int32")
     return Device(device_type, device_id)
 
 
@@ -448,10 +468,10 @@ def _format_dtype(fmt, itemsize):
     """The DataType of a buffer's elements, from its format and itemsize."""
     kind = fmt[1:] if fmt[:1] in "@=<>!" else fmt
     if fmt[:1] in "<>!" and fmt[:1] not in _NATIVE_ORDER and itemsize > 1:
-        raise BufferError("buffer format %r is not in this machine's byte order" % fmt)
+        raise BufferError(f"buffer format {fmt!r} is not in this machine's byte order")
     code = _FORMAT_CODES.get(kind)
     if code is None:
-        raise BufferError("buffer format %r has no DLPack dtype" % fmt)
+        raise BufferError(f"buffer format {fmt!r} has no DLPack dtype")
     return DataType(code, 8 * itemsize, 1)
 
 
@@ -461,7 +481,8 @@ def _element_strides(byte_strides, itemsize):
     strides = []
     for s in byte_strides:
         if s % itemsize:
-            raise BufferError("stride of %d bytes is not a whole number of %d-byte elements" % (s, itemsize))
+            raise BufferError(f"stride of {s} bytes is not a whole number of "
+                              f"{itemsize}-byte elements")
         strides.append(s // itemsize)
     return tuple(strides)
 
@@ -1088,7 +1109,7 @@ def to_managed(x, /, *, versioned=True):
     return (<size_t>address, is_versioned)
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]
 
 
 cdef extern from "Python.h":
@@ -1314,6 +1335,9 @@ cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tens
     if _EXCHANGE_API_CAPSULE_NAME == NULL:
         return PyLong_FromVoidPtr(api)
     return PyCapsule_New(api, _EXCHANGE_API_CAPSULE_NAME, NULL)
+
+
+__all__ += ["to_type"]
 
 
 def to_type(x, cls, /):
@@ -1579,3 +1603,6 @@ def from_buffer(obj, /, *, readonly=None):
     t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if view.readonly or readonly else 0
     _set_dims(t, view.ndim, dims, dims + view.ndim if view.strides != NULL else NULL)  # ctypes arrays give no strides
     return t
+
+
+__all__ += ["from_buffer", "from_pointer"]
