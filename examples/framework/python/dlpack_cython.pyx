@@ -809,6 +809,11 @@ cdef class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
         self._check_open()
+        if stream is None and dl_device is None and copy is None and max_version is not None \
+                and max_version[0] >= 1:  # what consumers ask for nearly always: no rules to apply
+            return PyCapsule_New(_export_versioned(self, self.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+                                                                       | _C_SUBBYTE_PADDED)),
+                                 _VNAME, _capsule_destructor)
         versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
                                          _readonly(self), _padded(self), stream, max_version, dl_device, copy)
         if stream is not None and self._on_stream is not None:
