@@ -122,11 +122,21 @@ cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False
 
 cdef int _int64_dims(object values, int64_t* out, int ndim, str what) except -1:
     cdef int i
+    cdef tuple items
     if len(values) != ndim:
         raise ValueError("%d %s for %d dimensions" % (len(values), what, ndim))
-    for i in range(ndim):
-        out[i] = values[i]
+    if type(values) is tuple:
+        items = <tuple>values
+        for i in range(ndim):
+            out[i] = items[i]
+    else:
+        for i in range(ndim):
+            out[i] = values[i]
     return 0
+
+
+# Each dtype name's (code, bits, lanes) packed in one integer, for from_pointer.
+cdef dict _PACKED_DTYPES = {name: dt.code | dt.bits << 8 | dt.lanes << 16 for name, dt in _DTYPE_BY_NAME.items()}
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
@@ -146,12 +156,15 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     cdef DLDevice dev
     cdef Tensor t
     cdef Py_ssize_t ndim = len(shape)
+    cdef uint64_t packed
     if ndim > _MAX_NDIM:
         raise ValueError("ndim %d is more than %d" % (ndim, _MAX_NDIM))
-    found = _DTYPE_BY_NAME.get(dtype) if type(dtype) is str else None
-    if found is None:
-        found = _data_type(dtype)
-    dt.code, dt.bits, dt.lanes = found
+    found = _PACKED_DTYPES.get(dtype) if type(dtype) is str else None
+    if found is not None:
+        packed = found
+        dt.code, dt.bits, dt.lanes = packed & 0xFF, (packed >> 8) & 0xFF, packed >> 16
+    else:
+        dt.code, dt.bits, dt.lanes = _data_type(dtype)
     if type(device) is not tuple or len(device) != 2:
         device = _device_arg(device)
     dev.device_type, dev.device_id = device
