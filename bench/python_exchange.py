@@ -12,13 +12,17 @@ order rotating each round, so that a slow moment of the machine touches all
 of them alike; a candidate's figure is the median over rounds of its time
 divided by the peer's time in the same round, and the spread is the range
 of the middle half of those ratios (quartiles). "floor" is the least any
-ctypes consumer must do (take the capsule, read the struct and shape, call
-the deleter: five foreign calls), written inline with nothing checked.
+ctypes consumer must do, written inline with nothing checked: take the
+capsule (PyCapsule_GetPointer, PyCapsule_SetName), read the struct and the
+shape in place (no foreign call: a ctypes array laid over the memory), keep
+them in a Python object, and call the deleter when that object dies: three
+foreign calls.
 """
 import ctypes
 import importlib
 import os
 import statistics
+import struct
 import sys
 import timeit
 
@@ -56,28 +60,35 @@ def ctypes_floor(a):
     py = ctypes.pythonapi
     get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", py))
     rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", py))
-    read = ctypes.string_at
     import dlpack_ctypes as ct
-    size = ctypes.sizeof(ct.DLManagedTensorVersioned)
-    fields = ct.DLManagedTensorVersioned
-    deleter_at = fields.deleter.offset
-    shape_at = fields.dl_tensor.offset + ct.DLTensor.shape.offset
+    m = ct.DLManagedTensorVersioned
+    shape_at = m.dl_tensor.offset + ct.DLTensor.shape.offset
+    head = struct.Struct(f"={m.deleter.offset}xQ{shape_at - m.deleter.offset - 8}xQ")
+    head_bytes = ctypes.c_char * ctypes.sizeof(m)
+    dims = struct.Struct(f"={2 * a.ndim}q")
+    dims_bytes = ctypes.c_char * dims.size
     deleter_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
     deleters = {}
     name, used = b"dltensor_versioned", b"used_dltensor_versioned"
     max_version = (1, 0)
-    ndim = a.ndim
+
+    class Held:
+        __slots__ = ("address", "deleter", "shape")
+
+        def __del__(self):
+            deleters[self.deleter](self.address)
 
     def consume():
         cap = a.__dlpack__(max_version=max_version)
         p = get(cap, name)
         rename(cap, used)
-        head = read(p, size)
-        shape_p = int.from_bytes(head[shape_at:shape_at + 8], "little")
-        read(shape_p, 16 * ndim)
-        fn = int.from_bytes(head[deleter_at:deleter_at + 8], "little")
-        call = deleters.get(fn) or deleters.setdefault(fn, deleter_type(fn))
-        call(p)
+        deleter, shape_p = head.unpack_from(head_bytes.from_address(p))
+        held = Held()
+        held.address, held.deleter = p, deleter
+        held.shape = dims.unpack_from(dims_bytes.from_address(shape_p))
+        if deleter not in deleters:
+            deleters[deleter] = deleter_type(deleter)
+        return held
 
     return consume
 

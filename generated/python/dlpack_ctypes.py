@@ -569,19 +569,21 @@ def _check_placement(device):
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
-    if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
+    try:
+        dlpack = x.__dlpack__
+    except AttributeError:
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
     try:
         if copy is None and device is None:
-            return x.__dlpack__(max_version=_MAX_VERSION)
+            return dlpack(max_version=_MAX_VERSION)
         kwargs = {"max_version": _MAX_VERSION}
         if copy is not None:
             kwargs["copy"] = copy
         if device is not None:
             kwargs["dl_device"] = tuple(device)
-        return x.__dlpack__(**kwargs)
+        return dlpack(**kwargs)
     except TypeError:
-        return x.__dlpack__()
+        return dlpack()
 
 
 def _request_host_copy(x, copy):
@@ -774,14 +776,24 @@ _LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR
                      [("manager_ctx", _P), ("deleter", _P)])
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
+# Memory is read in place, through a ctypes array type laid over it
+# (from_address), which costs a third of a foreign call such as string_at.
+_VBYTES = ctypes.c_char * _VSIZE
+_LBYTES = ctypes.c_char * _LSIZE
 _dims_structs = {}
 
 
 def _dims(n):
+    """A struct.Struct of n int64 and a ctypes array type of their bytes."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = struct.Struct(f"={n}q")
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n))
     return s
+
+
+def _read_dims(n, address):
+    s, raw = _dims(n)
+    return s.unpack_from(raw.from_address(address))
 
 
 # Calling a producer's deleter: a ctypes prototype per function address.
@@ -1024,11 +1036,12 @@ class Tensor:
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
-        raw = (ctypes.c_char * nbytes).from_address(self.data_ptr) if nbytes else bytearray()
-        view = memoryview(raw)
+        if not nbytes:  # memoryview cannot take a shape with a zero in it
+            raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
+        view = memoryview((ctypes.c_char * nbytes).from_address(self.data_ptr))
         if self.readonly:
             view = view.toreadonly()
-        return view.cast("B").cast(fmt, self.shape) if nbytes else view
+        return view.cast("B").cast(fmt, self.shape)
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
@@ -1057,10 +1070,10 @@ def _adopt(address, versioned, readonly):
     read-only view, False refuses a read-only tensor."""
     if versioned:
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_string_at(address, _VSIZE))
+         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
     else:
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
-         _, deleter) = _LEGACY.unpack_from(_string_at(address, _LSIZE))
+         _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
     t = Tensor.__new__(Tensor)
     t._keep, t._on_stream = _Lease(address, deleter), None
     try:
@@ -1069,8 +1082,8 @@ def _adopt(address, versioned, readonly):
                 raise BufferError(f"DLPack major version {major} is not supported (this module "
                                   f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
             t.readonly = _readonly_import(flags, readonly)
-            t.copied = bool(flags & DLPACK_FLAG_BITMASK_IS_COPIED)
-            t._padded = bool(flags & _SUBBYTE_PADDED)
+            t.copied = flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+            t._padded = flags & _SUBBYTE_PADDED != 0
         else:
             minor = None
             t.readonly = _readonly_import(0, readonly)  # a legacy tensor carries no flag: writable
@@ -1081,13 +1094,14 @@ def _adopt(address, versioned, readonly):
             if not shape_p:
                 raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                both = _dims(2 * ndim).unpack(_string_at(shape_p, 16 * ndim))
+                s, raw = _dims_structs.get(2 * ndim) or _dims(2 * ndim)
+                both = s.unpack_from(raw.from_address(shape_p))
                 shape, strides_read = both[:ndim], both[ndim:]
             else:
-                shape = _dims(ndim).unpack(_string_at(shape_p, 8 * ndim))
+                shape = _read_dims(ndim, shape_p)
                 strides_read = None
                 if strides_p:
-                    strides_read = _dims(ndim).unpack(_string_at(strides_p, 8 * ndim))
+                    strides_read = _read_dims(ndim, strides_p)
             if min(shape) < 0:
                 raise BufferError(f"negative extent in shape {shape!r}")
             if strides_read is not None:
@@ -1201,7 +1215,7 @@ def _export(t, versioned, flags):
                           t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim).pack_into(view, offset + head, *t.shape, *t.strides)
+        _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
     # The tensor's lease too: it must outlive the export even if t is closed first.
     entry = [(t, t._keep), None, _first_word(address, slot), name, slot]
     _exports[address] = entry
@@ -1333,8 +1347,18 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
     if type(x) is _CapsuleType:
         t = _adopt(*_take(x), readonly)
     else:
+        capsule = None
+        if copy is None and device is None:
+            # The common request inline (_request_capsule has the full rules).
+            try:
+                capsule = x.__dlpack__(max_version=_MAX_VERSION)
+            except (TypeError, AttributeError):
+                pass
+        if capsule is None:
+            capsule = _request_capsule(x, copy, device)
         try:
-            t = _adopt(*_take(_request_capsule(x, copy, device)), readonly)
+            address, versioned = _take(capsule)
+            t = _adopt(address, versioned, readonly)
         except _Inaccessible:
             if copy is False:
                 raise

@@ -278,11 +278,25 @@ def test_memoryview_is_zero_copy(dl):
     assert m.shape == (2, 3) and m.format == "i" and not m.readonly
     m[1, 2] = 42
     assert a[1, 2] == 42
-    strided = memoryview(dl.from_dlpack(a[:, ::-2]))  # strides are offered to consumers that take them
-    assert strided.strides == (12, -8) and strided.tolist() == [[2, 0], [42, 3]]
+    view = dl.from_dlpack(a[:, ::-2])
+    if dl.__name__ == "dlpack_cython":  # strides are offered to consumers that take them
+        strided = memoryview(view)
+        assert strided.strides == (12, -8) and strided.tolist() == [[2, 0], [42, 3]]
+        del strided
+    else:  # Python code cannot give a memoryview strides of its own choosing
+        with pytest.raises(BufferError, match="contiguous"):
+            memoryview(view)
+    np.testing.assert_array_equal(np.asarray(view), a[:, ::-2])  # NumPy then takes __array_interface__
     ro = dl.from_dlpack(a.__dlpack__(), readonly=True)  # a read-only view, on request
     assert memoryview(ro).readonly
-    del m, strided
+    empty = dl.from_dlpack(a[:0])
+    if dl.__name__ == "dlpack_cython":
+        assert memoryview(empty).shape == (0, 3)
+    else:  # nor a shape with a zero in it
+        with pytest.raises(BufferError, match="empty"):
+            memoryview(empty)
+    assert np.asarray(empty).shape == (0, 3)
+    del m
 
 
 class DeviceProducer:

@@ -113,19 +113,21 @@ def _check_placement(device):
 def _request_capsule(x, copy, device):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, and for a plain one from producers that do not know them."""
-    if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol")
+    try:
+        dlpack = x.__dlpack__
+    except AttributeError:
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
     try:
         if copy is None and device is None:
-            return x.__dlpack__(max_version=_MAX_VERSION)
+            return dlpack(max_version=_MAX_VERSION)
         kwargs = {"max_version": _MAX_VERSION}
         if copy is not None:
             kwargs["copy"] = copy
         if device is not None:
             kwargs["dl_device"] = tuple(device)
-        return x.__dlpack__(**kwargs)
+        return dlpack(**kwargs)
     except TypeError:
-        return x.__dlpack__()
+        return dlpack()
 
 
 def _request_host_copy(x, copy):
