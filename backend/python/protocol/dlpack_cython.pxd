@@ -71,4 +71,6 @@ cdef DLManagedTensorVersioned* tensor_to_managed(Tensor t) except NULL
 # gives the table's managed_tensor_from_py_object_no_sync and
 # managed_tensor_to_py_object_no_sync for its type; the allocator and
 # current_work_stream are dlpack_cython's. NotImplementedError before 1.2.
+# The entries are called from C, maybe with the caller's exception pending:
+# they should set it aside (PyErr_Fetch) and give it back (PyErr_Restore).
 cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tensor_to_py_object)
