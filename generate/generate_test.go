@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
@@ -150,4 +151,14 @@ func TestRenamedVersionMacroRendersEveryRelease(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, files)
 	}
+}
+
+func TestOwnedDirectoriesAreTheDeepestHoldingALanguagesFiles(t *testing.T) {
+	files := []backend.File{
+		{Path: "c/dlpack/dlpack.h"},
+		{Path: "go/dlpack/dlpack.go"}, {Path: "go/dlpack/layout.go"},
+		{Path: "python/dlpack_ctypes.py"}, {Path: "python/dlpack/dlpack.h"},
+		{Path: "top-level.txt"},
+	}
+	assert.Equal(t, []string{"c/dlpack", "go/dlpack", "python"}, owned(files))
 }

@@ -3,10 +3,13 @@
 // that introduced it and its renames, plus the computed memory layout of each
 // struct on the LP64 and ILP32 ABIs.
 //
-// A Schema holds all releases at once; Schema.At selects one release and
-// returns an API, the flat, resolved view that backends render. Schemas are
-// built by package schema, which also validates them, so everything here may
-// assume well-formed input.
+// A Schema holds all releases at once; Schema.At resolves one release
+// completely and returns an API, the flat view that backends render: only
+// what exists in that release, renames and retypes applied, each macro
+// with its value, and what backends rely on held by role (VersionMacros,
+// Protocol) rather than found by spelling. Schemas are built by package
+// schema, which also validates them (every role a release needs is
+// present), so everything here may assume well-formed input.
 package ir
 
 import (

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/ir"
@@ -38,7 +39,7 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 			r.errorf(vm["version"], "versions must be listed oldest first without repeats; %s follows %s", v, d.releases[len(d.releases)-1])
 		}
 		d.releases = append(d.releases, v)
-		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.str(vm["notes"], "notes"), Pos: r.pos(vm["version"])})
+		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.text(vm["notes"], "notes"), Pos: r.pos(vm["version"])})
 	}
 	if m["versions"] != nil && len(s.Releases) == 0 {
 		r.errorf(m["versions"], "versions must list at least one release")
@@ -67,39 +68,31 @@ func (d *decoder) pythonName(n *yaml.Node) *ir.PythonName {
 	if m == nil {
 		return nil
 	}
-	p := &ir.PythonName{Name: d.ident(m["name"], "name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	p := &ir.PythonName{Name: d.ident(m["name"], "name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	p.Renamed = d.rename(m["renamed"], p.Life)
-	role, ok := d.role(m["role"], "python role", pythonRoleNames)
+	role, ok := readRole(d.reader, m["role"], "python role", ir.PythonRoles())
 	if !ok {
 		return nil
 	}
-	p.Role = ir.PythonRole(role)
+	p.Role = role
 	return p
 }
 
-var pythonRoleNames, macroRoleNames []string
-
-func init() {
-	for _, r := range ir.PythonRoles() {
-		pythonRoleNames = append(pythonRoleNames, r.String())
-	}
-	for _, r := range ir.MacroRoles() {
-		macroRoleNames = append(macroRoleNames, r.String())
-	}
-}
-
-// role reads one of names and returns its index.
-func (d *decoder) role(n *yaml.Node, what string, names []string) (int, bool) {
-	s := d.str(n, what)
-	for i, name := range names {
-		if s == name {
-			return i, true
+// readRole reads the schema spelling of one of roles.
+func readRole[R fmt.Stringer](r *reader, n *yaml.Node, what string, roles []R) (R, bool) {
+	s := r.str(n, what)
+	names := make([]string, len(roles))
+	for i, role := range roles {
+		if s == role.String() {
+			return role, true
 		}
+		names[i] = role.String()
 	}
 	if n != nil && n.Kind == yaml.ScalarNode {
-		d.errorf(n, "%s must be one of %s, not %q", what, strings.Join(names, ", "), s)
+		r.errorf(n, "%s must be one of %s, not %q", what, strings.Join(names, ", "), s)
 	}
-	return 0, false
+	var none R
+	return none, false
 }
 
 // life reads since/until and checks them against the listed releases.
@@ -196,7 +189,7 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 	if m == nil {
 		return &ir.Macro{Pos: d.pos(n)}
 	}
-	mac := &ir.Macro{Name: d.ident(m["name"], "macro name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	mac := &ir.Macro{Name: d.ident(m["name"], "macro name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	switch kind := d.str(m["kind"], "kind"); kind {
 	case "", "value":
 		mac.Kind = ir.MacroInteger
@@ -217,20 +210,18 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 		if mac.Kind != ir.MacroInteger {
 			d.errorf(m["role"], "only value macros have roles")
 		}
-		if i, ok := d.role(m["role"], "macro role", macroRoleNames); ok {
-			mac.Role = ir.MacroRoles()[i]
-		}
+		mac.Role, _ = readRole(d.reader, m["role"], "macro role", ir.MacroRoles())
 	}
-	for i, vn := range d.seq(m["values"], "values") {
+	for _, vn := range d.seq(m["values"], "values") {
 		vm := d.mapping(vn, "a macro value", "since!", "value!")
-		if vm == nil {
-			continue
+		if vm == nil || vm["since"] == nil || vm["value"] == nil {
+			continue // reported by mapping
 		}
 		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value"), Pos: d.pos(vm["value"])}
 		switch {
-		case i == 0 && mv.Since != mac.Life.Since:
+		case len(mac.Values) == 0 && mv.Since != mac.Life.Since:
 			d.errorf(vm["since"], "the first value of %s must start at the macro's since %s", mac.Name, mac.Life.Since)
-		case i > 0 && !mac.Values[i-1].Since.Less(mv.Since):
+		case len(mac.Values) > 0 && !mac.Values[len(mac.Values)-1].Since.Less(mv.Since):
 			d.errorf(vm["since"], "values of %s must be listed oldest first without repeats", mac.Name)
 		case !mac.Life.In(mv.Since):
 			d.errorf(vm["since"], "value since %s lies outside the life of %s", mv.Since, mac.Name)
@@ -265,13 +256,13 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	for _, fn := range d.seq(m["fields"], "fields") {
 		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "doc")
 		if fm == nil {
 			continue
 		}
-		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.str(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
+		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.text(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
 		d.within(fn, "field "+f.Name, f.Life, s.Life)
 		f.Type = d.typ(fm["type"], "type of "+s.Name+"."+f.Name)
 		f.Retyped = d.retype(fm["retyped"], f.Life, s.Name+"."+f.Name)
@@ -291,7 +282,7 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 	e := &ir.Enum{
 		Name: d.ident(m["enum"], "enum name"), Underlying: d.str(m["underlying"], "underlying"),
 		UnsignedLiterals: d.boolean(m["unsigned_literals"], "unsigned_literals"),
-		Doc:              d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
+		Doc:              d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
 	}
 	lo, hi, ok := ir.IntRange(e.Underlying)
 	if !ok && m["underlying"] != nil {
@@ -307,7 +298,7 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 		if vm == nil {
 			continue
 		}
-		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.str(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
+		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.text(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
 		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
 		ev.Renamed = d.rename(vm["renamed"], ev.Life)
 		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
@@ -329,7 +320,7 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	f := &ir.Flags{Name: d.ident(m["flags"], "flags name"), Type: d.str(m["type"], "type"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f := &ir.Flags{Name: d.ident(m["flags"], "flags name"), Type: d.str(m["type"], "type"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	_, hi, ok := ir.IntRange(f.Type)
 	if (!ok || ir.Scalars[f.Type].Signed) && m["type"] != nil {
 		d.errorf(m["type"], "flags type %q is not an unsigned fixed-width integer type", f.Type)
@@ -340,7 +331,7 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 		if bm == nil {
 			continue
 		}
-		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.str(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
+		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.text(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
 		d.within(bn, "flag "+b.Name, b.Life, f.Life)
 		bit := d.integer(bm["bit"], "bit")
 		if ok && bm["bit"] != nil && (bit < 0 || hi>>uint(bit) == 0 && bit != int64(ir.Scalars[f.Type].Size*8-1)) {
@@ -361,7 +352,7 @@ func (d *decoder) funcDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name"), Doc: d.str(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	f.Sig = d.signature(m, f.Name)
 	return f
 }

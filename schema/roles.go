@@ -11,12 +11,12 @@ import (
 // ir.Protocol and ir.VersionMacros), and that version macros hold the
 // release's own numbers.
 func (r *reader) validateRoles(s *ir.Schema) {
+	// A problem is reported for the first release that has it.
 	reported := map[string]bool{}
 	once := func(pos ir.Pos, format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		if key := pos.String() + msg; !reported[key] {
+		if key := pos.String() + format; !reported[key] {
 			reported[key] = true
-			r.errs = append(r.errs, &Error{Pos: pos, Msg: msg})
+			r.errs = append(r.errs, &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
 		}
 	}
 	for _, rel := range s.Releases {
@@ -42,10 +42,10 @@ func (r *reader) validateRoles(s *ir.Schema) {
 				continue
 			}
 			versions.Set(m)
-			r.checkVersionValue(m, v, once)
+			checkVersionValue(m, v, once)
 		}
 		for _, problem := range missingRoles(proto, versions) {
-			once(rel.Pos, "release %s %s", v, problem)
+			once(rel.Pos, "release %s "+problem, v)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func missingRoles(p ir.Protocol, vm ir.VersionMacros) []string {
 }
 
 // checkVersionValue checks that a version macro holds release v's numbers.
-func (r *reader) checkVersionValue(m *ir.Macro, v ir.Version, report func(ir.Pos, string, ...any)) {
+func checkVersionValue(m *ir.Macro, v ir.Version, report func(ir.Pos, string, ...any)) {
 	var val *ir.MacroValue
 	for i := range m.Values {
 		if !v.Less(m.Values[i].Since) {

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/dlgen/dlgen/ir"
 	"gopkg.in/yaml.v3"
@@ -73,8 +74,13 @@ func Load(file string, data []byte) (*ir.Schema, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, ErrorList{yamlError(file, err)}
 	}
+	return loadNode(file, &root)
+}
+
+// loadNode is Load after parsing: it decodes and validates a YAML tree.
+func loadNode(file string, root *yaml.Node) (*ir.Schema, error) {
 	r := &reader{file: file}
-	s := r.schema(&root)
+	s := r.schema(root)
 	if s != nil && len(s.Releases) > 0 {
 		r.validate(s)
 	}
@@ -193,9 +199,24 @@ func (r *reader) str(n *yaml.Node, what string) string {
 	return n.Value
 }
 
+// text reads prose (doc, notes) that backends put into comments and
+// docstrings, so it may not end them early: no "*/" (C), no triple quote
+// or trailing quote (Python docstrings), no backslash, no control
+// character but newline and tab.
+func (r *reader) text(n *yaml.Node, what string) string {
+	s := r.str(n, what)
+	bad := strings.Contains(s, "*/") || strings.Contains(s, `"""`) || strings.HasSuffix(s, `"`) || strings.Contains(s, `\`) ||
+		strings.ContainsFunc(s, func(c rune) bool { return unicode.IsControl(c) && c != '\n' && c != '\t' })
+	if bad {
+		r.errorf(n, "%s may not contain */, a triple quote, a backslash or a control character, nor end with a quote: backends put it into comments and docstrings", what)
+	}
+	return s
+}
+
+// ident reads a C identifier; n may be nil (an optional key left out).
 func (r *reader) ident(n *yaml.Node, what string) string {
 	s := r.str(n, what)
-	if n != nil && s != "" && !isIdent(s) {
+	if n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null" && !isIdent(s) {
 		r.errorf(n, "%s %q is not a C identifier", what, s)
 	}
 	return s

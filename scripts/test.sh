@@ -4,7 +4,8 @@
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
 # runtime, the copy engine, the c-shared bridge from C under sanitizers and
 # valgrind), the runtime again under cgocheck2, the Python tests (protocol,
-# peers, the bridge from NumPy), and short fuzz runs.
+# peers, the bridge from NumPy), the schema sweep, and short fuzz runs that
+# fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -27,7 +28,9 @@ echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches' ./tests/abi | grep -E '^(ABI|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
-echo "== fuzz the schema loader"
-go test -run='^$' -fuzz=FuzzLoad -fuzztime=10s ./schema
-echo "== fuzz runtime.Import"
-go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./runtime
+echo "== schema sweep in full (go test -race above tries every 16th variant)"
+go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
+echo "== fuzz: the loader, every backend and -diff on what loads, runtime.Import (a crasher fails CI)"
+scripts/fuzz.sh schema FuzzLoad 10s
+scripts/fuzz.sh schema FuzzGenerate 10s
+scripts/fuzz.sh runtime FuzzImport 10s

@@ -12,7 +12,8 @@
 // Only what varies by release is generated: the declarations, rendered from
 // the IR through templates/. The protocol is hand-written Python and Cython
 // in protocol/, embedded here and copied into the modules after the
-// declarations: protocol.py (the rules both modules share), dlpack_ctypes.py,
+// declarations: layout.py (the ctypes module's import-time layout check),
+// protocol.py (the rules both modules share), dlpack_ctypes.py,
 // dlpack_cython.pxi, and exchange_api.pxi or no_exchange_api.pxi. The import
 // lines at the top of each of those files join the module's import block;
 // everything after them is copied verbatim.
@@ -75,8 +76,9 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 			imports: []string{"import ctypes", "import enum", "import platform"}},
 		{path: "dlpack_ctypes.pyi", template: "dlpack.pyi.tmpl"},
 	}
+	outputs[0].sources = []string{"layout.py"}
 	if m.Major > 0 {
-		outputs[0].sources = []string{"protocol.py", "producer.py", "dlpack_ctypes.py"}
+		outputs[0].sources = append(outputs[0].sources, "protocol.py", "producer.py", "dlpack_ctypes.py")
 		exchange := "no_exchange_api.pxi"
 		if m.ExchangeAttr != "" {
 			exchange = "exchange_api.pxi"
@@ -300,6 +302,7 @@ type module struct {
 	All                     []string // the module's __all__ before the hand-written sources add theirs
 	Names                   string   // the Python-level declarations both modules share
 	SubbytePadded           string   // the padded-sub-byte flag's name, "" before DLPack 1.1
+	Leaves                  string   // _LEAVES: every struct's leaf fields and struct-module codes
 }
 
 // subbytePadded is the flag that says sub-byte elements are padded to whole
@@ -313,6 +316,7 @@ type constant struct {
 type enum struct {
 	Name, Doc string
 	Members   []constant
+	Mask      string // the values as a bit mask, bit v for value v
 }
 
 type structure struct {
@@ -381,9 +385,15 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		switch d := d.(type) {
 		case *ir.Enum:
 			e := enum{Name: d.Name, Doc: d.Doc}
+			var mask uint64
 			for _, ev := range d.Values {
+				if ev.Value < 0 || ev.Value > 63 {
+					return nil, fmt.Errorf("%s.%s = %d: the Python modules keep enum values in a 64-bit mask", d.Name, ev.Name, ev.Value)
+				}
+				mask |= 1 << ev.Value
 				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: fmt.Sprint(ev.Value)})
 			}
+			e.Mask = fmt.Sprintf("0x%x", mask)
 			m.Enums = append(m.Enums, e)
 		case *ir.Flags:
 			for _, f := range d.Bits {
@@ -428,7 +438,57 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		m.Layouts = append(m.Layouts, l)
 	}
 	m.Names = pythonNames(m)
+	if m.Major > 0 {
+		var b strings.Builder
+		b.WriteString("_LEAVES = {\n")
+		for _, st := range api.Structs() {
+			fmt.Fprintf(&b, "    %s: [\n", pystr(st.Name))
+			for _, l := range leaves(st, "") {
+				fmt.Fprintf(&b, "        (%s, %s),\n", pystr(l[0]), pystr(l[1]))
+			}
+			b.WriteString("    ],\n")
+		}
+		b.WriteString("}")
+		m.Leaves = b.String()
+	}
 	return m, nil
+}
+
+// structCodes are the struct-module codes of the fixed-size scalars.
+var structCodes = map[string]string{
+	"char": "c", "int": "i",
+	"int8_t": "b", "int16_t": "h", "int32_t": "i", "int64_t": "q",
+	"uint8_t": "B", "uint16_t": "H", "uint32_t": "I", "uint64_t": "Q",
+}
+
+// leaves lists the scalar fields of s, nested structs flattened into dotted
+// paths, in C order, each with its struct-module code ("P" for a pointer,
+// whose size is the ABI's).
+func leaves(s *ir.Struct, prefix string) [][2]string {
+	var out [][2]string
+	for _, f := range s.Fields {
+		t := f.Type
+		switch {
+		case t.Kind == ir.Pointer || t.Kind == ir.Func:
+			out = append(out, [2]string{prefix + f.Name, "P"})
+		case t.Kind == ir.Scalar:
+			out = append(out, [2]string{prefix + f.Name, structCodes[t.Name]})
+		default:
+			switch d := t.Decl.(type) {
+			case *ir.Struct:
+				out = append(out, leaves(d, prefix+f.Name+".")...)
+			case *ir.Enum:
+				code := "I"
+				if ir.Scalars[d.Underlying].Signed {
+					code = "i"
+				}
+				out = append(out, [2]string{prefix + f.Name, code})
+			default: // a function type
+				out = append(out, [2]string{prefix + f.Name, "P"})
+			}
+		}
+	}
+	return out
 }
 
 // pythonNames renders the declarations both modules define alike, as

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -154,5 +155,45 @@ func TestFlagsThatDoNotCombineAreUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 		assert.Empty(t, stdout, "%v", args)
 		assert.NotEmpty(t, stderr, "%v", args)
+	}
+}
+
+// TestEveryFlagCombination runs dlgen over every combination of -lang,
+// -dlpack-version and mode, on the default schema and on one with a typo
+// in a retyped field's old type (which once loaded and then panicked):
+// each run exits 0, 1 or 2 as documented, a broken schema is always exit 2
+// with a positioned error or a usage error, and nothing panics.
+func TestEveryFlagCombination(t *testing.T) {
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	src := strings.Replace(string(schema.DefaultBytes()), "retyped: {in: \"0.7\", from: int}", "retyped: {in: \"0.7\", from: ynt}", 1)
+	require.NoError(t, os.WriteFile(broken, []byte(src), 0o644))
+	empty := t.TempDir()
+	for _, schemaArgs := range [][]string{nil, {"-schema", broken}} {
+		for _, lang := range []string{"", "c", "go", "python", "c,go,python", "cobol"} {
+			for _, version := range []string{"", "0.6", "1.3", "9.9", "x"} {
+				for _, mode := range [][]string{{"-check"}, {"-diff", "0.6"}, {"-diff", "1.3"}, {"-diff", "9.9"}, {"-check", "-diff", "1.0"}} {
+					args := append(append([]string{}, schemaArgs...), mode...)
+					if lang != "" {
+						args = append(args, "-lang", lang)
+					}
+					if version != "" {
+						args = append(args, "-dlpack-version", version)
+					}
+					if mode[0] == "-check" {
+						args = append(args, "-out", empty)
+					}
+					code, _, stderr := dlgen(t, args...)
+					require.Contains(t, []int{0, 1, 2}, code, "%v", args)
+					usage := strings.Contains(stderr, "run dlgen -h for usage")
+					if schemaArgs != nil {
+						assert.Equal(t, 2, code, "%v", args)
+						assert.True(t, usage || strings.Contains(stderr, broken+":"), "%v: %s", args, stderr)
+					}
+					if code == 2 && !usage && schemaArgs == nil {
+						t.Errorf("%v: exit 2 without a usage error: %s", args, stderr)
+					}
+				}
+			}
+		}
 	}
 }

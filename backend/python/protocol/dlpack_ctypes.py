@@ -59,11 +59,12 @@ _memmove = ctypes.memmove
 _refcount = sys.getrefcount
 
 
-def _struct_of(ctype, fields):
-    """A struct.Struct reading the (path, code) fields of ctype, listed in
-    offset order, at their C offsets."""
+def _struct_of(ctype):
+    """A struct.Struct reading every scalar field of ctype (its generated
+    _LEAVES entry) at this machine's C offsets."""
     fmt, pos = "=", 0
-    for path, code in fields:
+    for path, code in _LEAVES[ctype.__name__]:
+        code = _P if code == "P" else code
         offset, t = 0, ctype
         for name in path.split("."):
             offset += getattr(t, name).offset
@@ -75,14 +76,8 @@ def _struct_of(ctype, fields):
     return struct.Struct(fmt)
 
 
-_TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
-           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P),
-           ("strides", _P), ("byte_offset", "Q")]
-_VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
-                        ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
-                        [("dl_tensor." + p, c) for p, c in _TENSOR])
-_LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR] +
-                     [("manager_ctx", _P), ("deleter", _P)])
+_VERSIONED = _struct_of(DLManagedTensorVersioned)
+_LEGACY = _struct_of(DLManagedTensor)
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
 # Memory is read in place, through a ctypes array type laid over it

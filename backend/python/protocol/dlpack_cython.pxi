@@ -111,6 +111,11 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     return NULL
 
 
+cdef inline bint _member(long long value, unsigned long long values) noexcept nogil:
+    """Whether value is one of an enum's values (the generated bit masks)."""
+    return 0 <= value < 64 and (values >> value) & 1
+
+
 cdef bint _host_accessible(int device_type) noexcept:
     return device_type == dlpack.kDLCPU or device_type == dlpack.kDLCUDAHost or device_type == dlpack.kDLROCMHost or device_type == dlpack.kDLCUDAManaged
 
@@ -396,7 +401,7 @@ cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except 
         raise error("shape is NULL for a %d-dimensional tensor" % ndim)
     if ndim and dl.strides == NULL and not null_strides_ok:
         raise error("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _known_DLDataTypeCode(dl.dtype.code):
+    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
         raise error("unknown DLDataTypeCode %d" % dl.dtype.code)
     if dl.dtype.code == dlpack.kDLOpaqueHandle:
         raise error("opaque-handle tensors cannot be read")
@@ -431,7 +436,7 @@ cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
 
 cdef int _check_import(DLTensor* dl, bint null_strides_ok) except -1:
     _check_layout(dl, null_strides_ok, BufferError)
-    if not _known_DLDeviceType(dl.device.device_type) or not _host_accessible(dl.device.device_type):
+    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
         raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
                             % (dl.device.device_type, dl.device.device_id))
     return 0

@@ -18,7 +18,7 @@ cdef Tensor _new_view(void* data, int ndim, const int64_t* shape, const int64_t*
     dl.strides = <int64_t*>strides
     dl.byte_offset = byte_offset
     _check_layout(&dl, True, ValueError)
-    if not _known_DLDeviceType(device.device_type):
+    if not _member(device.device_type, _DLDeviceType_VALUES):
         raise ValueError("unknown DLDeviceType %d" % device.device_type)
     t = _new_tensor()
     t.dltensor.data = data

@@ -361,97 +361,175 @@ DLPackExchangeAPI._fields_ = [
     ("current_work_stream", DLPackCurrentWorkStream),
 ]
 
+# Each struct's scalar fields in C order, with their struct-module codes ("P":
+# a pointer): the protocol reads and writes whole structs with them.
+_LEAVES = {
+    "DLPackVersion": [
+        ("major", "I"),
+        ("minor", "I"),
+    ],
+    "DLDevice": [
+        ("device_type", "i"),
+        ("device_id", "i"),
+    ],
+    "DLDataType": [
+        ("code", "B"),
+        ("bits", "B"),
+        ("lanes", "H"),
+    ],
+    "DLTensor": [
+        ("data", "P"),
+        ("device.device_type", "i"),
+        ("device.device_id", "i"),
+        ("ndim", "i"),
+        ("dtype.code", "B"),
+        ("dtype.bits", "B"),
+        ("dtype.lanes", "H"),
+        ("shape", "P"),
+        ("strides", "P"),
+        ("byte_offset", "Q"),
+    ],
+    "DLManagedTensor": [
+        ("dl_tensor.data", "P"),
+        ("dl_tensor.device.device_type", "i"),
+        ("dl_tensor.device.device_id", "i"),
+        ("dl_tensor.ndim", "i"),
+        ("dl_tensor.dtype.code", "B"),
+        ("dl_tensor.dtype.bits", "B"),
+        ("dl_tensor.dtype.lanes", "H"),
+        ("dl_tensor.shape", "P"),
+        ("dl_tensor.strides", "P"),
+        ("dl_tensor.byte_offset", "Q"),
+        ("manager_ctx", "P"),
+        ("deleter", "P"),
+    ],
+    "DLManagedTensorVersioned": [
+        ("version.major", "I"),
+        ("version.minor", "I"),
+        ("manager_ctx", "P"),
+        ("deleter", "P"),
+        ("flags", "Q"),
+        ("dl_tensor.data", "P"),
+        ("dl_tensor.device.device_type", "i"),
+        ("dl_tensor.device.device_id", "i"),
+        ("dl_tensor.ndim", "i"),
+        ("dl_tensor.dtype.code", "B"),
+        ("dl_tensor.dtype.bits", "B"),
+        ("dl_tensor.dtype.lanes", "H"),
+        ("dl_tensor.shape", "P"),
+        ("dl_tensor.strides", "P"),
+        ("dl_tensor.byte_offset", "Q"),
+    ],
+    "DLPackExchangeAPIHeader": [
+        ("version.major", "I"),
+        ("version.minor", "I"),
+        ("prev_api", "P"),
+    ],
+    "DLPackExchangeAPI": [
+        ("header.version.major", "I"),
+        ("header.version.minor", "I"),
+        ("header.prev_api", "P"),
+        ("managed_tensor_allocator", "P"),
+        ("managed_tensor_from_py_object_no_sync", "P"),
+        ("managed_tensor_to_py_object_no_sync", "P"),
+        ("dltensor_from_py_object_no_sync", "P"),
+        ("current_work_stream", "P"),
+    ],
+}
+
 _POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
 _MACHINE = platform.machine().lower()
+# (struct, field or None for the size, bytes) on the ABIs the C header knows;
+# importing compares them with this machine's ctypes layout.
+if _POINTER_SIZE == 8:  # LP64
+    _LAYOUT = [
+        (DLPackVersion, None, 8),
+        (DLPackVersion, "major", 0),
+        (DLPackVersion, "minor", 4),
+        (DLDevice, None, 8),
+        (DLDevice, "device_type", 0),
+        (DLDevice, "device_id", 4),
+        (DLDataType, None, 4),
+        (DLDataType, "code", 0),
+        (DLDataType, "bits", 1),
+        (DLDataType, "lanes", 2),
+        (DLTensor, None, 48),
+        (DLTensor, "data", 0),
+        (DLTensor, "device", 8),
+        (DLTensor, "ndim", 16),
+        (DLTensor, "dtype", 20),
+        (DLTensor, "shape", 24),
+        (DLTensor, "strides", 32),
+        (DLTensor, "byte_offset", 40),
+        (DLManagedTensor, None, 64),
+        (DLManagedTensor, "dl_tensor", 0),
+        (DLManagedTensor, "manager_ctx", 48),
+        (DLManagedTensor, "deleter", 56),
+        (DLManagedTensorVersioned, None, 80),
+        (DLManagedTensorVersioned, "version", 0),
+        (DLManagedTensorVersioned, "manager_ctx", 8),
+        (DLManagedTensorVersioned, "deleter", 16),
+        (DLManagedTensorVersioned, "flags", 24),
+        (DLManagedTensorVersioned, "dl_tensor", 32),
+        (DLPackExchangeAPIHeader, None, 16),
+        (DLPackExchangeAPIHeader, "version", 0),
+        (DLPackExchangeAPIHeader, "prev_api", 8),
+        (DLPackExchangeAPI, None, 56),
+        (DLPackExchangeAPI, "header", 0),
+        (DLPackExchangeAPI, "managed_tensor_allocator", 16),
+        (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 24),
+        (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 32),
+        (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 40),
+        (DLPackExchangeAPI, "current_work_stream", 48),
+    ]
+elif _POINTER_SIZE == 4 and _MACHINE in ('i386', 'i486', 'i586', 'i686', 'x86'):  # ILP32
+    _LAYOUT = [
+        (DLPackVersion, None, 8),
+        (DLPackVersion, "major", 0),
+        (DLPackVersion, "minor", 4),
+        (DLDevice, None, 8),
+        (DLDevice, "device_type", 0),
+        (DLDevice, "device_id", 4),
+        (DLDataType, None, 4),
+        (DLDataType, "code", 0),
+        (DLDataType, "bits", 1),
+        (DLDataType, "lanes", 2),
+        (DLTensor, None, 36),
+        (DLTensor, "data", 0),
+        (DLTensor, "device", 4),
+        (DLTensor, "ndim", 12),
+        (DLTensor, "dtype", 16),
+        (DLTensor, "shape", 20),
+        (DLTensor, "strides", 24),
+        (DLTensor, "byte_offset", 28),
+        (DLManagedTensor, None, 44),
+        (DLManagedTensor, "dl_tensor", 0),
+        (DLManagedTensor, "manager_ctx", 36),
+        (DLManagedTensor, "deleter", 40),
+        (DLManagedTensorVersioned, None, 60),
+        (DLManagedTensorVersioned, "version", 0),
+        (DLManagedTensorVersioned, "manager_ctx", 8),
+        (DLManagedTensorVersioned, "deleter", 12),
+        (DLManagedTensorVersioned, "flags", 16),
+        (DLManagedTensorVersioned, "dl_tensor", 24),
+        (DLPackExchangeAPIHeader, None, 12),
+        (DLPackExchangeAPIHeader, "version", 0),
+        (DLPackExchangeAPIHeader, "prev_api", 8),
+        (DLPackExchangeAPI, None, 32),
+        (DLPackExchangeAPI, "header", 0),
+        (DLPackExchangeAPI, "managed_tensor_allocator", 12),
+        (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 16),
+        (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 20),
+        (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
+        (DLPackExchangeAPI, "current_work_stream", 28),
+    ]
+else:
+    _LAYOUT = []
 
 
 def _check_layout():
     """Refuses to import on an ABI whose layout differs from the C header."""
-    if _POINTER_SIZE == 8:
-        expected = [
-            (DLPackVersion, None, 8),
-            (DLPackVersion, "major", 0),
-            (DLPackVersion, "minor", 4),
-            (DLDevice, None, 8),
-            (DLDevice, "device_type", 0),
-            (DLDevice, "device_id", 4),
-            (DLDataType, None, 4),
-            (DLDataType, "code", 0),
-            (DLDataType, "bits", 1),
-            (DLDataType, "lanes", 2),
-            (DLTensor, None, 48),
-            (DLTensor, "data", 0),
-            (DLTensor, "device", 8),
-            (DLTensor, "ndim", 16),
-            (DLTensor, "dtype", 20),
-            (DLTensor, "shape", 24),
-            (DLTensor, "strides", 32),
-            (DLTensor, "byte_offset", 40),
-            (DLManagedTensor, None, 64),
-            (DLManagedTensor, "dl_tensor", 0),
-            (DLManagedTensor, "manager_ctx", 48),
-            (DLManagedTensor, "deleter", 56),
-            (DLManagedTensorVersioned, None, 80),
-            (DLManagedTensorVersioned, "version", 0),
-            (DLManagedTensorVersioned, "manager_ctx", 8),
-            (DLManagedTensorVersioned, "deleter", 16),
-            (DLManagedTensorVersioned, "flags", 24),
-            (DLManagedTensorVersioned, "dl_tensor", 32),
-            (DLPackExchangeAPIHeader, None, 16),
-            (DLPackExchangeAPIHeader, "version", 0),
-            (DLPackExchangeAPIHeader, "prev_api", 8),
-            (DLPackExchangeAPI, None, 56),
-            (DLPackExchangeAPI, "header", 0),
-            (DLPackExchangeAPI, "managed_tensor_allocator", 16),
-            (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 24),
-            (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 32),
-            (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 40),
-            (DLPackExchangeAPI, "current_work_stream", 48),
-        ]
-    elif _POINTER_SIZE == 4 and _MACHINE in ('i386', 'i486', 'i586', 'i686', 'x86'):
-        expected = [
-            (DLPackVersion, None, 8),
-            (DLPackVersion, "major", 0),
-            (DLPackVersion, "minor", 4),
-            (DLDevice, None, 8),
-            (DLDevice, "device_type", 0),
-            (DLDevice, "device_id", 4),
-            (DLDataType, None, 4),
-            (DLDataType, "code", 0),
-            (DLDataType, "bits", 1),
-            (DLDataType, "lanes", 2),
-            (DLTensor, None, 36),
-            (DLTensor, "data", 0),
-            (DLTensor, "device", 4),
-            (DLTensor, "ndim", 12),
-            (DLTensor, "dtype", 16),
-            (DLTensor, "shape", 20),
-            (DLTensor, "strides", 24),
-            (DLTensor, "byte_offset", 28),
-            (DLManagedTensor, None, 44),
-            (DLManagedTensor, "dl_tensor", 0),
-            (DLManagedTensor, "manager_ctx", 36),
-            (DLManagedTensor, "deleter", 40),
-            (DLManagedTensorVersioned, None, 60),
-            (DLManagedTensorVersioned, "version", 0),
-            (DLManagedTensorVersioned, "manager_ctx", 8),
-            (DLManagedTensorVersioned, "deleter", 12),
-            (DLManagedTensorVersioned, "flags", 16),
-            (DLManagedTensorVersioned, "dl_tensor", 24),
-            (DLPackExchangeAPIHeader, None, 12),
-            (DLPackExchangeAPIHeader, "version", 0),
-            (DLPackExchangeAPIHeader, "prev_api", 8),
-            (DLPackExchangeAPI, None, 32),
-            (DLPackExchangeAPI, "header", 0),
-            (DLPackExchangeAPI, "managed_tensor_allocator", 12),
-            (DLPackExchangeAPI, "managed_tensor_from_py_object_no_sync", 16),
-            (DLPackExchangeAPI, "managed_tensor_to_py_object_no_sync", 20),
-            (DLPackExchangeAPI, "dltensor_from_py_object_no_sync", 24),
-            (DLPackExchangeAPI, "current_work_stream", 28),
-        ]
-    else:
-        return
-    for ctype, name, want in expected:
+    for ctype, name, want in _LAYOUT:
         got = ctypes.sizeof(ctype) if name is None else getattr(ctype, name).offset
         if got != want:
             what = ctype.__name__ + ("." + name if name else "")
@@ -750,11 +828,12 @@ _memmove = ctypes.memmove
 _refcount = sys.getrefcount
 
 
-def _struct_of(ctype, fields):
-    """A struct.Struct reading the (path, code) fields of ctype, listed in
-    offset order, at their C offsets."""
+def _struct_of(ctype):
+    """A struct.Struct reading every scalar field of ctype (its generated
+    _LEAVES entry) at this machine's C offsets."""
     fmt, pos = "=", 0
-    for path, code in fields:
+    for path, code in _LEAVES[ctype.__name__]:
+        code = _P if code == "P" else code
         offset, t = 0, ctype
         for name in path.split("."):
             offset += getattr(t, name).offset
@@ -766,14 +845,8 @@ def _struct_of(ctype, fields):
     return struct.Struct(fmt)
 
 
-_TENSOR = [("data", _P), ("device.device_type", "i"), ("device.device_id", "i"), ("ndim", "i"),
-           ("dtype.code", "B"), ("dtype.bits", "B"), ("dtype.lanes", "H"), ("shape", _P),
-           ("strides", _P), ("byte_offset", "Q")]
-_VERSIONED = _struct_of(DLManagedTensorVersioned, [("version.major", "I"), ("version.minor", "I"),
-                        ("manager_ctx", _P), ("deleter", _P), ("flags", "Q")] +
-                        [("dl_tensor." + p, c) for p, c in _TENSOR])
-_LEGACY = _struct_of(DLManagedTensor, [("dl_tensor." + p, c) for p, c in _TENSOR] +
-                     [("manager_ctx", _P), ("deleter", _P)])
+_VERSIONED = _struct_of(DLManagedTensorVersioned)
+_LEGACY = _struct_of(DLManagedTensor)
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
 # Memory is read in place, through a ctypes array type laid over it

@@ -240,13 +240,9 @@ _EXCHANGE_API_ATTRIBUTE = "__dlpack_c_exchange_api__"
 _PREVIOUS_EXCHANGE_API_ATTRIBUTE = "__c_dlpack_exchange_api__"
 cdef const char* _EXCHANGE_API_CAPSULE_NAME = "dlpack_exchange_api"
 
-
-cdef bint _known_DLDeviceType(int value) noexcept nogil:
-    return value == dlpack.kDLCPU or value == dlpack.kDLCUDA or value == dlpack.kDLCUDAHost or value == dlpack.kDLOpenCL or value == dlpack.kDLVulkan or value == dlpack.kDLMetal or value == dlpack.kDLVPI or value == dlpack.kDLROCM or value == dlpack.kDLROCMHost or value == dlpack.kDLExtDev or value == dlpack.kDLCUDAManaged or value == dlpack.kDLOneAPI or value == dlpack.kDLWebGPU or value == dlpack.kDLHexagon or value == dlpack.kDLMAIA or value == dlpack.kDLTrn
-
-
-cdef bint _known_DLDataTypeCode(int value) noexcept nogil:
-    return value == dlpack.kDLInt or value == dlpack.kDLUInt or value == dlpack.kDLFloat or value == dlpack.kDLOpaqueHandle or value == dlpack.kDLBfloat or value == dlpack.kDLComplex or value == dlpack.kDLBool or value == dlpack.kDLFloat8_e3m4 or value == dlpack.kDLFloat8_e4m3 or value == dlpack.kDLFloat8_e4m3b11fnuz or value == dlpack.kDLFloat8_e4m3fn or value == dlpack.kDLFloat8_e4m3fnuz or value == dlpack.kDLFloat8_e5m2 or value == dlpack.kDLFloat8_e5m2fnuz or value == dlpack.kDLFloat8_e8m0fnu or value == dlpack.kDLFloat6_e2m3fn or value == dlpack.kDLFloat6_e3m2fn or value == dlpack.kDLFloat4_e2m1fn
+# The values of each enum in this release, as bit masks (bit v set: v is one).
+cdef unsigned long long _DLDeviceType_VALUES = 0x7ff9e
+cdef unsigned long long _DLDataTypeCode_VALUES = 0x3ffff
 
 
 __all__ += ["DataType", "Device"]
@@ -584,6 +580,11 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     return NULL
 
 
+cdef inline bint _member(long long value, unsigned long long values) noexcept nogil:
+    """Whether value is one of an enum's values (the generated bit masks)."""
+    return 0 <= value < 64 and (values >> value) & 1
+
+
 cdef bint _host_accessible(int device_type) noexcept:
     return device_type == dlpack.kDLCPU or device_type == dlpack.kDLCUDAHost or device_type == dlpack.kDLROCMHost or device_type == dlpack.kDLCUDAManaged
 
@@ -869,7 +870,7 @@ cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except 
         raise error("shape is NULL for a %d-dimensional tensor" % ndim)
     if ndim and dl.strides == NULL and not null_strides_ok:
         raise error("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _known_DLDataTypeCode(dl.dtype.code):
+    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
         raise error("unknown DLDataTypeCode %d" % dl.dtype.code)
     if dl.dtype.code == dlpack.kDLOpaqueHandle:
         raise error("opaque-handle tensors cannot be read")
@@ -904,7 +905,7 @@ cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
 
 cdef int _check_import(DLTensor* dl, bint null_strides_ok) except -1:
     _check_layout(dl, null_strides_ok, BufferError)
-    if not _known_DLDeviceType(dl.device.device_type) or not _host_accessible(dl.device.device_type):
+    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
         raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
                             % (dl.device.device_type, dl.device.device_id))
     return 0
@@ -1403,7 +1404,7 @@ cdef Tensor _new_view(void* data, int ndim, const int64_t* shape, const int64_t*
     dl.strides = <int64_t*>strides
     dl.byte_offset = byte_offset
     _check_layout(&dl, True, ValueError)
-    if not _known_DLDeviceType(device.device_type):
+    if not _member(device.device_type, _DLDeviceType_VALUES):
         raise ValueError("unknown DLDeviceType %d" % device.device_type)
     t = _new_tensor()
     t.dltensor.data = data

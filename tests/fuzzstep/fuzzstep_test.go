@@ -1,0 +1,78 @@
+// Package fuzzstep proves that CI's fuzz step, scripts/fuzz.sh, fails when
+// a fuzz target crashes, on a crasher already in the corpus and on one the
+// fuzzer finds, and that it keeps a found crasher as a regression seed.
+package fuzzstep
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// planted is a module whose fuzz target crashes on inputs starting "dl".
+var planted = map[string]string{
+	"go.mod": "module planted\n\ngo 1.24\n",
+	"planted_test.go": `package planted
+
+import "testing"
+
+func FuzzPlanted(f *testing.F) {
+	f.Add([]byte("d"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) >= 2 && b[0] == 'd' && b[1] == 'l' {
+			panic("planted crasher")
+		}
+	})
+}
+`,
+}
+
+func module(t *testing.T, extra map[string]string) string {
+	dir := t.TempDir()
+	for _, files := range []map[string]string{planted, extra} {
+		for name, text := range files {
+			path := filepath.Join(dir, filepath.FromSlash(name))
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		}
+	}
+	return dir
+}
+
+func fuzzStep(t *testing.T, dir string) (string, error) {
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "fuzz.sh"))
+	require.NoError(t, err)
+	cmd := exec.Command("bash", script, dir, "FuzzPlanted", "60s", "1s")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestFuzzStepFailsOnAKnownCrasher(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module for fuzzing")
+	}
+	dir := module(t, map[string]string{"testdata/fuzz/FuzzPlanted/known": "go test fuzz v1\n[]byte(\"dlpack\")\n"})
+	out, err := fuzzStep(t, dir)
+	require.Error(t, err, out)
+	assert.Contains(t, out, "planted crasher")
+	assert.Contains(t, out, "fuzz: FuzzPlanted failed")
+}
+
+func TestFuzzStepFailsOnAFoundCrasherAndKeepsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module for fuzzing")
+	}
+	dir := module(t, nil)
+	out, err := fuzzStep(t, dir)
+	require.Error(t, err, out)
+	assert.Contains(t, out, "planted crasher")
+	assert.Contains(t, out, "fuzz: new crasher "+filepath.Join(dir, "testdata", "fuzz", "FuzzPlanted"))
+	seeds, err := os.ReadDir(filepath.Join(dir, "testdata", "fuzz", "FuzzPlanted"))
+	require.NoError(t, err)
+	assert.Len(t, seeds, 1, "the crasher is kept as a regression seed")
+}
