@@ -1,7 +1,7 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
 # make bench: the benchmarks (bench-runtime, bench-python, generation).
-.PHONY: test deps generate bench bench-python bench-runtime golden
+.PHONY: test deps generate bench bench-python bench-runtime bench-framework golden
 
 test:
 	./scripts/test.sh
@@ -15,7 +15,7 @@ generate:
 golden:
 	go test ./generate -update
 
-bench: bench-runtime bench-python
+bench: bench-runtime bench-python bench-framework
 	go test -run='^$$' -bench=. -benchmem ./generate
 
 bench-runtime: deps
@@ -26,3 +26,9 @@ bench-python: deps
 	rm -rf .cache/cython && mkdir -p .cache && cp -r generated/python .cache/cython
 	cd .cache/cython && ../../.venv/bin/cythonize -q -i dlpack_cython.pyx > build.log
 	DLGEN_CYTHON_DIR=.cache/cython .venv/bin/python bench/python_exchange.py
+
+# The framework-facing API (from_pointer, from_buffer, PyTorch both ways).
+bench-framework: deps
+	rm -rf .cache/cython-framework && mkdir -p .cache && cp -r generated/python .cache/cython-framework
+	cd .cache/cython-framework && ../../.venv/bin/cythonize -q -i dlpack_cython.pyx > build.log
+	DLGEN_CYTHON_DIR=.cache/cython-framework .venv/bin/python bench/framework.py

@@ -36,6 +36,15 @@ if ! cmp -s tests/requirements.txt .venv/.requirements 2>/dev/null; then
   cp tests/requirements.txt .venv/.requirements
 fi
 
+# MXNet 1.9.1 with NumPy 1.23.5 needs Python 3.11 at most: its own venv.
+if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; then
+  echo "deps: MXNet venv in .venv-mxnet"
+  rm -rf .venv-mxnet
+  python3.11 -m venv .venv-mxnet
+  .venv-mxnet/bin/pip install -q --disable-pip-version-check -r tests/requirements-mxnet.txt
+  cp tests/requirements-mxnet.txt .venv-mxnet/.requirements
+fi
+
 # Upstream headers of older releases as wheels on PyPI ship them; only
 # each dlpack.h is kept, for the ABI test. The wheels are pure downloads
 # (a pinned platform, never installed): DLPack 1.2 from apache-tvm-ffi 0.1.0,

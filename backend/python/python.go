@@ -37,7 +37,7 @@ const Dir = "python"
 // HeaderPath is where the C header the Cython module includes goes.
 const HeaderPath = Dir + "/dlpack/dlpack.h"
 
-//go:embed protocol/*.py protocol/*.pxi
+//go:embed protocol/*.py protocol/*.pxi protocol/*.pxd
 var protocol embed.FS
 
 // Backend is the Python backend.
@@ -78,16 +78,18 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	outputs[0].sources = []string{"layout.py"}
 	if m.Major > 0 {
-		outputs[0].sources = append(outputs[0].sources, "protocol.py", "dlpack_ctypes.py")
+		outputs[0].sources = append(outputs[0].sources, "protocol.py", "producer.py", "dlpack_ctypes.py")
 		exchange := "no_exchange_api.pxi"
 		if m.ExchangeAttr != "" {
 			exchange = "exchange_api.pxi"
 		}
 		outputs = append(outputs,
 			output{path: "dlpack.pxd", template: "dlpack.pxd.tmpl", cython: true},
+			output{path: "dlpack_cython.pxd", template: "dlpack_cython.pxd.tmpl", cython: true,
+				sources: []string{"dlpack_cython.pxd"}},
 			output{path: "dlpack_cython.pyx", template: "dlpack_cython.pyx.tmpl", cython: true,
 				imports: []string{"cimport dlpack", "import enum"},
-				sources: []string{"protocol.py", "dlpack_cython.pxi", exchange}},
+				sources: []string{"protocol.py", "producer.py", "dlpack_cython.pxi", exchange, "producer.pxi"}},
 			output{path: "dlpack_cython.pyi", template: "dlpack.pyi.tmpl", cython: true},
 		)
 	}
@@ -120,6 +122,9 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 	view.All = m.declared(o.cython)
 	if strings.HasSuffix(o.path, ".pyi") && m.Major > 0 {
 		view.All = append(view.All, protocolNames...)
+		if o.cython {
+			view.All = append(view.All, "to_type")
+		}
 	}
 	view.Body = strings.TrimRight(body.String(), "\n")
 	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr, "pylist": pylist})
@@ -136,7 +141,8 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 // protocolNames are the public names the hand-written sources add to a
 // module's __all__ (each with `__all__ += [...]`); the stubs, which declare
 // them, list them too. mypy's stubtest, in the test suite, compares both.
-var protocolNames = []string{"DataType", "Device", "Tensor", "from_dlpack", "from_managed", "to_managed"}
+var protocolNames = []string{"DTYPE_NAMES", "DataType", "Device", "Tensor", "from_buffer", "from_dlpack",
+	"from_managed", "from_pointer", "to_managed"}
 
 // declared lists the public names of the generated declarations: the
 // Cython module has no ctypes structs or function types.

@@ -32,7 +32,9 @@ import ctypes
 import enum
 import gc
 import math
+import operator
 import os
+import re
 import struct
 import sys
 import threading
@@ -620,6 +622,12 @@ class DataType(NamedTuple):
         """Bytes one element occupies when elements are padded to whole bytes."""
         return (self.bits * self.lanes + 7) // 8
 
+    @property
+    def name(self):
+        """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
+        argument accepts); "code:bits:lanes" for a type without one."""
+        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
+
 
 class Device(NamedTuple):
     """A device: DLDeviceType and index."""
@@ -658,16 +666,18 @@ def _nbytes(size, bits, lanes, padded):
 
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
-    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
     private copy must be exported, READ_ONLY for read-only data, else 0,
-    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements."""
-    if stream is not None:
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
+    for devices that have streams; the tensor's on_stream callback, if any,
+    honours it."""
+    if stream is not None and device[0] in _HOST_ACCESSIBLE:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
-        if dl_device != device and dl_device != _CPU:
+        if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
             raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
@@ -680,6 +690,19 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
     if copy:
         return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
     return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+
+
+def _readonly_import(flags, readonly):
+    """Whether an import is read-only: readonly=None takes the producer's
+    READ_ONLY flag (a legacy tensor has none: writable, as PyTorch, CuPy,
+    TensorFlow and MXNet import it; NumPy alone says read-only), True makes
+    it read-only, False refuses a read-only tensor."""
+    flagged = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    if readonly is None or readonly:
+        return flagged or bool(readonly)
+    if flagged:
+        raise BufferError("the producer marked the tensor read-only, and readonly=False was asked")
+    return False
 
 
 def _check_placement(device):
@@ -730,6 +753,98 @@ def _request_managed(x, versioned):
         return x.__dlpack__(max_version=_MAX_VERSION)
     except TypeError:
         return x.__dlpack__()
+
+
+# Widths for the codes whose names do not carry one (kDLFloat: float16,
+# float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
+_WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
+           "complex": (64, 128), "bool": (8,)}
+
+
+def _dtype_names():
+    """Every name a dtype argument accepts, for the codes of this release:
+    kDLInt -> int8 ... int64, kDLFloat8_e4m3fn -> float8_e4m3fn, ..."""
+    names = {}
+    for member in DLDataTypeCode:
+        base = member.name[len("kDL"):].lower()
+        if base in _WIDTHS:
+            for bits in _WIDTHS[base]:
+                names[base if base == "bool" else base + str(bits)] = DataType(int(member), bits, 1)
+        else:
+            width = re.match(r"[a-z]+(\d+)_", base)
+            if width:  # kDLOpaqueHandle has no width and no name
+                names[base] = DataType(int(member), int(width.group(1)), 1)
+    return names
+
+
+_DTYPE_BY_NAME = _dtype_names()
+_NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
+_KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
+_NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
+DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+__all__ += ["DTYPE_NAMES"]
+
+
+def _data_type(dtype):
+    """A dtype argument, a name or a (code, bits, lanes) DataType, checked."""
+    if type(dtype) is str:
+        found = _DTYPE_BY_NAME.get(dtype)
+        if found is None:
+            known = ", ".join(DTYPE_NAMES)
+            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
+        return found
+    if not isinstance(dtype, tuple) or len(dtype) != 3:
+        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
+    code, bits, lanes = (operator.index(v) for v in dtype)
+    if code not in _NAMED_CODES:
+        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
+    if not 0 < bits < 256 or not 0 < lanes < 65536:
+        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
+    return DataType(code, bits, lanes)
+
+
+def _device_arg(device):
+    """A device argument: (device_type, device_id) of a known type."""
+    if not isinstance(device, tuple) or len(device) != 2:
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
+    device_type, device_id = operator.index(device[0]), operator.index(device[1])
+    if device_type not in _KNOWN_DEVICES:
+        raise ValueError(f"unknown DLDeviceType {device_type}")
+    if not -(1 << 31) <= device_id < 1 << 31:
+        raise ValueError(f"device_id {device_id} does not fit int32")
+    return Device(device_type, device_id)
+
+
+# Buffer-protocol formats (struct module syntax) DLPack can carry.
+_FORMAT_CODES = dict.fromkeys("bhilqn", int(DLDataTypeCode.kDLInt))
+_FORMAT_CODES.update(dict.fromkeys("BHILQN", int(DLDataTypeCode.kDLUInt)))
+_FORMAT_CODES.update(dict.fromkeys("efd", int(DLDataTypeCode.kDLFloat)))
+_FORMAT_CODES.update({"?": int(DLDataTypeCode.kDLBool), "Zf": int(DLDataTypeCode.kDLComplex),
+                      "Zd": int(DLDataTypeCode.kDLComplex)})
+_NATIVE_ORDER = "@=<" if sys.byteorder == "little" else "@=>!"
+
+
+def _format_dtype(fmt, itemsize):
+    """The DataType of a buffer's elements, from its format and itemsize."""
+    kind = fmt[1:] if fmt[:1] in "@=<>!" else fmt
+    if fmt[:1] in "<>!" and fmt[:1] not in _NATIVE_ORDER and itemsize > 1:
+        raise BufferError(f"buffer format {fmt!r} is not in this machine's byte order")
+    code = _FORMAT_CODES.get(kind)
+    if code is None:
+        raise BufferError(f"buffer format {fmt!r} has no DLPack dtype")
+    return DataType(code, 8 * itemsize, 1)
+
+
+def _element_strides(byte_strides, itemsize):
+    """A buffer's byte strides in elements; a stride that is not a whole
+    number of elements cannot be said in DLPack."""
+    strides = []
+    for s in byte_strides:
+        if s % itemsize:
+            raise BufferError(f"stride of {s} bytes is not a whole number of "
+                              f"{itemsize}-byte elements")
+        strides.append(s // itemsize)
+    return tuple(strides)
 
 
 # The hot paths read and write a whole managed struct with one precompiled
@@ -859,13 +974,12 @@ _SLOT_NDIM = 8
 _SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
 _ARENA_SLOTS = 128
 _free_slots = []  # (address, bytes view, words view, offset) of unused slots
-# Exports by struct address: [tensor kept alive, capsule or None once consumed,
+# Exports by struct address: [(tensor, its lease) kept alive, capsule or None once consumed,
 # the struct's first word as written, the capsule's unused name, slot or None].
 _exports = {}
 _sweep_lock = threading.Lock()
 _SWEEP_MIN = 64
 _sweep_at = _SWEEP_MIN
-_close_lock = threading.Lock()
 
 
 def _new_arena():
@@ -940,13 +1054,32 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-class Tensor:
-    """A DLPack tensor: either imported from a producer (and owning the
-    producer's managed tensor until close()), or a private copy."""
+class _Lease:
+    """What keeps a tensor's memory valid: a producer's managed tensor (its
+    deleter runs once, when the last holder lets go), an owner object, or a
+    buffer-protocol view. The Tensor holds it until close(), and each live
+    export of the Tensor holds it too, so either may finish first."""
 
-    __slots__ = ("__weakref__", "_addr", "_bits", "_code", "_data", "_deleter", "_dev_id",
-                 "_dev_type", "_keep", "_lanes", "_padded", "_versioned", "byte_offset", "copied",
-                 "readonly", "shape", "strides")
+    __slots__ = ("address", "deleter", "owner", "view")
+
+    def __init__(self, address=0, deleter=0, owner=None, view=None):
+        self.address, self.deleter, self.owner, self.view = address, deleter, owner, view
+
+    def __del__(self):
+        if self.view is not None:
+            _buffer_release(ctypes.byref(self.view))
+        elif self.deleter:
+            _call_deleter(self.deleter, self.address)
+
+
+class Tensor:
+    """A DLPack tensor: imported from a producer (owning the producer's
+    managed tensor until close()), a private copy, or a view of memory a
+    framework owns (from_pointer, from_buffer)."""
+
+    __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
+                 "_lanes", "_on_stream", "_padded", "byte_offset", "copied", "readonly", "shape",
+                 "strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -989,7 +1122,7 @@ class Tensor:
 
     @property
     def closed(self):
-        return not self._addr and self._keep is None
+        return self._keep is None
 
     def is_contiguous(self):
         expected = _contiguous_strides(self.shape)
@@ -997,22 +1130,10 @@ class Tensor:
                                      if n != 1)
 
     def close(self):
-        """Gives the tensor back to its producer (calls the deleter once)."""
-        with _close_lock:
-            address, self._addr = self._addr, 0
-            self._keep = None
-        if address and self._deleter:
-            _call_deleter(self._deleter, address)
-
-    def __del__(self):
-        # No other reference exists: no lock needed to close exactly once.
-        address = getattr(self, "_addr", 0)
-        if address and self._deleter:
-            call = _deleters.get(self._deleter)
-            if call is None:
-                _call_deleter(self._deleter, address)
-            else:
-                call(address)
+        """Gives the tensor back to its producer (calls the deleter once), or
+        lets go of its owner, now or, while exports of it live, when the last
+        consumer deletes its export."""
+        self._keep = None
 
     def __enter__(self):
         return self
@@ -1076,13 +1197,17 @@ class Tensor:
         self._check_open()
         versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
                                          self._padded, stream, max_version, dl_device, copy)
+        if stream is not None and self._on_stream is not None:
+            self._on_stream(stream)
         source = _private_copy(self) if copy else self
         return _export(source, versioned, flags)
 
 
-def _adopt(address, versioned):
+def _adopt(address, versioned, readonly):
     """Takes ownership of a managed tensor: validates it before use and
-    calls its deleter (exactly once) if it is refused."""
+    calls its deleter (exactly once) if it is refused. readonly: None takes
+    the producer's word (a legacy tensor is writable), True makes a
+    read-only view, False refuses a read-only tensor."""
     if versioned:
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
          shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
@@ -1090,18 +1215,18 @@ def _adopt(address, versioned):
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
          _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
     t = Tensor.__new__(Tensor)
-    t._addr, t._deleter, t._versioned, t._keep = address, deleter, versioned, None
+    t._keep, t._on_stream = _Lease(address, deleter), None
     try:
         if versioned:
             if major != DLPACK_MAJOR_VERSION:
                 raise BufferError(f"DLPack major version {major} is not supported (this module "
                                   f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
-            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+            t.readonly = _readonly_import(flags, readonly)
             t.copied = flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
             t._padded = flags & _SUBBYTE_PADDED != 0
         else:
             minor = None
-            t.readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
+            t.readonly = _readonly_import(0, readonly)  # a legacy tensor carries no flag: writable
             t.copied = t._padded = False
         if ndim < 0 or ndim > _MAX_NDIM:
             raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
@@ -1193,7 +1318,7 @@ def _private_copy(t):
     buf = _copy_contiguous(t)
     c = Tensor.__new__(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._addr, c._deleter, c._versioned, c._keep = 0, 0, True, (buf, storage)
+    c._keep, c._on_stream = _Lease(owner=(buf, storage)), None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
     c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
@@ -1231,7 +1356,8 @@ def _export(t, versioned, flags):
         name = _NAME
     if ndim:
         _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
-    entry = [t, None, _first_word(address, slot), name, slot]
+    # The tensor's lease too: it must outlive the export even if t is closed first.
+    entry = [(t, t._keep), None, _first_word(address, slot), name, slot]
     _exports[address] = entry
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
@@ -1243,16 +1369,123 @@ def _export(t, versioned, flags):
     return capsule
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+# --- Producers: memory a framework owns ----------------------------------------
+
+class _PyBuffer(ctypes.Structure):
+    """CPython's Py_buffer."""
+
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)), ("internal", ctypes.c_void_p)]
+
+
+_PyBUF_WRITABLE, _PyBUF_RECORDS_RO = 0x0001, 0x001C  # RECORDS_RO: STRIDES | FORMAT
+_buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.POINTER(_PyBuffer),
+                   ctypes.c_int)
+_buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
+
+
+def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None):
+    t = Tensor.__new__(Tensor)
+    t._keep, t._on_stream = lease, on_stream
+    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
+    t._code, t._bits, t._lanes = dtype
+    t._dev_type, t._dev_id = device
+    t.readonly, t.copied, t._padded = readonly, False, False
+    return t
+
+
+def _layout(address, shape, strides, byte_offset, itemsize):
+    """from_pointer's arguments as an import checks them: returns (address,
+    shape, strides, byte_offset) as ints and tuples of ints."""
+    address = operator.index(address)
+    if not 0 <= address < 1 << 64:
+        raise ValueError(f"address {address} is not a pointer")
+    shape = tuple(operator.index(n) for n in shape)
+    if len(shape) > _MAX_NDIM:
+        raise ValueError(f"ndim {len(shape)} is more than {_MAX_NDIM}")
+    size = 1
+    for extent in shape:
+        if extent < 0:
+            raise ValueError(f"negative extent in shape {shape!r}")
+        size *= extent
+    if size * itemsize >= 1 << 63:
+        raise ValueError(f"a tensor of shape {shape!r} overflows the address space")
+    if strides is None:
+        strides = _contiguous_strides(shape)
+    else:
+        strides = tuple(operator.index(s) for s in strides)
+        if len(strides) != len(shape):
+            raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
+        if any(abs(s) * itemsize >= 1 << 63 for s in strides):
+            raise ValueError(f"a stride in {strides!r} overflows the address space")
+    byte_offset = operator.index(byte_offset)
+    if not 0 <= byte_offset < 1 << 63:
+        raise ValueError(f"byte_offset {byte_offset} is out of range")
+    if size and not address:
+        raise ValueError(f"address is NULL for a tensor of {size} elements")
+    return address, shape, strides, byte_offset
+
+
+def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
+                 owner=None, readonly=False, on_stream=None):
+    """A Tensor over memory the caller owns, zero-copy: the address of the
+    data, shape, dtype (a name such as "float32", or a DataType), strides in
+    elements (None: C-contiguous), device as (device_type, device_id).
+
+    owner (any object) stays alive until the Tensor is closed or collected
+    and every capsule exported from it has been deleted by its consumer, in
+    either order. On a device with streams, __dlpack__(stream=s) calls
+    on_stream(s) first, for the framework to make stream s wait for its
+    work; a CPU tensor refuses a stream. Arguments are checked as an import
+    is: ValueError or TypeError, and nothing is kept."""
+    dtype = _data_type(dtype)
+    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
+                                                   dtype.itemsize)
+    device = _device_arg(device)
+    if on_stream is not None and not callable(on_stream):
+        raise TypeError("on_stream must be callable")
+    return _new_view(_Lease(owner=owner), address, shape, strides, byte_offset, dtype, device,
+                     bool(readonly), on_stream)
+
+
+def from_buffer(obj, /, *, readonly=None):
+    """A CPU Tensor over any buffer-protocol object (bytearray, array.array,
+    mmap, memoryview, ctypes arrays, ...), zero-copy: dtype from the buffer's
+    format, shape and strides from the buffer. Read-only when the buffer is
+    or readonly=True; readonly=False insists on a writable buffer. The
+    buffer is held until the Tensor and every export of it are done."""
+    view = _PyBuffer()
+    flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
+    _buffer_get(obj, ctypes.byref(view), flags)
+    lease = _Lease(view=view)  # gives the buffer back, whatever happens next
+    if view.ndim > _MAX_NDIM:
+        raise BufferError(f"ndim {view.ndim} is more than {_MAX_NDIM}")
+    dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
+    shape = tuple(view.shape[i] for i in range(view.ndim))
+    if view.strides:
+        strides = _element_strides([view.strides[i] for i in range(view.ndim)], view.itemsize)
+    else:  # ctypes arrays give none: C-contiguous
+        strides = _contiguous_strides(shape)
+    return _new_view(lease, view.buf or 0, shape, strides, 0, dtype, _CPU,
+                     bool(view.readonly) or bool(readonly))
+
+
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
     """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
 
     Asks for a versioned capsule and falls back to a plain call on TypeError.
     copy=True returns a private copy; copy=False forbids one; device may only
-    be the CPU, (kDLCPU, 0)."""
+    be the CPU, (kDLCPU, 0). readonly=None takes the producer's word (its
+    READ_ONLY flag; a legacy capsule carries none and imports writable, as
+    PyTorch, CuPy and MXNet import it), True gives a read-only view, False
+    refuses a read-only tensor."""
     if device is not None:
         _check_placement(device)
     if type(x) is _CapsuleType:
-        t = _adopt(*_take(x))
+        t = _adopt(*_take(x), readonly)
     else:
         capsule = None
         if copy is None and device is None:
@@ -1265,25 +1498,27 @@ def from_dlpack(x, /, *, device=None, copy=None):
             capsule = _request_capsule(x, copy, device)
         try:
             address, versioned = _take(capsule)
-            t = _adopt(address, versioned)
+            t = _adopt(address, versioned, readonly)
         except _Inaccessible:
             if copy is False:
                 raise
-            t = _adopt(*_take(_request_host_copy(x, copy)))
+            t = _adopt(*_take(_request_host_copy(x, copy)), readonly)
     if copy and not t.copied:
         c = _private_copy(t)
+        c.readonly = bool(readonly)
         t.close()
         return c
     return t
 
 
-def from_managed(address, /, *, versioned=True):
+def from_managed(address, /, *, versioned=True, readonly=None):
     """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
     versioned) that C code handed over, such as a c-shared library's export:
-    the Tensor owns it, validates it and calls its deleter exactly once."""
+    the Tensor owns it, validates it and calls its deleter exactly once.
+    readonly as in from_dlpack."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
-    return _adopt(address, versioned)
+    return _adopt(address, versioned, readonly)
 
 
 def to_managed(x, /, *, versioned=True):
@@ -1320,4 +1555,4 @@ def _take(capsule):
     return address, versioned
 
 
-__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]
+__all__ += ["Tensor", "from_buffer", "from_dlpack", "from_managed", "from_pointer", "to_managed"]

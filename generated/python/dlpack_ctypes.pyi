@@ -3,6 +3,7 @@
 # Typing stub for dlpack_ctypes (DLPack v1.3).
 import ctypes
 import enum
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Self
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "DLPACK_MAJOR_VERSION",
     "DLPACK_MINOR_VERSION",
     "DLPACK_VERSION_STRING",
+    "DTYPE_NAMES",
     "USED_CAPSULE_NAME",
     "USED_VERSIONED_CAPSULE_NAME",
     "VERSIONED_CAPSULE_NAME",
@@ -34,8 +36,10 @@ __all__ = [
     "DataType",
     "Device",
     "Tensor",
+    "from_buffer",
     "from_dlpack",
     "from_managed",
+    "from_pointer",
     "to_managed",
 ]
 
@@ -147,6 +151,8 @@ class DataType(NamedTuple):
     lanes: int
     @property
     def itemsize(self) -> int: ...
+    @property
+    def name(self) -> str: ...
 
 class Device(NamedTuple):
     device_type: int
@@ -175,7 +181,6 @@ class Tensor:
     @property
     def __array_interface__(self) -> dict[str, Any]: ...
     def __init__(self) -> None: ...
-    def __del__(self) -> None: ...
     def is_contiguous(self) -> bool: ...
     def close(self) -> None: ...
     def tobytes(self) -> bytes: ...
@@ -192,8 +197,31 @@ class Tensor:
         copy: bool | None = ...,
     ) -> Any: ...
 
+DTYPE_NAMES: tuple[str, ...]
+
 def from_dlpack(
-    x: Any, /, *, device: tuple[int, int] | None = ..., copy: bool | None = ...
+    x: Any,
+    /,
+    *,
+    device: tuple[int, int] | None = ...,
+    copy: bool | None = ...,
+    readonly: bool | None = ...,
 ) -> Tensor: ...
-def from_managed(address: int, /, *, versioned: bool = ...) -> Tensor: ...
+def from_managed(
+    address: int, /, *, versioned: bool = ..., readonly: bool | None = ...
+) -> Tensor: ...
 def to_managed(x: Any, /, *, versioned: bool = ...) -> tuple[int, bool]: ...
+def from_pointer(
+    address: int,
+    shape: Sequence[int],
+    dtype: str | DataType | tuple[int, int, int],
+    /,
+    *,
+    strides: Sequence[int] | None = ...,
+    byte_offset: int = ...,
+    device: tuple[int, int] = ...,
+    owner: Any = ...,
+    readonly: bool = ...,
+    on_stream: Callable[[Any], None] | None = ...,
+) -> Tensor: ...
+def from_buffer(obj: Any, /, *, readonly: bool | None = ...) -> Tensor: ...

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Typing stub for dlpack_cython (DLPack v1.3).
 import enum
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Self, final
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "DLPACK_MAJOR_VERSION",
     "DLPACK_MINOR_VERSION",
     "DLPACK_VERSION_STRING",
+    "DTYPE_NAMES",
     "USED_CAPSULE_NAME",
     "USED_VERSIONED_CAPSULE_NAME",
     "VERSIONED_CAPSULE_NAME",
@@ -20,9 +22,12 @@ __all__ = [
     "DataType",
     "Device",
     "Tensor",
+    "from_buffer",
     "from_dlpack",
     "from_managed",
+    "from_pointer",
     "to_managed",
+    "to_type",
 ]
 
 DLPACK_VERSION_STRING: str
@@ -81,6 +86,8 @@ class DataType(NamedTuple):
     lanes: int
     @property
     def itemsize(self) -> int: ...
+    @property
+    def name(self) -> str: ...
 
 class Device(NamedTuple):
     device_type: int
@@ -131,8 +138,32 @@ class Tensor:
         copy: bool | None = ...,
     ) -> Any: ...
 
+DTYPE_NAMES: tuple[str, ...]
+
 def from_dlpack(
-    x: Any, /, *, device: tuple[int, int] | None = ..., copy: bool | None = ...
+    x: Any,
+    /,
+    *,
+    device: tuple[int, int] | None = ...,
+    copy: bool | None = ...,
+    readonly: bool | None = ...,
 ) -> Tensor: ...
-def from_managed(address: int, /, *, versioned: bool = ...) -> Tensor: ...
+def from_managed(
+    address: int, /, *, versioned: bool = ..., readonly: bool | None = ...
+) -> Tensor: ...
 def to_managed(x: Any, /, *, versioned: bool = ...) -> tuple[int, bool]: ...
+def from_pointer(
+    address: int,
+    shape: Sequence[int],
+    dtype: str | DataType | tuple[int, int, int],
+    /,
+    *,
+    strides: Sequence[int] | None = ...,
+    byte_offset: int = ...,
+    device: tuple[int, int] = ...,
+    owner: Any = ...,
+    readonly: bool = ...,
+    on_stream: Callable[[Any], None] | None = ...,
+) -> Tensor: ...
+def from_buffer(obj: Any, /, *, readonly: bool | None = ...) -> Tensor: ...
+def to_type(x: Any, cls: type, /) -> Any: ...

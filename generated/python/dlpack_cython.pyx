@@ -19,7 +19,15 @@ to_managed), plus:
 """
 cimport cython
 cimport dlpack
-from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE
+from cpython.buffer cimport (
+    PyBUF_FORMAT,
+    PyBUF_ND,
+    PyBUF_RECORDS_RO,
+    PyBUF_STRIDES,
+    PyBUF_WRITABLE,
+    PyBuffer_Release,
+    PyObject_GetBuffer,
+)
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_NormalizeException, PyErr_SetObject
 from cpython.object cimport PyTypeObject
@@ -49,6 +57,9 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 import enum
+import operator
+import re
+import sys
 from typing import NamedTuple
 
 __all__ = [
@@ -255,6 +266,12 @@ class DataType(NamedTuple):
         """Bytes one element occupies when elements are padded to whole bytes."""
         return (self.bits * self.lanes + 7) // 8
 
+    @property
+    def name(self):
+        """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
+        argument accepts); "code:bits:lanes" for a type without one."""
+        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
+
 
 class Device(NamedTuple):
     """A device: DLDeviceType and index."""
@@ -293,16 +310,18 @@ def _nbytes(size, bits, lanes, padded):
 
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
-    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
     private copy must be exported, READ_ONLY for read-only data, else 0,
-    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements."""
-    if stream is not None:
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
+    for devices that have streams; the tensor's on_stream callback, if any,
+    honours it."""
+    if stream is not None and device[0] in _HOST_ACCESSIBLE:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
-        if dl_device != device and dl_device != _CPU:
+        if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
             raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
@@ -315,6 +334,19 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
     if copy:
         return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
     return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+
+
+def _readonly_import(flags, readonly):
+    """Whether an import is read-only: readonly=None takes the producer's
+    READ_ONLY flag (a legacy tensor has none: writable, as PyTorch, CuPy,
+    TensorFlow and MXNet import it; NumPy alone says read-only), True makes
+    it read-only, False refuses a read-only tensor."""
+    flagged = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    if readonly is None or readonly:
+        return flagged or bool(readonly)
+    if flagged:
+        raise BufferError("the producer marked the tensor read-only, and readonly=False was asked")
+    return False
 
 
 def _check_placement(device):
@@ -367,6 +399,98 @@ def _request_managed(x, versioned):
         return x.__dlpack__()
 
 
+# Widths for the codes whose names do not carry one (kDLFloat: float16,
+# float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
+_WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
+           "complex": (64, 128), "bool": (8,)}
+
+
+def _dtype_names():
+    """Every name a dtype argument accepts, for the codes of this release:
+    kDLInt -> int8 ... int64, kDLFloat8_e4m3fn -> float8_e4m3fn, ..."""
+    names = {}
+    for member in DLDataTypeCode:
+        base = member.name[len("kDL"):].lower()
+        if base in _WIDTHS:
+            for bits in _WIDTHS[base]:
+                names[base if base == "bool" else base + str(bits)] = DataType(int(member), bits, 1)
+        else:
+            width = re.match(r"[a-z]+(\d+)_", base)
+            if width:  # kDLOpaqueHandle has no width and no name
+                names[base] = DataType(int(member), int(width.group(1)), 1)
+    return names
+
+
+_DTYPE_BY_NAME = _dtype_names()
+_NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
+_KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
+_NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
+DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+__all__ += ["DTYPE_NAMES"]
+
+
+def _data_type(dtype):
+    """A dtype argument, a name or a (code, bits, lanes) DataType, checked."""
+    if type(dtype) is str:
+        found = _DTYPE_BY_NAME.get(dtype)
+        if found is None:
+            known = ", ".join(DTYPE_NAMES)
+            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
+        return found
+    if not isinstance(dtype, tuple) or len(dtype) != 3:
+        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
+    code, bits, lanes = (operator.index(v) for v in dtype)
+    if code not in _NAMED_CODES:
+        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
+    if not 0 < bits < 256 or not 0 < lanes < 65536:
+        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
+    return DataType(code, bits, lanes)
+
+
+def _device_arg(device):
+    """A device argument: (device_type, device_id) of a known type."""
+    if not isinstance(device, tuple) or len(device) != 2:
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
+    device_type, device_id = operator.index(device[0]), operator.index(device[1])
+    if device_type not in _KNOWN_DEVICES:
+        raise ValueError(f"unknown DLDeviceType {device_type}")
+    if not -(1 << 31) <= device_id < 1 << 31:
+        raise ValueError(f"device_id {device_id} does not fit int32")
+    return Device(device_type, device_id)
+
+
+# Buffer-protocol formats (struct module syntax) DLPack can carry.
+_FORMAT_CODES = dict.fromkeys("bhilqn", int(DLDataTypeCode.kDLInt))
+_FORMAT_CODES.update(dict.fromkeys("BHILQN", int(DLDataTypeCode.kDLUInt)))
+_FORMAT_CODES.update(dict.fromkeys("efd", int(DLDataTypeCode.kDLFloat)))
+_FORMAT_CODES.update({"?": int(DLDataTypeCode.kDLBool), "Zf": int(DLDataTypeCode.kDLComplex),
+                      "Zd": int(DLDataTypeCode.kDLComplex)})
+_NATIVE_ORDER = "@=<" if sys.byteorder == "little" else "@=>!"
+
+
+def _format_dtype(fmt, itemsize):
+    """The DataType of a buffer's elements, from its format and itemsize."""
+    kind = fmt[1:] if fmt[:1] in "@=<>!" else fmt
+    if fmt[:1] in "<>!" and fmt[:1] not in _NATIVE_ORDER and itemsize > 1:
+        raise BufferError(f"buffer format {fmt!r} is not in this machine's byte order")
+    code = _FORMAT_CODES.get(kind)
+    if code is None:
+        raise BufferError(f"buffer format {fmt!r} has no DLPack dtype")
+    return DataType(code, 8 * itemsize, 1)
+
+
+def _element_strides(byte_strides, itemsize):
+    """A buffer's byte strides in elements; a stride that is not a whole
+    number of elements cannot be said in DLPack."""
+    strides = []
+    for s in byte_strides:
+        if s % itemsize:
+            raise BufferError(f"stride of {s} bytes is not a whole number of "
+                              f"{itemsize}-byte elements")
+        strides.append(s // itemsize)
+    return tuple(strides)
+
+
 cdef extern from "Python.h":
     int Py_IsInitialized() nogil
     void PyErr_Fetch(PyObject** ptype, PyObject** pvalue, PyObject** ptraceback) nogil
@@ -376,7 +500,8 @@ cdef extern from "Python.h":
 # --- Deleters and the capsule destructor -------------------------------------
 
 cdef void _drop_owner(void* owner) noexcept nogil:
-    """Releases the reference an export held, from any thread."""
+    """Releases the reference an export held on its Tensor, from any thread;
+    the last export of a closed Tensor frees its memory."""
     cdef PyObject* exc_type
     cdef PyObject* exc_value
     cdef PyObject* exc_tb
@@ -384,6 +509,9 @@ cdef void _drop_owner(void* owner) noexcept nogil:
         return  # after finalisation nothing may be touched: leak instead
     with gil:
         PyErr_Fetch(&exc_type, &exc_value, &exc_tb)
+        (<Tensor>owner)._exports -= 1
+        if (<Tensor>owner)._closed and (<Tensor>owner)._exports == 0:
+            (<Tensor>owner)._free()
         Py_DECREF(<object>owner)
         PyErr_Restore(exc_type, exc_value, exc_tb)
 
@@ -469,42 +597,51 @@ cdef bint _host_accessible(int device_type) noexcept:
 
 
 
+cdef inline bint _readonly(Tensor t) noexcept:
+    return (t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+
+
+cdef inline bint _padded(Tensor t) noexcept:
+    """Sub-byte elements padded to whole bytes (DLPack >= 1.1's flag)."""
+    return (t.flags & _C_SUBBYTE_PADDED) != 0
+
+
+cdef inline char* _first(Tensor t) noexcept nogil:
+    """The address of the first element: data + byte_offset."""
+    return <char*>t.dltensor.data + t.dltensor.byte_offset
+
+
 @cython.final
 cdef class Tensor:
     """A DLPack tensor: imported from a producer (owning its managed tensor
-    until close()), or a private copy."""
-
-    cdef DLManagedTensorVersioned* _mv
-    cdef DLManagedTensor* _ml
-    cdef void* _owned            # memory of a private copy
-    cdef char* _data
-    cdef uint64_t _byte_offset
-    cdef int _ndim
-    cdef int64_t* _dims          # shape then strides (elements), ndim each
-    cdef Py_ssize_t* _bdims      # shape then strides (bytes), for buffers
-    cdef DLDataType _dtype
-    cdef DLDevice _device
-    cdef Py_ssize_t _itemsize
-    cdef bint _readonly
-    cdef bint _copied
-    cdef bint _padded            # sub-byte elements padded to whole bytes
-    cdef bint _closed
-    cdef object __weakref__
-
+    until close()), a private copy, or a view of memory a framework owns
+    (from_pointer, from_buffer). Its C-level attributes are declared in
+    dlpack_cython.pxd."""
 
     def __init__(self):
-        raise TypeError("use from_dlpack() to make a Tensor")
+        raise TypeError("use from_dlpack(), from_pointer() or from_buffer() to make a Tensor")
 
     def __dealloc__(self):
-        self._release()
+        self._closed = True
+        self._free()
         free(self._dims)
 
     cdef void _release(self) noexcept:
+        """close(): the memory goes back now, or when the last export of the
+        tensor is deleted (each holds a reference and counts in _exports)."""
+        self._closed = True
+        if self._exports == 0:
+            self._free()
+
+    cdef void _free(self) noexcept:
         cdef DLManagedTensorVersioned* mv = self._mv
         cdef DLManagedTensor* ml = self._ml
+        cdef c_deleter deleter = self._c_deleter
+        cdef Py_buffer* view = <Py_buffer*>self._view
         self._mv = NULL
         self._ml = NULL
-        self._closed = True
+        self._c_deleter = NULL
+        self._view = NULL
         if mv != NULL and mv.deleter != NULL:
             mv.deleter(mv)
         if ml != NULL and ml.deleter != NULL:
@@ -512,9 +649,18 @@ cdef class Tensor:
         if self._owned != NULL:
             free(self._owned)
             self._owned = NULL
+        if deleter != NULL:
+            deleter(self._c_context)
+        if view != NULL:
+            PyBuffer_Release(view)
+            free(view)
+        self._owner = None
+        self._on_stream = None
 
     def close(self):
-        """Gives the tensor back to its producer (calls the deleter once)."""
+        """Gives the tensor back to its producer (calls the deleter once), or
+        lets go of its owner: now, or, while exports of it live, when the
+        last consumer deletes its export."""
         self._release()
 
     def __enter__(self):
@@ -532,35 +678,35 @@ cdef class Tensor:
 
     @property
     def shape(self):
-        return tuple(self._dims[i] for i in range(self._ndim))
+        return tuple(self._dims[i] for i in range(self.dltensor.ndim))
 
     @property
     def strides(self):
-        return tuple(self._dims[self._ndim + i] for i in range(self._ndim))
+        return tuple(self._dims[self.dltensor.ndim + i] for i in range(self.dltensor.ndim))
 
     @property
     def dtype(self):
-        return DataType(self._dtype.code, self._dtype.bits, self._dtype.lanes)
+        return DataType(self.dltensor.dtype.code, self.dltensor.dtype.bits, self.dltensor.dtype.lanes)
 
     @property
     def device(self):
-        return Device(self._device.device_type, self._device.device_id)
+        return Device(self.dltensor.device.device_type, self.dltensor.device.device_id)
 
     @property
     def readonly(self):
-        return self._readonly
+        return _readonly(self)
 
     @property
     def copied(self):
-        return self._copied
+        return (self.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
 
     @property
     def byte_offset(self):
-        return self._byte_offset
+        return self.dltensor.byte_offset
 
     @property
     def ndim(self):
-        return self._ndim
+        return self.dltensor.ndim
 
     @property
     def size(self):
@@ -569,7 +715,7 @@ cdef class Tensor:
     @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
-        return <size_t>(self._data + self._byte_offset)
+        return <size_t>_first(self)
 
     @property
     def closed(self):
@@ -578,7 +724,7 @@ cdef class Tensor:
     cdef int64_t _size(self) noexcept:
         cdef int64_t n = 1
         cdef int i
-        for i in range(self._ndim):
+        for i in range(self.dltensor.ndim):
             n *= self._dims[i]
         return n
 
@@ -587,8 +733,8 @@ cdef class Tensor:
         cdef int i
         if self._size() == 0:
             return True
-        for i in range(self._ndim - 1, -1, -1):
-            if self._dims[i] != 1 and self._dims[self._ndim + i] != step:
+        for i in range(self.dltensor.ndim - 1, -1, -1):
+            if self._dims[i] != 1 and self._dims[self.dltensor.ndim + i] != step:
                 return False
             step *= self._dims[i]
         return True
@@ -598,33 +744,33 @@ cdef class Tensor:
 
     def __repr__(self):
         return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
-            self.shape, self.strides, self.dtype, self.device, self._readonly)
+            self.shape, self.strides, self.dtype, self.device, _readonly(self))
 
     # -- consumers -------------------------------------------------------------
 
     def __getbuffer__(self, Py_buffer* buf, int flags):
         cdef const char* fmt
         self._check_open()
-        if not _host_accessible(self._device.device_type):
+        if not _host_accessible(self.dltensor.device.device_type):
             raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
         fmt = NULL
-        if self._dtype.lanes == 1 and self._dtype.bits % 8 == 0:
-            fmt = _buffer_format(self._dtype.code, self._itemsize)
+        if self.dltensor.dtype.lanes == 1 and self.dltensor.dtype.bits % 8 == 0:
+            fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize)
         if fmt == NULL:
             raise BufferError(_NO_BUFFER % (self.dtype,))
-        if flags & PyBUF_WRITABLE and self._readonly:
+        if flags & PyBUF_WRITABLE and _readonly(self):
             raise BufferError("the tensor is read-only")
         if (flags & PyBUF_STRIDES) != PyBUF_STRIDES and not self._contiguous():
             raise BufferError("the consumer cannot take strides and the tensor is not contiguous")
-        buf.buf = self._data + self._byte_offset
+        buf.buf = _first(self)
         buf.obj = self
         buf.len = self._size() * self._itemsize
-        buf.readonly = self._readonly
+        buf.readonly = _readonly(self)
         buf.itemsize = self._itemsize
         buf.format = <char*>fmt if flags & PyBUF_FORMAT else NULL
-        buf.ndim = self._ndim
+        buf.ndim = self.dltensor.ndim
         buf.shape = self._bdims if flags & PyBUF_ND else NULL
-        buf.strides = self._bdims + self._ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
+        buf.strides = self._bdims + self.dltensor.ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
         buf.suboffsets = NULL
         buf.internal = NULL
 
@@ -635,12 +781,12 @@ cdef class Tensor:
     def __array_interface__(self):
         self._check_open()
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
-        kind = kinds.get(self._dtype.code)
-        if kind is None or self._dtype.lanes != 1 or self._dtype.bits % 8:
+        kind = kinds.get(self.dltensor.dtype.code)
+        if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         order = "|" if self._itemsize == 1 else "<"
         return {"version": 3, "shape": self.shape, "typestr": "%s%s%d" % (order, kind, self._itemsize),
-                "data": (self.data_ptr, bool(self._readonly)),
+                "data": (self.data_ptr, _readonly(self)),
                 "strides": tuple(s * self._itemsize for s in self.strides)}
 
     @property
@@ -650,8 +796,8 @@ cdef class Tensor:
         return self._nbytes()
 
     cdef int64_t _nbytes(self) noexcept:
-        cdef int64_t width = self._dtype.bits * self._dtype.lanes
-        if self._padded or width % 8 == 0:
+        cdef int64_t width = self.dltensor.dtype.bits * self.dltensor.dtype.lanes
+        if _padded(self) or width % 8 == 0:
             return self._size() * self._itemsize
         return (self._size() * width + 7) // 8
 
@@ -659,15 +805,15 @@ cdef class Tensor:
         """The elements in C order, as bytes (a copy), for every dtype."""
         cdef Tensor c
         self._check_open()
-        if not _host_accessible(self._device.device_type):
+        if not _host_accessible(self.dltensor.device.device_type):
             raise BufferError("cannot read memory on device %r" % (self.device,))
         c = self if self._contiguous() else _private_copy(self)
-        return PyBytes_FromStringAndSize(c._data + c._byte_offset, c._nbytes())
+        return PyBytes_FromStringAndSize(_first(c), c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
     def __dlpack_device__(self):
-        return (self._device.device_type, self._device.device_id)
+        return (self.dltensor.device.device_type, self.dltensor.device.device_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
@@ -677,12 +823,13 @@ cdef class Tensor:
                 and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION):
             # The common request inline: a call to _export_flags, which has the
             # full rules, costs a third of NumPy's whole exchange.
-            bits = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if self._readonly else 0
-            if self._padded:
-                bits |= _C_SUBBYTE_PADDED
-            return PyCapsule_New(_export_versioned(self, bits), _VNAME, _capsule_destructor)
-        versioned, flags = _export_flags((self._device.device_type, self._device.device_id), self._readonly,
-                                         self._padded, stream, max_version, dl_device, copy)
+            return PyCapsule_New(_export_versioned(self, self.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+                                                                       | _C_SUBBYTE_PADDED)),
+                                 _VNAME, _capsule_destructor)
+        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
+                                         _readonly(self), _padded(self), stream, max_version, dl_device, copy)
+        if stream is not None and self._on_stream is not None:
+            self._on_stream(stream)
         if copy:
             source = _private_copy(self)
         if versioned:
@@ -698,12 +845,14 @@ cdef int _set_dims(Tensor t, int ndim, const int64_t* shape, const int64_t* stri
     """Copies shape and strides (NULL strides: contiguous) into t."""
     cdef int i
     cdef int64_t step = 1
-    t._ndim = ndim
+    t.dltensor.ndim = ndim
     # One block: int64 dims for DLPack, then Py_ssize_t dims for buffers.
     t._dims = <int64_t*>malloc((sizeof(int64_t) + sizeof(Py_ssize_t)) * (2 * ndim + 1))
     if t._dims == NULL:
         raise MemoryError()
     t._bdims = <Py_ssize_t*>(t._dims + 2 * ndim + 1)
+    t.dltensor.shape = t._dims
+    t.dltensor.strides = t._dims + ndim
     for i in range(ndim):
         t._dims[i] = shape[i]
     for i in range(ndim - 1, -1, -1):
@@ -714,74 +863,93 @@ cdef int _set_dims(Tensor t, int ndim, const int64_t* shape, const int64_t* stri
     return 0
 
 
-cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
-    """Validates a foreign DLTensor before anything reads its data."""
+cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except -1:
+    """The rules every tensor's description obeys, whether a producer or a
+    framework's from_pointer gives it; error is the class to raise."""
     cdef int ndim = dl.ndim
     cdef int i
     cdef int64_t size = 1
+    cdef int64_t limit
     if ndim < 0 or ndim > _MAX_NDIM:
-        raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+        raise error("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
     if ndim and dl.shape == NULL:
-        raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+        raise error("shape is NULL for a %d-dimensional tensor" % ndim)
+    if ndim and dl.strides == NULL and not null_strides_ok:
+        raise error("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
+    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
+        raise error("unknown DLDataTypeCode %d" % dl.dtype.code)
+    if dl.dtype.code == dlpack.kDLOpaqueHandle:
+        raise error("opaque-handle tensors cannot be read")
+    if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
+        raise error("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
+    limit = ((<int64_t>1) << 62) // ((dl.dtype.bits * dl.dtype.lanes + 7) // 8)
     for i in range(ndim):
         if dl.shape[i] < 0:
-            raise BufferError("negative extent %d in dimension %d" % (dl.shape[i], i))
+            raise error("negative extent %d in dimension %d" % (dl.shape[i], i))
+        if dl.shape[i] and size > limit // dl.shape[i]:
+            raise error("a tensor of more than %d elements overflows the address space" % limit)
         size *= dl.shape[i]
-    if ndim and dl.strides == NULL and not null_strides_ok:
-        raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
-        raise BufferError("unknown DLDataTypeCode %d" % dl.dtype.code)
-    if dl.dtype.code == dlpack.kDLOpaqueHandle:
-        raise BufferError("opaque-handle tensors cannot be read")
-    if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
-        raise BufferError("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
-    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
-        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
-                            % (dl.device.device_type, dl.device.device_id))
+        if dl.strides != NULL and (dl.strides[i] > limit or dl.strides[i] < -limit):
+            raise error("stride %d overflows the address space" % dl.strides[i])
     if size and dl.data == NULL:
-        raise BufferError("data is NULL for a tensor of %d elements" % size)
-    t._dtype = dl.dtype
-    t._device = dl.device
-    t._itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
-    if size > (<int64_t>1 << 62) // t._itemsize:
-        raise BufferError("tensor of %d elements overflows the address space" % size)
-    t._data = <char*>dl.data
-    t._byte_offset = dl.byte_offset
-    _set_dims(t, ndim, dl.shape, dl.strides)
+        raise error("data is NULL for a tensor of %d elements" % size)
     return 0
 
 
-cdef Tensor _adopt(void* address, bint versioned):
+cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
+    """Validates a foreign DLTensor before anything reads its data, and
+    describes it in t."""
+    _check_import(dl, null_strides_ok)
+    t.dltensor.data = dl.data
+    t.dltensor.device = dl.device
+    t.dltensor.dtype = dl.dtype
+    t.dltensor.byte_offset = dl.byte_offset
+    t._itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
+    _set_dims(t, dl.ndim, dl.shape, dl.strides)
+    return 0
+
+
+cdef int _check_import(DLTensor* dl, bint null_strides_ok) except -1:
+    _check_layout(dl, null_strides_ok, BufferError)
+    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
+        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
+                            % (dl.device.device_type, dl.device.device_id))
+    return 0
+
+
+cdef uint64_t _import_flags(uint64_t flags, object readonly) except? 1:
+    """A managed tensor's flags as imported (see _readonly_import)."""
+    if readonly is None:
+        return flags
+    if _readonly_import(flags, readonly):
+        return flags | dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+    return flags
+
+
+cdef Tensor _adopt(void* address, bint versioned, object readonly):
     """Owns a managed tensor from now on; refuses it (after calling its
-    deleter once) if it is malformed."""
+    deleter once) if it is malformed. readonly as in from_dlpack."""
     cdef Tensor t = _new_tensor()
     cdef DLManagedTensorVersioned* mv
     cdef DLManagedTensor* ml
-    if versioned:
-        mv = <DLManagedTensorVersioned*>address
-        t._mv = mv
-        if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
-            major = mv.version.major
-            t._release()
-            raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                              % (major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-        t._readonly = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
-        t._copied = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
-        t._padded = (mv.flags & _C_SUBBYTE_PADDED) != 0
-        try:
+    try:
+        if versioned:
+            mv = <DLManagedTensorVersioned*>address
+            t._mv = mv
+            if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
+                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
+                                  % (mv.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
+            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
+                                                | _C_SUBBYTE_PADDED), readonly)
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
-        except BaseException:
-            t._release()
-            raise
-    else:
-        ml = <DLManagedTensor*>address
-        t._ml = ml
-        t._readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
-        try:
+        else:
+            ml = <DLManagedTensor*>address
+            t._ml = ml
+            t.flags = _import_flags(0, readonly)  # a legacy tensor carries no flag: writable
             _describe(t, &ml.dl_tensor, True)
-        except BaseException:
-            t._release()
-            raise
+    except BaseException:
+        t._release()
+        raise
     return t
 
 
@@ -807,52 +975,51 @@ cdef Tensor _private_copy(Tensor t):
     cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
     t._check_open()
-    if not _host_accessible(t._device.device_type):
+    if not _host_accessible(t.dltensor.device.device_type):
         raise BufferError("cannot copy memory on device %r" % (t.device,))
-    c._dtype = t._dtype
-    c._device.device_type = dlpack.kDLCPU
-    c._device.device_id = 0
+    c.dltensor.dtype = t.dltensor.dtype
+    c.dltensor.device.device_type = dlpack.kDLCPU
+    c.dltensor.device.device_id = 0
     c._itemsize = t._itemsize
-    c._padded = t._padded
-    c._copied = True
+    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | (t.flags & _C_SUBBYTE_PADDED)
     c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
-    c._data = <char*>c._owned
+    c.dltensor.data = c._owned
     if n and t._contiguous():
-        memcpy(c._data, t._data + t._byte_offset, nbytes)
+        memcpy(c._owned, _first(t), nbytes)
     elif n:
-        if not t._padded and (t._dtype.bits * t._dtype.lanes) % 8:
+        if not _padded(t) and (t.dltensor.dtype.bits * t.dltensor.dtype.lanes) % 8:
             raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
-            _copy_strided(c._data, t._data + t._byte_offset, t._ndim, t._dims, t._dims + t._ndim, t._itemsize, &pos)
-    _set_dims(c, t._ndim, t._dims, NULL)
+            _copy_strided(<char*>c._owned, _first(t), t.dltensor.ndim, t._dims, t._dims + t.dltensor.ndim, t._itemsize, &pos)
+    _set_dims(c, t.dltensor.ndim, t._dims, NULL)
     return c
 
 
 cdef void _fill(DLTensor* dl, Tensor t, int64_t* dims) noexcept:
     cdef int i
-    dl.data = t._data
-    dl.device = t._device
-    dl.ndim = t._ndim
-    dl.dtype = t._dtype
-    dl.byte_offset = t._byte_offset
-    if t._ndim == 0:
+    dl.data = t.dltensor.data
+    dl.device = t.dltensor.device
+    dl.ndim = t.dltensor.ndim
+    dl.dtype = t.dltensor.dtype
+    dl.byte_offset = t.dltensor.byte_offset
+    if t.dltensor.ndim == 0:
         dl.shape = NULL
         dl.strides = NULL
         return
     if dims != t._dims:
-        for i in range(2 * t._ndim):
+        for i in range(2 * t.dltensor.ndim):
             dims[i] = t._dims[i]
     dl.shape = dims
-    dl.strides = dims + t._ndim
+    dl.strides = dims + t.dltensor.ndim
 
 
 cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) except NULL:
     """One malloc block: the managed struct, then shape and strides. It holds
     a reference to t until the consumer calls the deleter."""
     cdef DLManagedTensorVersioned* m = <DLManagedTensorVersioned*>malloc(
-        sizeof(DLManagedTensorVersioned) + 2 * t._ndim * sizeof(int64_t))
+        sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         raise MemoryError()
     m.version.major = dlpack.DLPACK_MAJOR_VERSION
@@ -861,17 +1028,19 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
     m.deleter = _versioned_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
     Py_INCREF(t)
+    t._exports += 1
     m.manager_ctx = <void*>t
     return m
 
 
 cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
-    cdef DLManagedTensor* m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t._ndim * sizeof(int64_t))
+    cdef DLManagedTensor* m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         raise MemoryError()
     m.deleter = _legacy_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
     Py_INCREF(t)
+    t._exports += 1
     m.manager_ctx = <void*>t
     return m
 
@@ -900,12 +1069,15 @@ cdef void* _take(object capsule, bint* versioned) except NULL:
     return address
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
     """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
 
     Uses the producer's C exchange API when its type has one; otherwise asks
     __dlpack__ for a versioned capsule and falls back to a plain call on
-    TypeError. copy=True returns a private copy; device may only be the CPU."""
+    TypeError. copy=True returns a private copy; device may only be the CPU.
+    readonly=None takes the producer's word (its READ_ONLY flag; a legacy
+    capsule carries none and imports writable), True gives a read-only
+    view, False refuses a read-only tensor."""
     cdef Tensor t
     cdef void* address
     cdef bint versioned
@@ -913,10 +1085,10 @@ def from_dlpack(x, /, *, device=None, copy=None):
         _check_placement(device)
     if PyCapsule_CheckExact(x):
         address = _take(x, &versioned)
-        t = _adopt(address, versioned)
+        t = _adopt(address, versioned, readonly)
     else:
         try:
-            t = _from_exchange_api(x)
+            t = _from_exchange_api(x, readonly)
             if t is None:
                 capsule = None
                 if copy is None and device is None:
@@ -929,26 +1101,28 @@ def from_dlpack(x, /, *, device=None, copy=None):
                 if capsule is None:
                     capsule = _request_capsule(x, copy, device)
                 address = _take(capsule, &versioned)
-                t = _adopt(address, versioned)
+                t = _adopt(address, versioned, readonly)
         except _Inaccessible:
             if copy is False or not hasattr(x, "__dlpack__"):
                 raise
             address = _take(_request_host_copy(x, copy), &versioned)
-            t = _adopt(address, versioned)
-    if copy and not t._copied:
+            t = _adopt(address, versioned, readonly)
+    if copy and not (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
         c = _private_copy(t)
+        if readonly:
+            c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
         t._release()
         return c
     return t
 
 
-def from_managed(address, /, *, versioned=True):
+def from_managed(address, /, *, versioned=True, readonly=None):
     """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
     versioned) that C code handed over: the Tensor owns it, validates it and
-    calls its deleter exactly once."""
+    calls its deleter exactly once. readonly as in from_dlpack."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
-    return _adopt(<void*><size_t>address, versioned)
+    return _adopt(<void*><size_t>address, versioned, readonly)
 
 
 def to_managed(x, /, *, versioned=True):
@@ -1034,13 +1208,13 @@ cdef int _allocate(DLTensor* prototype, DLManagedTensorVersioned** out) except -
         n *= prototype.shape[i]
     if not _host_accessible(prototype.device.device_type):
         raise BufferError("this producer allocates CPU memory only")
-    c._dtype = prototype.dtype
-    c._device = prototype.device
+    c.dltensor.dtype = prototype.dtype
+    c.dltensor.device = prototype.device
     c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
     c._owned = calloc(n * c._itemsize if n else 1, 1)
     if c._owned == NULL:
         raise MemoryError()
-    c._data = <char*>c._owned
+    c.dltensor.data = c._owned
     _set_dims(c, prototype.ndim, prototype.shape, NULL)
     out[0] = _export_versioned(c, 0)
     return 0
@@ -1059,7 +1233,7 @@ cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) no
     _set_aside(&pending)
     try:
         t = _our_tensor(<object>py_object)
-        out[0] = _export_versioned(t, dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if t._readonly else 0)
+        out[0] = _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
     except BaseException as e:
         return _give_back(&pending, e)
     return _give_back(&pending, None)
@@ -1070,7 +1244,7 @@ cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_objec
     cdef Tensor t
     _set_aside(&pending)
     try:
-        t = _adopt(<void*>tensor, True)
+        t = _adopt(<void*>tensor, True, None)
         Py_INCREF(t)
         out_py_object[0] = <void*>t
     except BaseException as e:
@@ -1151,14 +1325,22 @@ cdef DLPackExchangeAPIHeader* _table_of(object attr) except? NULL:
     return NULL
 
 
-cdef Tensor _from_exchange_api(object x):
-    """x's tensor through its type's exchange API, or None if it has none."""
+cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL:
+    """x's managed tensor through its type's exchange API (not validated
+    yet), or NULL if the type has none."""
     cdef DLManagedTensorVersioned* out = NULL
     cdef DLPackExchangeAPI* api = _exchange_api_of(x)
-    if api == NULL:
+    if api != NULL:
+        _call_from_py(api, x, &out)
+    return out
+
+
+cdef Tensor _from_exchange_api(object x, object readonly):
+    """x's tensor through its type's exchange API, or None if it has none."""
+    cdef DLManagedTensorVersioned* out = _managed_from_exchange_api(x)
+    if out == NULL:
         return None
-    _call_from_py(api, x, &out)
-    return _adopt(out, True)
+    return _adopt(out, True, readonly)
 
 
 cdef object _exchange_api_object():
@@ -1167,6 +1349,39 @@ cdef object _exchange_api_object():
     if _EXCHANGE_API_CAPSULE_NAME == NULL:
         return PyLong_FromVoidPtr(_init_exchange_api())
     return PyCapsule_New(_init_exchange_api(), _EXCHANGE_API_CAPSULE_NAME, NULL)
+
+
+cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tensor_to_py_object):
+    cdef DLPackExchangeAPI* api = <DLPackExchangeAPI*>calloc(1, sizeof(DLPackExchangeAPI))
+    if api == NULL:  # never freed: consumers cache a type's table for the process
+        raise MemoryError()
+    api[0] = _init_exchange_api()[0]
+    api.managed_tensor_from_py_object_no_sync = <DLPackManagedTensorFromPyObjectNoSync>managed_tensor_from_py_object
+    api.managed_tensor_to_py_object_no_sync = <DLPackManagedTensorToPyObjectNoSync>managed_tensor_to_py_object
+    api.dltensor_from_py_object_no_sync = NULL  # optional: consumers then use the managed entry
+    if _EXCHANGE_API_CAPSULE_NAME == NULL:
+        return PyLong_FromVoidPtr(api)
+    return PyCapsule_New(api, _EXCHANGE_API_CAPSULE_NAME, NULL)
+
+
+__all__ += ["to_type"]
+
+
+def to_type(x, cls, /):
+    """x's tensor (a Tensor, any DLPack object or a capsule) as an instance
+    of cls, a type with a C exchange API (torch.Tensor, say), made by cls's
+    own managed_tensor_to_py_object_no_sync: no __dlpack__ call on the way."""
+    cdef DLPackExchangeAPI* api = _lookup_exchange_api(cls)
+    cdef DLManagedTensorVersioned* m
+    cdef void* out = NULL
+    if api == NULL or api.managed_tensor_to_py_object_no_sync == NULL:
+        raise TypeError("%s has no DLPack C exchange API" % getattr(cls, "__name__", cls))
+    m = tensor_to_managed(x) if type(x) is Tensor else managed_from_object(x)
+    if api.managed_tensor_to_py_object_no_sync(m, &out) != 0 or out == NULL:
+        # Who owns m after a failure is not said by the protocol: leaking it
+        # is safe, deleting it could be a double free.
+        raise BufferError("%s could not take the tensor" % getattr(cls, "__name__", cls))
+    return <object>out
 
 
 cdef void _publish_exchange_api() except *:
@@ -1179,3 +1394,255 @@ cdef void _publish_exchange_api() except *:
 
 
 _publish_exchange_api()
+
+
+cdef Tensor _new_view(void* data, int ndim, const int64_t* shape, const int64_t* strides, DLDataType dtype,
+                      DLDevice device, uint64_t byte_offset, bint readonly):
+    """A Tensor over memory someone else owns (the caller says who), after
+    the checks an import makes (ValueError)."""
+    cdef DLTensor dl
+    cdef Tensor t
+    dl.data = data
+    dl.device = device
+    dl.ndim = ndim
+    dl.dtype = dtype
+    dl.shape = <int64_t*>shape
+    dl.strides = <int64_t*>strides
+    dl.byte_offset = byte_offset
+    _check_layout(&dl, True, ValueError)
+    if not _member(device.device_type, _DLDeviceType_VALUES):
+        raise ValueError("unknown DLDeviceType %d" % device.device_type)
+    t = _new_tensor()
+    t.dltensor.data = data
+    t.dltensor.device = device
+    t.dltensor.dtype = dtype
+    t.dltensor.byte_offset = byte_offset
+    t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+    t._itemsize = (dtype.bits * dtype.lanes + 7) // 8
+    _set_dims(t, ndim, shape, strides)
+    return t
+
+
+cdef Tensor tensor_from_pointer(void* data, int ndim, const int64_t* shape, const int64_t* strides,
+                                DLDataType dtype, DLDevice device, object owner, bint readonly=False):
+    cdef Tensor t = _new_view(data, ndim, shape, strides, dtype, device, 0, readonly)
+    t._owner = owner
+    return t
+
+
+cdef Tensor tensor_from_c(void* data, int ndim, const int64_t* shape, const int64_t* strides,
+                          DLDataType dtype, DLDevice device, c_deleter deleter, void* context, bint readonly=False):
+    cdef Tensor t
+    try:
+        t = _new_view(data, ndim, shape, strides, dtype, device, 0, readonly)
+    except BaseException:
+        if deleter != NULL:
+            deleter(context)
+        raise
+    t._c_deleter = deleter
+    t._c_context = context
+    return t
+
+
+cdef object tensor_to_capsule(Tensor t, bint versioned=True):
+    t._check_open()
+    if versioned:
+        return PyCapsule_New(_export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY), _VNAME,
+                             _capsule_destructor)
+    if _readonly(t):
+        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule")
+    return PyCapsule_New(_export_legacy(t), _NAME, _capsule_destructor)
+
+
+cdef DLManagedTensorVersioned* tensor_to_managed(Tensor t) except NULL:
+    t._check_open()
+    return _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
+
+
+cdef Tensor tensor_from_managed(DLManagedTensorVersioned* managed):
+    return _adopt(managed, True, None)
+
+
+cdef void _legacy_wrapper_deleter(DLManagedTensorVersioned* self) noexcept nogil:
+    cdef DLManagedTensor* legacy = <DLManagedTensor*>self.manager_ctx
+    free(self)
+    if legacy.deleter != NULL:
+        legacy.deleter(legacy)
+
+
+cdef DLManagedTensorVersioned* _versioned_from_legacy(DLManagedTensor* legacy) except NULL:
+    """A versioned managed tensor owning a legacy one: same DLTensor, no
+    flags (writable), deleted through the legacy deleter."""
+    cdef DLManagedTensorVersioned* m = <DLManagedTensorVersioned*>malloc(sizeof(DLManagedTensorVersioned))
+    if m == NULL:
+        if legacy.deleter != NULL:
+            legacy.deleter(legacy)
+        raise MemoryError()
+    m.version.major = dlpack.DLPACK_MAJOR_VERSION
+    m.version.minor = 1  # NULL strides stay allowed, as they were before DLPack 1.2
+    m.manager_ctx = legacy
+    m.deleter = _legacy_wrapper_deleter
+    m.flags = 0
+    m.dl_tensor = legacy.dl_tensor
+    return m
+
+
+cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False) except NULL:
+    cdef DLManagedTensorVersioned* m = NULL
+    cdef void* address
+    cdef bint versioned = True
+    if not PyCapsule_CheckExact(x):
+        m = _managed_from_exchange_api(x)
+    if m == NULL:
+        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, None, None), &versioned)
+        m = <DLManagedTensorVersioned*>address if versioned else _versioned_from_legacy(<DLManagedTensor*>address)
+    try:
+        if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
+            raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
+                              % (m.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
+        _check_import(&m.dl_tensor, m.version.minor < 2)
+    except BaseException:
+        if m.deleter != NULL:
+            m.deleter(m)
+        raise
+    if readonly:
+        m.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+    return m
+
+
+# --- Python entry points ------------------------------------------------------
+
+cdef int _int64_dims(object values, int64_t* out, int ndim, str what) except -1:
+    cdef int i
+    cdef tuple items
+    if len(values) != ndim:
+        raise ValueError("%d %s for %d dimensions" % (len(values), what, ndim))
+    if type(values) is tuple:
+        items = <tuple>values
+        for i in range(ndim):
+            out[i] = items[i]
+    else:
+        for i in range(ndim):
+            out[i] = values[i]
+    return 0
+
+
+# Each dtype name's (code, bits, lanes) packed in one integer, for from_pointer.
+cdef dict _PACKED_DTYPES = {name: dt.code | dt.bits << 8 | dt.lanes << 16 for name, dt in _DTYPE_BY_NAME.items()}
+
+
+def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
+                 readonly=False, on_stream=None):
+    """A Tensor over memory the caller owns, zero-copy: the address of the
+    data, shape, dtype (a name such as "float32", or a DataType), strides in
+    elements (None: C-contiguous), device as (device_type, device_id).
+
+    owner (any object) stays alive until the Tensor is closed or collected
+    and every capsule exported from it has been deleted by its consumer, in
+    either order. On a device with streams, __dlpack__(stream=s) calls
+    on_stream(s) first, for the framework to make stream s wait for its
+    work; a CPU tensor refuses a stream. Arguments are checked as an import
+    is: ValueError or TypeError, and nothing is kept."""
+    cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
+    cdef DLDataType dt
+    cdef DLDevice dev
+    cdef Tensor t
+    cdef Py_ssize_t ndim = len(shape)
+    cdef uint64_t packed
+    if ndim > _MAX_NDIM:
+        raise ValueError("ndim %d is more than %d" % (ndim, _MAX_NDIM))
+    found = _PACKED_DTYPES.get(dtype) if type(dtype) is str else None
+    if found is not None:
+        packed = found
+        dt.code, dt.bits, dt.lanes = packed & 0xFF, (packed >> 8) & 0xFF, packed >> 16
+    else:
+        dt.code, dt.bits, dt.lanes = _data_type(dtype)
+    if type(device) is not tuple or len(device) != 2:
+        device = _device_arg(device)
+    dev.device_type, dev.device_id = device
+    if address < 0 or byte_offset < 0:
+        raise ValueError("address and byte_offset must not be negative")
+    if on_stream is not None and not callable(on_stream):
+        raise TypeError("on_stream must be callable")
+    _int64_dims(shape, dims, ndim, "extents")
+    if strides is not None:
+        _int64_dims(strides, dims + ndim, ndim, "strides")
+    t = _new_view(<void*><size_t>address, ndim, dims, dims + ndim if strides is not None else NULL,
+                  dt, dev, byte_offset, readonly)
+    t._owner = owner
+    t._on_stream = on_stream
+    return t
+
+
+cdef int _format_code(const char* fmt, Py_ssize_t itemsize) noexcept:
+    """The DLDataTypeCode of a one-letter buffer format in this machine's
+    byte order, or -1 (the shared _format_dtype then explains)."""
+    cdef char c
+    if fmt[0] == b"@" or fmt[0] == b"=" or (fmt[0] == b"<" and _LITTLE_ENDIAN):
+        fmt += 1
+    c = fmt[0]
+    if c == 0 or (fmt[1] != 0 and c != b"Z"):
+        return -1
+    if c == b"b" or c == b"h" or c == b"i" or c == b"l" or c == b"q" or c == b"n":
+        return dlpack.kDLInt
+    if c == b"B" or c == b"H" or c == b"I" or c == b"L" or c == b"Q" or c == b"N":
+        return dlpack.kDLUInt
+    if c == b"e" or c == b"f" or c == b"d":
+        return dlpack.kDLFloat
+    if c == b"?":
+        return dlpack.kDLBool
+    if c == b"Z" and (fmt[1] == b"f" or fmt[1] == b"d") and fmt[2] == 0:
+        return dlpack.kDLComplex
+    return -1
+
+
+cdef bint _LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+def from_buffer(obj, /, *, readonly=None):
+    """A CPU Tensor over any buffer-protocol object (bytearray, array.array,
+    mmap, memoryview, ctypes arrays, ...), zero-copy: dtype from the buffer's
+    format, shape and strides from the buffer. Read-only when the buffer is
+    or readonly=True; readonly=False insists on a writable buffer. The
+    buffer is held until the Tensor and every export of it are done."""
+    cdef Py_buffer* view = <Py_buffer*>malloc(sizeof(Py_buffer))
+    cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
+    cdef Tensor t = _new_tensor()
+    cdef const char* fmt
+    cdef int code
+    cdef int i
+    if view == NULL:
+        raise MemoryError()
+    try:
+        PyObject_GetBuffer(obj, view, PyBUF_RECORDS_RO | (PyBUF_WRITABLE if readonly is False else 0))
+    except BaseException:
+        free(view)
+        raise
+    t._view = view  # given back with the Tensor, whatever happens next
+    if view.ndim > _MAX_NDIM:
+        raise BufferError("ndim %d is more than %d" % (view.ndim, _MAX_NDIM))
+    fmt = view.format
+    if fmt == NULL:
+        fmt = "B"  # no format: unsigned bytes
+    code = _format_code(fmt, view.itemsize)
+    if code < 0:
+        code = _format_dtype(fmt.decode("ascii"), view.itemsize).code
+    for i in range(view.ndim):
+        dims[i] = view.shape[i]
+        if view.strides != NULL and view.strides[i] % view.itemsize:
+            _element_strides([view.strides[i]], view.itemsize)  # raises, with the shared message
+        if view.strides != NULL:
+            dims[view.ndim + i] = view.strides[i] // view.itemsize
+    t.dltensor.data = view.buf
+    t.dltensor.device.device_type = dlpack.kDLCPU
+    t.dltensor.device.device_id = 0
+    t.dltensor.dtype.code = code
+    t.dltensor.dtype.bits = 8 * view.itemsize
+    t.dltensor.dtype.lanes = 1
+    t._itemsize = view.itemsize
+    t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if view.readonly or readonly else 0
+    _set_dims(t, view.ndim, dims, dims + view.ndim if view.strides != NULL else NULL)  # ctypes arrays give no strides
+    return t
+
+
+__all__ += ["from_buffer", "from_pointer"]

@@ -108,13 +108,31 @@ def test_consumer_renames_capsule_and_refuses_it_twice(dl):
     t.close()
 
 
-def test_legacy_import_is_read_only(dl):
+def test_legacy_import_is_writable_by_default(dl):
     a = np.arange(4.0)
-    t = dl.from_dlpack(a.__dlpack__())
+    t = dl.from_dlpack(a.__dlpack__())  # a legacy capsule carries no read-only bit
+    assert not t.readonly
+    np.asarray(t)[1] = 7
+    assert a[1] == 7
+    legacy = t.__dlpack__()  # so it may travel on as a legacy capsule
+    assert '"dltensor"' in repr(legacy)
+    assert dl.from_dlpack(legacy).shape == (4,)
+
+
+def test_legacy_import_read_only_on_request(dl):
+    a = np.arange(4.0)
+    t = dl.from_dlpack(a.__dlpack__(), readonly=True)
     assert t.readonly
     assert not np.asarray(t).flags.writeable
     with pytest.raises(BufferError):
         t.__dlpack__()  # read-only data cannot travel in a legacy capsule
+
+
+def test_readonly_false_refuses_a_read_only_tensor(dl, producer):
+    cap = producer.capsule(flags=producer.dl.DLPACK_FLAG_BITMASK_READ_ONLY)
+    with pytest.raises(BufferError, match="read-only"):
+        dl.from_dlpack(cap, readonly=False)
+    assert producer.deleted == 1
 
 
 def test_read_only_array_stays_read_only(dl):
@@ -269,7 +287,7 @@ def test_memoryview_is_zero_copy(dl):
         with pytest.raises(BufferError, match="contiguous"):
             memoryview(view)
     np.testing.assert_array_equal(np.asarray(view), a[:, ::-2])  # NumPy then takes __array_interface__
-    ro = dl.from_dlpack(a.__dlpack__())  # a legacy capsule: read-only
+    ro = dl.from_dlpack(a.__dlpack__(), readonly=True)  # a read-only view, on request
     assert memoryview(ro).readonly
     empty = dl.from_dlpack(a[:0])
     if dl.__name__ == "dlpack_cython":

@@ -18,9 +18,11 @@ import dlpack_ctypes as dl
 x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
 t = dl.from_dlpack(x)                       # torch 1.13: no max_version, so a legacy capsule
 assert t.shape == (2, 3) and t.strides == (3, 1), t
-assert t.readonly, "legacy imports are read-only"
+assert not t.readonly, "legacy imports are writable, as torch itself imports them"
 x[0, 0] = 5
 assert np.asarray(t)[0, 0] == 5, "zero-copy from torch"
+np.asarray(t)[0, 1] = 6
+assert x[0, 1] == 6, "and torch sees our writes"
 
 tt = dl.from_dlpack(x.t())                  # a transposed view keeps its strides
 assert tt.shape == (3, 2) and tt.strides == (1, 3), tt

@@ -25,7 +25,8 @@ cdef extern from "Python.h":
 # --- Deleters and the capsule destructor -------------------------------------
 
 cdef void _drop_owner(void* owner) noexcept nogil:
-    """Releases the reference an export held, from any thread."""
+    """Releases the reference an export held on its Tensor, from any thread;
+    the last export of a closed Tensor frees its memory."""
     cdef PyObject* exc_type
     cdef PyObject* exc_value
     cdef PyObject* exc_tb
@@ -33,6 +34,9 @@ cdef void _drop_owner(void* owner) noexcept nogil:
         return  # after finalisation nothing may be touched: leak instead
     with gil:
         PyErr_Fetch(&exc_type, &exc_value, &exc_tb)
+        (<Tensor>owner)._exports -= 1
+        if (<Tensor>owner)._closed and (<Tensor>owner)._exports == 0:
+            (<Tensor>owner)._free()
         Py_DECREF(<object>owner)
         PyErr_Restore(exc_type, exc_value, exc_tb)
 
@@ -118,42 +122,51 @@ cdef bint _host_accessible(int device_type) noexcept:
 
 
 
+cdef inline bint _readonly(Tensor t) noexcept:
+    return (t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+
+
+cdef inline bint _padded(Tensor t) noexcept:
+    """Sub-byte elements padded to whole bytes (DLPack >= 1.1's flag)."""
+    return (t.flags & _C_SUBBYTE_PADDED) != 0
+
+
+cdef inline char* _first(Tensor t) noexcept nogil:
+    """The address of the first element: data + byte_offset."""
+    return <char*>t.dltensor.data + t.dltensor.byte_offset
+
+
 @cython.final
 cdef class Tensor:
     """A DLPack tensor: imported from a producer (owning its managed tensor
-    until close()), or a private copy."""
-
-    cdef DLManagedTensorVersioned* _mv
-    cdef DLManagedTensor* _ml
-    cdef void* _owned            # memory of a private copy
-    cdef char* _data
-    cdef uint64_t _byte_offset
-    cdef int _ndim
-    cdef int64_t* _dims          # shape then strides (elements), ndim each
-    cdef Py_ssize_t* _bdims      # shape then strides (bytes), for buffers
-    cdef DLDataType _dtype
-    cdef DLDevice _device
-    cdef Py_ssize_t _itemsize
-    cdef bint _readonly
-    cdef bint _copied
-    cdef bint _padded            # sub-byte elements padded to whole bytes
-    cdef bint _closed
-    cdef object __weakref__
-
+    until close()), a private copy, or a view of memory a framework owns
+    (from_pointer, from_buffer). Its C-level attributes are declared in
+    dlpack_cython.pxd."""
 
     def __init__(self):
-        raise TypeError("use from_dlpack() to make a Tensor")
+        raise TypeError("use from_dlpack(), from_pointer() or from_buffer() to make a Tensor")
 
     def __dealloc__(self):
-        self._release()
+        self._closed = True
+        self._free()
         free(self._dims)
 
     cdef void _release(self) noexcept:
+        """close(): the memory goes back now, or when the last export of the
+        tensor is deleted (each holds a reference and counts in _exports)."""
+        self._closed = True
+        if self._exports == 0:
+            self._free()
+
+    cdef void _free(self) noexcept:
         cdef DLManagedTensorVersioned* mv = self._mv
         cdef DLManagedTensor* ml = self._ml
+        cdef c_deleter deleter = self._c_deleter
+        cdef Py_buffer* view = <Py_buffer*>self._view
         self._mv = NULL
         self._ml = NULL
-        self._closed = True
+        self._c_deleter = NULL
+        self._view = NULL
         if mv != NULL and mv.deleter != NULL:
             mv.deleter(mv)
         if ml != NULL and ml.deleter != NULL:
@@ -161,9 +174,18 @@ cdef class Tensor:
         if self._owned != NULL:
             free(self._owned)
             self._owned = NULL
+        if deleter != NULL:
+            deleter(self._c_context)
+        if view != NULL:
+            PyBuffer_Release(view)
+            free(view)
+        self._owner = None
+        self._on_stream = None
 
     def close(self):
-        """Gives the tensor back to its producer (calls the deleter once)."""
+        """Gives the tensor back to its producer (calls the deleter once), or
+        lets go of its owner: now, or, while exports of it live, when the
+        last consumer deletes its export."""
         self._release()
 
     def __enter__(self):
@@ -181,35 +203,35 @@ cdef class Tensor:
 
     @property
     def shape(self):
-        return tuple(self._dims[i] for i in range(self._ndim))
+        return tuple(self._dims[i] for i in range(self.dltensor.ndim))
 
     @property
     def strides(self):
-        return tuple(self._dims[self._ndim + i] for i in range(self._ndim))
+        return tuple(self._dims[self.dltensor.ndim + i] for i in range(self.dltensor.ndim))
 
     @property
     def dtype(self):
-        return DataType(self._dtype.code, self._dtype.bits, self._dtype.lanes)
+        return DataType(self.dltensor.dtype.code, self.dltensor.dtype.bits, self.dltensor.dtype.lanes)
 
     @property
     def device(self):
-        return Device(self._device.device_type, self._device.device_id)
+        return Device(self.dltensor.device.device_type, self.dltensor.device.device_id)
 
     @property
     def readonly(self):
-        return self._readonly
+        return _readonly(self)
 
     @property
     def copied(self):
-        return self._copied
+        return (self.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
 
     @property
     def byte_offset(self):
-        return self._byte_offset
+        return self.dltensor.byte_offset
 
     @property
     def ndim(self):
-        return self._ndim
+        return self.dltensor.ndim
 
     @property
     def size(self):
@@ -218,7 +240,7 @@ cdef class Tensor:
     @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
-        return <size_t>(self._data + self._byte_offset)
+        return <size_t>_first(self)
 
     @property
     def closed(self):
@@ -227,7 +249,7 @@ cdef class Tensor:
     cdef int64_t _size(self) noexcept:
         cdef int64_t n = 1
         cdef int i
-        for i in range(self._ndim):
+        for i in range(self.dltensor.ndim):
             n *= self._dims[i]
         return n
 
@@ -236,8 +258,8 @@ cdef class Tensor:
         cdef int i
         if self._size() == 0:
             return True
-        for i in range(self._ndim - 1, -1, -1):
-            if self._dims[i] != 1 and self._dims[self._ndim + i] != step:
+        for i in range(self.dltensor.ndim - 1, -1, -1):
+            if self._dims[i] != 1 and self._dims[self.dltensor.ndim + i] != step:
                 return False
             step *= self._dims[i]
         return True
@@ -247,33 +269,33 @@ cdef class Tensor:
 
     def __repr__(self):
         return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
-            self.shape, self.strides, self.dtype, self.device, self._readonly)
+            self.shape, self.strides, self.dtype, self.device, _readonly(self))
 
     # -- consumers -------------------------------------------------------------
 
     def __getbuffer__(self, Py_buffer* buf, int flags):
         cdef const char* fmt
         self._check_open()
-        if not _host_accessible(self._device.device_type):
+        if not _host_accessible(self.dltensor.device.device_type):
             raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
         fmt = NULL
-        if self._dtype.lanes == 1 and self._dtype.bits % 8 == 0:
-            fmt = _buffer_format(self._dtype.code, self._itemsize)
+        if self.dltensor.dtype.lanes == 1 and self.dltensor.dtype.bits % 8 == 0:
+            fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize)
         if fmt == NULL:
             raise BufferError(_NO_BUFFER % (self.dtype,))
-        if flags & PyBUF_WRITABLE and self._readonly:
+        if flags & PyBUF_WRITABLE and _readonly(self):
             raise BufferError("the tensor is read-only")
         if (flags & PyBUF_STRIDES) != PyBUF_STRIDES and not self._contiguous():
             raise BufferError("the consumer cannot take strides and the tensor is not contiguous")
-        buf.buf = self._data + self._byte_offset
+        buf.buf = _first(self)
         buf.obj = self
         buf.len = self._size() * self._itemsize
-        buf.readonly = self._readonly
+        buf.readonly = _readonly(self)
         buf.itemsize = self._itemsize
         buf.format = <char*>fmt if flags & PyBUF_FORMAT else NULL
-        buf.ndim = self._ndim
+        buf.ndim = self.dltensor.ndim
         buf.shape = self._bdims if flags & PyBUF_ND else NULL
-        buf.strides = self._bdims + self._ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
+        buf.strides = self._bdims + self.dltensor.ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
         buf.suboffsets = NULL
         buf.internal = NULL
 
@@ -284,12 +306,12 @@ cdef class Tensor:
     def __array_interface__(self):
         self._check_open()
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
-        kind = kinds.get(self._dtype.code)
-        if kind is None or self._dtype.lanes != 1 or self._dtype.bits % 8:
+        kind = kinds.get(self.dltensor.dtype.code)
+        if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         order = "|" if self._itemsize == 1 else "<"
         return {"version": 3, "shape": self.shape, "typestr": "%s%s%d" % (order, kind, self._itemsize),
-                "data": (self.data_ptr, bool(self._readonly)),
+                "data": (self.data_ptr, _readonly(self)),
                 "strides": tuple(s * self._itemsize for s in self.strides)}
 
     @property
@@ -299,8 +321,8 @@ cdef class Tensor:
         return self._nbytes()
 
     cdef int64_t _nbytes(self) noexcept:
-        cdef int64_t width = self._dtype.bits * self._dtype.lanes
-        if self._padded or width % 8 == 0:
+        cdef int64_t width = self.dltensor.dtype.bits * self.dltensor.dtype.lanes
+        if _padded(self) or width % 8 == 0:
             return self._size() * self._itemsize
         return (self._size() * width + 7) // 8
 
@@ -308,15 +330,15 @@ cdef class Tensor:
         """The elements in C order, as bytes (a copy), for every dtype."""
         cdef Tensor c
         self._check_open()
-        if not _host_accessible(self._device.device_type):
+        if not _host_accessible(self.dltensor.device.device_type):
             raise BufferError("cannot read memory on device %r" % (self.device,))
         c = self if self._contiguous() else _private_copy(self)
-        return PyBytes_FromStringAndSize(c._data + c._byte_offset, c._nbytes())
+        return PyBytes_FromStringAndSize(_first(c), c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
     def __dlpack_device__(self):
-        return (self._device.device_type, self._device.device_id)
+        return (self.dltensor.device.device_type, self.dltensor.device.device_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
@@ -326,12 +348,13 @@ cdef class Tensor:
                 and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION):
             # The common request inline: a call to _export_flags, which has the
             # full rules, costs a third of NumPy's whole exchange.
-            bits = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if self._readonly else 0
-            if self._padded:
-                bits |= _C_SUBBYTE_PADDED
-            return PyCapsule_New(_export_versioned(self, bits), _VNAME, _capsule_destructor)
-        versioned, flags = _export_flags((self._device.device_type, self._device.device_id), self._readonly,
-                                         self._padded, stream, max_version, dl_device, copy)
+            return PyCapsule_New(_export_versioned(self, self.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+                                                                       | _C_SUBBYTE_PADDED)),
+                                 _VNAME, _capsule_destructor)
+        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
+                                         _readonly(self), _padded(self), stream, max_version, dl_device, copy)
+        if stream is not None and self._on_stream is not None:
+            self._on_stream(stream)
         if copy:
             source = _private_copy(self)
         if versioned:
@@ -347,12 +370,14 @@ cdef int _set_dims(Tensor t, int ndim, const int64_t* shape, const int64_t* stri
     """Copies shape and strides (NULL strides: contiguous) into t."""
     cdef int i
     cdef int64_t step = 1
-    t._ndim = ndim
+    t.dltensor.ndim = ndim
     # One block: int64 dims for DLPack, then Py_ssize_t dims for buffers.
     t._dims = <int64_t*>malloc((sizeof(int64_t) + sizeof(Py_ssize_t)) * (2 * ndim + 1))
     if t._dims == NULL:
         raise MemoryError()
     t._bdims = <Py_ssize_t*>(t._dims + 2 * ndim + 1)
+    t.dltensor.shape = t._dims
+    t.dltensor.strides = t._dims + ndim
     for i in range(ndim):
         t._dims[i] = shape[i]
     for i in range(ndim - 1, -1, -1):
@@ -363,74 +388,93 @@ cdef int _set_dims(Tensor t, int ndim, const int64_t* shape, const int64_t* stri
     return 0
 
 
-cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
-    """Validates a foreign DLTensor before anything reads its data."""
+cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except -1:
+    """The rules every tensor's description obeys, whether a producer or a
+    framework's from_pointer gives it; error is the class to raise."""
     cdef int ndim = dl.ndim
     cdef int i
     cdef int64_t size = 1
+    cdef int64_t limit
     if ndim < 0 or ndim > _MAX_NDIM:
-        raise BufferError("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
+        raise error("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
     if ndim and dl.shape == NULL:
-        raise BufferError("shape is NULL for a %d-dimensional tensor" % ndim)
+        raise error("shape is NULL for a %d-dimensional tensor" % ndim)
+    if ndim and dl.strides == NULL and not null_strides_ok:
+        raise error("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
+    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
+        raise error("unknown DLDataTypeCode %d" % dl.dtype.code)
+    if dl.dtype.code == dlpack.kDLOpaqueHandle:
+        raise error("opaque-handle tensors cannot be read")
+    if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
+        raise error("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
+    limit = ((<int64_t>1) << 62) // ((dl.dtype.bits * dl.dtype.lanes + 7) // 8)
     for i in range(ndim):
         if dl.shape[i] < 0:
-            raise BufferError("negative extent %d in dimension %d" % (dl.shape[i], i))
+            raise error("negative extent %d in dimension %d" % (dl.shape[i], i))
+        if dl.shape[i] and size > limit // dl.shape[i]:
+            raise error("a tensor of more than %d elements overflows the address space" % limit)
         size *= dl.shape[i]
-    if ndim and dl.strides == NULL and not null_strides_ok:
-        raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
-        raise BufferError("unknown DLDataTypeCode %d" % dl.dtype.code)
-    if dl.dtype.code == dlpack.kDLOpaqueHandle:
-        raise BufferError("opaque-handle tensors cannot be read")
-    if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
-        raise BufferError("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
-    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
-        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
-                            % (dl.device.device_type, dl.device.device_id))
+        if dl.strides != NULL and (dl.strides[i] > limit or dl.strides[i] < -limit):
+            raise error("stride %d overflows the address space" % dl.strides[i])
     if size and dl.data == NULL:
-        raise BufferError("data is NULL for a tensor of %d elements" % size)
-    t._dtype = dl.dtype
-    t._device = dl.device
-    t._itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
-    if size > (<int64_t>1 << 62) // t._itemsize:
-        raise BufferError("tensor of %d elements overflows the address space" % size)
-    t._data = <char*>dl.data
-    t._byte_offset = dl.byte_offset
-    _set_dims(t, ndim, dl.shape, dl.strides)
+        raise error("data is NULL for a tensor of %d elements" % size)
     return 0
 
 
-cdef Tensor _adopt(void* address, bint versioned):
+cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
+    """Validates a foreign DLTensor before anything reads its data, and
+    describes it in t."""
+    _check_import(dl, null_strides_ok)
+    t.dltensor.data = dl.data
+    t.dltensor.device = dl.device
+    t.dltensor.dtype = dl.dtype
+    t.dltensor.byte_offset = dl.byte_offset
+    t._itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
+    _set_dims(t, dl.ndim, dl.shape, dl.strides)
+    return 0
+
+
+cdef int _check_import(DLTensor* dl, bint null_strides_ok) except -1:
+    _check_layout(dl, null_strides_ok, BufferError)
+    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
+        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
+                            % (dl.device.device_type, dl.device.device_id))
+    return 0
+
+
+cdef uint64_t _import_flags(uint64_t flags, object readonly) except? 1:
+    """A managed tensor's flags as imported (see _readonly_import)."""
+    if readonly is None:
+        return flags
+    if _readonly_import(flags, readonly):
+        return flags | dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+    return flags
+
+
+cdef Tensor _adopt(void* address, bint versioned, object readonly):
     """Owns a managed tensor from now on; refuses it (after calling its
-    deleter once) if it is malformed."""
+    deleter once) if it is malformed. readonly as in from_dlpack."""
     cdef Tensor t = _new_tensor()
     cdef DLManagedTensorVersioned* mv
     cdef DLManagedTensor* ml
-    if versioned:
-        mv = <DLManagedTensorVersioned*>address
-        t._mv = mv
-        if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
-            major = mv.version.major
-            t._release()
-            raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                              % (major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-        t._readonly = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
-        t._copied = (mv.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
-        t._padded = (mv.flags & _C_SUBBYTE_PADDED) != 0
-        try:
+    try:
+        if versioned:
+            mv = <DLManagedTensorVersioned*>address
+            t._mv = mv
+            if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
+                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
+                                  % (mv.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
+            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
+                                                | _C_SUBBYTE_PADDED), readonly)
             _describe(t, &mv.dl_tensor, mv.version.minor < 2)
-        except BaseException:
-            t._release()
-            raise
-    else:
-        ml = <DLManagedTensor*>address
-        t._ml = ml
-        t._readonly = True  # legacy capsules carry no flag; NumPy treats them as read-only
-        try:
+        else:
+            ml = <DLManagedTensor*>address
+            t._ml = ml
+            t.flags = _import_flags(0, readonly)  # a legacy tensor carries no flag: writable
             _describe(t, &ml.dl_tensor, True)
-        except BaseException:
-            t._release()
-            raise
+    except BaseException:
+        t._release()
+        raise
     return t
 
 
@@ -456,52 +500,51 @@ cdef Tensor _private_copy(Tensor t):
     cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
     t._check_open()
-    if not _host_accessible(t._device.device_type):
+    if not _host_accessible(t.dltensor.device.device_type):
         raise BufferError("cannot copy memory on device %r" % (t.device,))
-    c._dtype = t._dtype
-    c._device.device_type = dlpack.kDLCPU
-    c._device.device_id = 0
+    c.dltensor.dtype = t.dltensor.dtype
+    c.dltensor.device.device_type = dlpack.kDLCPU
+    c.dltensor.device.device_id = 0
     c._itemsize = t._itemsize
-    c._padded = t._padded
-    c._copied = True
+    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | (t.flags & _C_SUBBYTE_PADDED)
     c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
-    c._data = <char*>c._owned
+    c.dltensor.data = c._owned
     if n and t._contiguous():
-        memcpy(c._data, t._data + t._byte_offset, nbytes)
+        memcpy(c._owned, _first(t), nbytes)
     elif n:
-        if not t._padded and (t._dtype.bits * t._dtype.lanes) % 8:
+        if not _padded(t) and (t.dltensor.dtype.bits * t.dltensor.dtype.lanes) % 8:
             raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
-            _copy_strided(c._data, t._data + t._byte_offset, t._ndim, t._dims, t._dims + t._ndim, t._itemsize, &pos)
-    _set_dims(c, t._ndim, t._dims, NULL)
+            _copy_strided(<char*>c._owned, _first(t), t.dltensor.ndim, t._dims, t._dims + t.dltensor.ndim, t._itemsize, &pos)
+    _set_dims(c, t.dltensor.ndim, t._dims, NULL)
     return c
 
 
 cdef void _fill(DLTensor* dl, Tensor t, int64_t* dims) noexcept:
     cdef int i
-    dl.data = t._data
-    dl.device = t._device
-    dl.ndim = t._ndim
-    dl.dtype = t._dtype
-    dl.byte_offset = t._byte_offset
-    if t._ndim == 0:
+    dl.data = t.dltensor.data
+    dl.device = t.dltensor.device
+    dl.ndim = t.dltensor.ndim
+    dl.dtype = t.dltensor.dtype
+    dl.byte_offset = t.dltensor.byte_offset
+    if t.dltensor.ndim == 0:
         dl.shape = NULL
         dl.strides = NULL
         return
     if dims != t._dims:
-        for i in range(2 * t._ndim):
+        for i in range(2 * t.dltensor.ndim):
             dims[i] = t._dims[i]
     dl.shape = dims
-    dl.strides = dims + t._ndim
+    dl.strides = dims + t.dltensor.ndim
 
 
 cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) except NULL:
     """One malloc block: the managed struct, then shape and strides. It holds
     a reference to t until the consumer calls the deleter."""
     cdef DLManagedTensorVersioned* m = <DLManagedTensorVersioned*>malloc(
-        sizeof(DLManagedTensorVersioned) + 2 * t._ndim * sizeof(int64_t))
+        sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         raise MemoryError()
     m.version.major = dlpack.DLPACK_MAJOR_VERSION
@@ -510,17 +553,19 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
     m.deleter = _versioned_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
     Py_INCREF(t)
+    t._exports += 1
     m.manager_ctx = <void*>t
     return m
 
 
 cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
-    cdef DLManagedTensor* m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t._ndim * sizeof(int64_t))
+    cdef DLManagedTensor* m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         raise MemoryError()
     m.deleter = _legacy_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
     Py_INCREF(t)
+    t._exports += 1
     m.manager_ctx = <void*>t
     return m
 
@@ -549,12 +594,15 @@ cdef void* _take(object capsule, bint* versioned) except NULL:
     return address
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
     """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
 
     Uses the producer's C exchange API when its type has one; otherwise asks
     __dlpack__ for a versioned capsule and falls back to a plain call on
-    TypeError. copy=True returns a private copy; device may only be the CPU."""
+    TypeError. copy=True returns a private copy; device may only be the CPU.
+    readonly=None takes the producer's word (its READ_ONLY flag; a legacy
+    capsule carries none and imports writable), True gives a read-only
+    view, False refuses a read-only tensor."""
     cdef Tensor t
     cdef void* address
     cdef bint versioned
@@ -562,10 +610,10 @@ def from_dlpack(x, /, *, device=None, copy=None):
         _check_placement(device)
     if PyCapsule_CheckExact(x):
         address = _take(x, &versioned)
-        t = _adopt(address, versioned)
+        t = _adopt(address, versioned, readonly)
     else:
         try:
-            t = _from_exchange_api(x)
+            t = _from_exchange_api(x, readonly)
             if t is None:
                 capsule = None
                 if copy is None and device is None:
@@ -578,26 +626,28 @@ def from_dlpack(x, /, *, device=None, copy=None):
                 if capsule is None:
                     capsule = _request_capsule(x, copy, device)
                 address = _take(capsule, &versioned)
-                t = _adopt(address, versioned)
+                t = _adopt(address, versioned, readonly)
         except _Inaccessible:
             if copy is False or not hasattr(x, "__dlpack__"):
                 raise
             address = _take(_request_host_copy(x, copy), &versioned)
-            t = _adopt(address, versioned)
-    if copy and not t._copied:
+            t = _adopt(address, versioned, readonly)
+    if copy and not (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
         c = _private_copy(t)
+        if readonly:
+            c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
         t._release()
         return c
     return t
 
 
-def from_managed(address, /, *, versioned=True):
+def from_managed(address, /, *, versioned=True, readonly=None):
     """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
     versioned) that C code handed over: the Tensor owns it, validates it and
-    calls its deleter exactly once."""
+    calls its deleter exactly once. readonly as in from_dlpack."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
-    return _adopt(<void*><size_t>address, versioned)
+    return _adopt(<void*><size_t>address, versioned, readonly)
 
 
 def to_managed(x, /, *, versioned=True):

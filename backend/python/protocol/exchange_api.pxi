@@ -81,13 +81,13 @@ cdef int _allocate(DLTensor* prototype, DLManagedTensorVersioned** out) except -
         n *= prototype.shape[i]
     if not _host_accessible(prototype.device.device_type):
         raise BufferError("this producer allocates CPU memory only")
-    c._dtype = prototype.dtype
-    c._device = prototype.device
+    c.dltensor.dtype = prototype.dtype
+    c.dltensor.device = prototype.device
     c._itemsize = (prototype.dtype.bits * prototype.dtype.lanes + 7) // 8
     c._owned = calloc(n * c._itemsize if n else 1, 1)
     if c._owned == NULL:
         raise MemoryError()
-    c._data = <char*>c._owned
+    c.dltensor.data = c._owned
     _set_dims(c, prototype.ndim, prototype.shape, NULL)
     out[0] = _export_versioned(c, 0)
     return 0
@@ -106,7 +106,7 @@ cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) no
     _set_aside(&pending)
     try:
         t = _our_tensor(<object>py_object)
-        out[0] = _export_versioned(t, dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if t._readonly else 0)
+        out[0] = _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
     except BaseException as e:
         return _give_back(&pending, e)
     return _give_back(&pending, None)
@@ -117,7 +117,7 @@ cdef int _api_to_py_object(DLManagedTensorVersioned* tensor, void** out_py_objec
     cdef Tensor t
     _set_aside(&pending)
     try:
-        t = _adopt(<void*>tensor, True)
+        t = _adopt(<void*>tensor, True, None)
         Py_INCREF(t)
         out_py_object[0] = <void*>t
     except BaseException as e:
@@ -198,14 +198,22 @@ cdef DLPackExchangeAPIHeader* _table_of(object attr) except? NULL:
     return NULL
 
 
-cdef Tensor _from_exchange_api(object x):
-    """x's tensor through its type's exchange API, or None if it has none."""
+cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL:
+    """x's managed tensor through its type's exchange API (not validated
+    yet), or NULL if the type has none."""
     cdef DLManagedTensorVersioned* out = NULL
     cdef DLPackExchangeAPI* api = _exchange_api_of(x)
-    if api == NULL:
+    if api != NULL:
+        _call_from_py(api, x, &out)
+    return out
+
+
+cdef Tensor _from_exchange_api(object x, object readonly):
+    """x's tensor through its type's exchange API, or None if it has none."""
+    cdef DLManagedTensorVersioned* out = _managed_from_exchange_api(x)
+    if out == NULL:
         return None
-    _call_from_py(api, x, &out)
-    return _adopt(out, True)
+    return _adopt(out, True, readonly)
 
 
 cdef object _exchange_api_object():
@@ -214,6 +222,39 @@ cdef object _exchange_api_object():
     if _EXCHANGE_API_CAPSULE_NAME == NULL:
         return PyLong_FromVoidPtr(_init_exchange_api())
     return PyCapsule_New(_init_exchange_api(), _EXCHANGE_API_CAPSULE_NAME, NULL)
+
+
+cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tensor_to_py_object):
+    cdef DLPackExchangeAPI* api = <DLPackExchangeAPI*>calloc(1, sizeof(DLPackExchangeAPI))
+    if api == NULL:  # never freed: consumers cache a type's table for the process
+        raise MemoryError()
+    api[0] = _init_exchange_api()[0]
+    api.managed_tensor_from_py_object_no_sync = <DLPackManagedTensorFromPyObjectNoSync>managed_tensor_from_py_object
+    api.managed_tensor_to_py_object_no_sync = <DLPackManagedTensorToPyObjectNoSync>managed_tensor_to_py_object
+    api.dltensor_from_py_object_no_sync = NULL  # optional: consumers then use the managed entry
+    if _EXCHANGE_API_CAPSULE_NAME == NULL:
+        return PyLong_FromVoidPtr(api)
+    return PyCapsule_New(api, _EXCHANGE_API_CAPSULE_NAME, NULL)
+
+
+__all__ += ["to_type"]
+
+
+def to_type(x, cls, /):
+    """x's tensor (a Tensor, any DLPack object or a capsule) as an instance
+    of cls, a type with a C exchange API (torch.Tensor, say), made by cls's
+    own managed_tensor_to_py_object_no_sync: no __dlpack__ call on the way."""
+    cdef DLPackExchangeAPI* api = _lookup_exchange_api(cls)
+    cdef DLManagedTensorVersioned* m
+    cdef void* out = NULL
+    if api == NULL or api.managed_tensor_to_py_object_no_sync == NULL:
+        raise TypeError("%s has no DLPack C exchange API" % getattr(cls, "__name__", cls))
+    m = tensor_to_managed(x) if type(x) is Tensor else managed_from_object(x)
+    if api.managed_tensor_to_py_object_no_sync(m, &out) != 0 or out == NULL:
+        # Who owns m after a failure is not said by the protocol: leaking it
+        # is safe, deleting it could be a double free.
+        raise BufferError("%s could not take the tensor" % getattr(cls, "__name__", cls))
+    return <object>out
 
 
 cdef void _publish_exchange_api() except *:

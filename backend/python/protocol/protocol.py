@@ -21,6 +21,12 @@ class DataType(NamedTuple):
         """Bytes one element occupies when elements are padded to whole bytes."""
         return (self.bits * self.lanes + 7) // 8
 
+    @property
+    def name(self):
+        """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
+        argument accepts); "code:bits:lanes" for a type without one."""
+        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
+
 
 class Device(NamedTuple):
     """A device: DLDeviceType and index."""
@@ -59,16 +65,18 @@ def _nbytes(size, bits, lanes, padded):
 
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
-    """The __dlpack__ keyword rules for a CPU tensor on device: returns
+    """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags) of the capsule to make. flags is IS_COPIED when a
     private copy must be exported, READ_ONLY for read-only data, else 0,
-    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements."""
-    if stream is not None:
+    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
+    for devices that have streams; the tensor's on_stream callback, if any,
+    honours it."""
+    if stream is not None and device[0] in _HOST_ACCESSIBLE:
         raise ValueError("stream must be None for a CPU tensor")
     if dl_device is not None:
         if type(dl_device) is not tuple or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
-        if dl_device != device and dl_device != _CPU:
+        if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
             raise BufferError(f"cannot export to device {dl_device!r}")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
@@ -81,6 +89,19 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
     if copy:
         return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
     return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+
+
+def _readonly_import(flags, readonly):
+    """Whether an import is read-only: readonly=None takes the producer's
+    READ_ONLY flag (a legacy tensor has none: writable, as PyTorch, CuPy,
+    TensorFlow and MXNet import it; NumPy alone says read-only), True makes
+    it read-only, False refuses a read-only tensor."""
+    flagged = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    if readonly is None or readonly:
+        return flagged or bool(readonly)
+    if flagged:
+        raise BufferError("the producer marked the tensor read-only, and readonly=False was asked")
+    return False
 
 
 def _check_placement(device):

@@ -1,0 +1,72 @@
+"""The worked example under examples/framework: its vendored dlgen output is
+current (dlgen -check), it builds as its README says (libfill with gcc, the
+Cython modules with cythonize, no warnings), and its own tests pass."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REQUIRED, ROOT
+
+EXAMPLE = os.path.join(ROOT, "examples", "framework")
+
+
+def need(tool):
+    if shutil.which(tool) is None:
+        if REQUIRED:
+            pytest.fail(tool + " is not installed")
+        pytest.skip(tool + " is not installed")
+
+
+def test_vendored_output_is_current():
+    need("go")
+    r = subprocess.run(["go", "run", "./cmd/dlgen", "-lang", "python", "-out", EXAMPLE, "-check"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, "examples/framework/python is stale:\n" + r.stdout + r.stderr
+
+
+def test_example_framework(tmp_path):
+    need("gcc")
+    build = tmp_path / "framework"
+    shutil.copytree(EXAMPLE, build)
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-shared", "-fPIC",
+                    "-o", "pure/libfill.so", "csrc/fill.c"], cwd=build, check=True)
+    cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
+    env = dict(os.environ, PYTHONPATH=str(build / "python"))
+    for where, module in (("python", "dlpack_cython.pyx"), ("cython", "cyarray.pyx")):
+        r = subprocess.run([cythonize, "-i", module], cwd=build / where, capture_output=True, text=True, env=env)
+        log = r.stdout + r.stderr
+        assert r.returncode == 0, log
+        assert not [line for line in log.splitlines() if "warning" in line.lower() and ".pyx" in line], log
+    env["PYTHONPATH"] = os.pathsep.join(str(build / d) for d in ("python", "cython", "pure"))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_framework.py"],
+                       cwd=build, capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
+    assert " passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-2000:]
+
+
+def test_line_counts_the_readme_quotes_are_true():
+    """Each "# --- DLPack ...: N lines ---" marker counts the code lines
+    (neither blank nor comment) up to the next marker."""
+    counted = {}
+    for name in ("pure/pyarray.py", "cython/cyarray.pyx"):
+        section = None
+        with open(os.path.join(EXAMPLE, name)) as f:
+            for line in f:
+                marker = re.match(r"\s*# --- ([^:]*)(?:: (\d+) lines)? ---$", line)  # or "end of DLPack"
+                if marker:
+                    section = (name, marker.group(1), int(marker.group(2) or 0)) if marker.group(2) else None
+                    counted[section] = 0
+                elif section and line.strip() and not line.strip().startswith("#"):
+                    counted[section] += 1
+    counted.pop(None, None)
+    assert len(counted) == 5
+    for (name, what, claimed), lines in counted.items():
+        assert lines == claimed, (name, what)
+    with open(os.path.join(EXAMPLE, "README.md")) as f:
+        readme = f.read()
+    for (name, what, claimed) in counted:
+        assert "| %s | %s | %d |" % (name, what, claimed) in readme, (name, what)

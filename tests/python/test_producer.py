@@ -1,0 +1,238 @@
+"""The producer API a framework uses: from_pointer over memory it owns,
+from_buffer over any buffer-protocol object, dtype names. Every test runs
+against both generated modules."""
+import array
+import ctypes
+import gc
+import mmap
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+
+class Owner:
+    """Stands for a framework's array: owns memory, and is watched."""
+
+    def __init__(self, a):
+        self.a = a
+
+
+def pointer(dl, a, **kw):
+    owner = Owner(a)
+    return dl.from_pointer(a.ctypes.data, a.shape, a.dtype.name, owner=owner, **kw), weakref.ref(owner)
+
+
+def test_from_pointer_is_zero_copy_both_ways(dl):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t, _ = pointer(dl, a)
+    assert (t.shape, t.strides, t.dtype.name, t.device, t.readonly) == ((2, 3), (3, 1), "float32", (1, 0), False)
+    n = np.from_dlpack(t)
+    n[1, 2] = 42
+    assert a[1, 2] == 42
+    a[0, 0] = 7
+    assert n[0, 0] == 7
+
+
+def test_from_pointer_strides_and_byte_offset(dl):
+    a = np.arange(12, dtype=np.int16).reshape(3, 4)
+    t = dl.from_pointer(a.ctypes.data, (2, 2), "int16", strides=(-4, 2), byte_offset=2 * (8 + 1), owner=a)
+    assert np.from_dlpack(t).tolist() == [[9, 11], [5, 7]]
+
+
+@pytest.mark.parametrize("consumer_first", [True, False])
+def test_owner_lives_until_tensor_and_exports_are_gone(dl, consumer_first):
+    t, owner = pointer(dl, np.arange(4.0))
+    capsule = t.__dlpack__(max_version=(1, 0))
+    n = np.from_dlpack(t)
+    if consumer_first:
+        del capsule, n
+        gc.collect()
+        assert owner() is not None
+        t.close()
+    else:
+        t.close()
+        del t
+        gc.collect()
+        assert owner() is not None, "an unconsumed capsule and a NumPy array still use the memory"
+        assert n.tolist() == [0.0, 1.0, 2.0, 3.0]
+        del capsule
+        gc.collect()
+        assert owner() is not None
+        del n
+    gc.collect()
+    assert owner() is None
+
+
+def test_closed_tensor_refuses_new_exports_but_keeps_old_ones(dl):
+    t, owner = pointer(dl, np.arange(3.0))
+    n = np.from_dlpack(t)
+    t.close()
+    with pytest.raises(ValueError, match="closed"):
+        t.__dlpack__()
+    assert n.sum() == 3.0 and owner() is not None
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(shape=(-1,)), ValueError, "negative"),
+    (dict(shape=(1,) * 65), ValueError, "ndim"),
+    (dict(shape=(1 << 40, 1 << 40)), ValueError, "overflow"),
+    (dict(dtype="float31"), ValueError, "unknown dtype name 'float31'"),
+    (dict(dtype=3.5), TypeError, "dtype"),
+    (dict(dtype=(3, 64, 1)), ValueError, "opaque"),
+    (dict(dtype=(2, 0, 1)), ValueError, "0 bits"),
+    (dict(address=0), ValueError, "NULL"),
+    (dict(address=-8), ValueError, "negative|pointer"),
+    (dict(strides=(1,)), ValueError, "strides"),
+    (dict(strides=(1 << 62, 1)), ValueError, "overflow"),
+    (dict(device=(99, 0)), ValueError, "DLDeviceType"),
+    (dict(device=1), TypeError, "device"),
+    (dict(byte_offset=-1), ValueError, "byte_offset"),
+    (dict(on_stream=5), TypeError, "on_stream"),
+])
+def test_from_pointer_checks_arguments_and_keeps_nothing(dl, kwargs, error, match):
+    owner = Owner(None)
+    base = sys.getrefcount(owner)
+    args = dict(address=64, shape=(2, 3), dtype="float32")
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        dl.from_pointer(args.pop("address"), args.pop("shape"), args.pop("dtype"), owner=owner, **args)
+    gc.collect()
+    assert sys.getrefcount(owner) == base
+
+
+def test_size_zero_may_have_a_null_address(dl):
+    t = dl.from_pointer(0, (0, 3), "int8")
+    assert np.from_dlpack(t).shape == (0, 3)
+
+
+def test_every_dtype_name_of_the_release(dl):
+    assert "float32" in dl.DTYPE_NAMES and "bool" in dl.DTYPE_NAMES and "bfloat16" in dl.DTYPE_NAMES
+    buf = bytearray(16)
+    for name in dl.DTYPE_NAMES:
+        t = dl.from_pointer(ctypes.addressof(ctypes.c_char.from_buffer(buf)), (1,), name, owner=buf)
+        assert t.dtype.name == name
+        assert t.dtype == dl.from_pointer(64, (1,), t.dtype).dtype  # a DataType works as well
+        code = dl.DLDataTypeCode(t.dtype.code).name
+        assert code.lower().startswith("kdl" + name.rstrip("0123456789").split("_")[0][:4].rstrip("0123456789"))
+    expected = {"int8": (0, 8), "uint64": (1, 64), "float16": (2, 16), "bfloat16": (4, 16), "complex128": (5, 128),
+                "bool": (6, 8)}
+    for name, (code, bits) in expected.items():
+        assert tuple(dl.from_pointer(64, (1,), name).dtype) == (code, bits, 1)
+    if hasattr(dl.DLDataTypeCode, "kDLFloat8_e4m3fn"):  # DLPack >= 1.1
+        fp8 = dl.from_pointer(64, (1,), "float8_e4m3fn").dtype
+        assert (fp8.code, fp8.bits) == (dl.DLDataTypeCode.kDLFloat8_e4m3fn, 8)
+        assert dl.from_pointer(64, (1,), "float4_e2m1fn").dtype.bits == 4
+
+
+def test_read_only_pointer(dl):
+    a = np.arange(3.0)
+    t = dl.from_pointer(a.ctypes.data, (3,), "float64", owner=a, readonly=True)
+    assert not np.from_dlpack(t).flags.writeable
+    with pytest.raises(BufferError):
+        t.__dlpack__()  # no legacy export for read-only memory
+
+
+def test_device_memory_with_a_stream_callback(dl):
+    seen = []
+    t = dl.from_pointer(0x10000, (4,), "float32", device=(2, 1), on_stream=seen.append)
+    assert t.__dlpack_device__() == (2, 1)
+    capsule = t.__dlpack__(stream=7, max_version=(1, 0))
+    assert seen == [7] and "dltensor_versioned" in repr(capsule)
+    with pytest.raises(BufferError):
+        dl.from_dlpack(capsule, copy=False)  # the CPU cannot read it: refused, deleted once
+    with pytest.raises(BufferError):
+        t.__dlpack__(dl_device=(1, 0))  # no copy engine for devices
+    cpu = dl.from_pointer(64, (1,), "int8")
+    with pytest.raises(ValueError, match="stream"):
+        cpu.__dlpack__(stream=1)
+
+
+# --- from_buffer ---------------------------------------------------------------
+
+def test_from_buffer_bytearray_is_zero_copy_and_held(dl):
+    b = bytearray(b"abcd")
+    t = dl.from_buffer(b)
+    assert (t.shape, t.dtype.name, t.readonly) == ((4,), "uint8", False)
+    np.from_dlpack(t)[0] = ord("z")
+    assert b == b"zbcd"
+    with pytest.raises(BufferError):
+        b.append(1)  # exported: cannot be resized under the tensor
+    n = np.from_dlpack(t)
+    t.close()
+    with pytest.raises(BufferError):
+        b.append(1)  # NumPy still uses it
+    del n
+    gc.collect()
+    b.append(1)
+
+
+@pytest.mark.parametrize("make, name, shape", [
+    (lambda: array.array("d", [1.0, 2.0, 3.0]), "float64", (3,)),
+    (lambda: array.array("h", [1, -2]), "int16", (2,)),
+    (lambda: (ctypes.c_int32 * 4)(1, 2, 3, 4), "int32", (4,)),
+    (lambda: np.zeros((2, 3), np.complex64), "complex64", (2, 3)),
+    (lambda: np.zeros(5, np.bool_), "bool", (5,)),
+    (lambda: np.zeros(2, np.float16), "float16", (2,)),
+])
+def test_from_buffer_formats(dl, make, name, shape):
+    obj = make()
+    t = dl.from_buffer(obj)
+    assert (t.dtype.name, t.shape) == (name, shape)
+    np.testing.assert_array_equal(np.from_dlpack(t), np.asarray(obj))
+
+
+def test_from_buffer_strided_multidimensional(dl):
+    a = np.arange(24, dtype=np.int32).reshape(4, 6)
+    v = a[::2, ::-3]
+    t = dl.from_buffer(v)
+    assert t.shape == (2, 2) and t.strides == (12, -3)
+    np.testing.assert_array_equal(np.from_dlpack(t), v)
+    np.from_dlpack(t)[1, 1] = -1
+    assert v[1, 1] == -1
+
+
+def test_from_buffer_read_only(dl):
+    t = dl.from_buffer(b"xyz")
+    assert t.readonly and not np.from_dlpack(t).flags.writeable
+    assert dl.from_buffer(bytearray(2), readonly=True).readonly
+    with pytest.raises(BufferError):
+        dl.from_buffer(b"xyz", readonly=False)
+
+
+def test_from_buffer_mmap(dl):
+    m = mmap.mmap(-1, 16)
+    t = dl.from_buffer(m)
+    np.from_dlpack(t)[3] = 9
+    assert m[3] == 9
+    del t
+    gc.collect()
+    m.close()
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: memoryview(b"ab").cast("c"), "format"),
+    (lambda: np.zeros(2, dtype=">i4"), "byte order"),
+    (lambda: np.zeros(2, dtype=[("a", "i4"), ("b", "i1")]), "format"),
+    (lambda: np.lib.stride_tricks.as_strided(np.zeros(8, np.int32), shape=(3,), strides=(6,)), "whole number"),
+])
+def test_from_buffer_refuses_what_dlpack_cannot_say(dl, make, match):
+    with pytest.raises(BufferError, match=match):
+        dl.from_buffer(make())
+
+
+def test_a_refused_buffer_is_given_back(dl):
+    chars = array.array("u", "ab")  # wchar_t: no DLPack dtype
+    with pytest.raises(BufferError, match="format"):
+        dl.from_buffer(chars)
+    chars.append("c")  # an array.array cannot grow while a buffer of it is held
+
+
+def test_from_buffer_refcounts(dl):
+    b = bytearray(8)
+    base = sys.getrefcount(b)
+    for _ in range(2000):
+        np.from_dlpack(dl.from_buffer(b))
+    gc.collect()
+    assert sys.getrefcount(b) == base
