@@ -96,7 +96,11 @@ if [ ! -s "$trixie-libdlpack-dev/dlpack/dlpack.h" ] || [ ! -s "$trixie-libtorch-
   echo "deps: the DLPack 0.8 and 1.0 headers from Debian trixie"
   state=$(mktemp -d)
   mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/debs"
-  echo "deb http://deb.debian.org/debian trixie main" >"$state/sources.list"
+  # The Debian mirror this machine's apt already uses, with trixie as the suite.
+  mirror=$({ grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
+             grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}'; } |
+           grep -v -- '-security' | head -n 1)
+  echo "deb $mirror trixie main" >"$state/sources.list"
   apt=(-qq -o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$state/lists"
        -o "Dir::Cache=$state/cache" -o Acquire::Languages=none -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
        -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false -o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false)
