@@ -97,9 +97,9 @@ if [ ! -s "$trixie-libdlpack-dev/dlpack/dlpack.h" ] || [ ! -s "$trixie-libtorch-
   state=$(mktemp -d)
   mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/debs"
   # The Debian mirror this machine's apt already uses, with trixie as the suite.
-  mirror=$({ grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
-             grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}'; } |
-           grep -v -- '-security' | head -n 1)
+  mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+           awk '$1 == "URIs:" || $1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) {print $i; next}}' | grep -v -- '-security' | head -n 1 || true)
+  [ -n "$mirror" ] || { echo "deps: no Debian mirror in this machine's apt sources" >&2; exit 1; }
   echo "deb $mirror trixie main" >"$state/sources.list"
   apt=(-qq -o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$state/lists"
        -o "Dir::Cache=$state/cache" -o Acquire::Languages=none -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
