@@ -31,13 +31,13 @@ Cython module frees at once.
 import ctypes
 import enum
 import gc
-import math
 import operator
 import os
 import re
 import struct
 import sys
 import threading
+from math import prod
 from typing import NamedTuple
 
 __all__ = [
@@ -922,6 +922,8 @@ _LSIZE = ctypes.sizeof(DLManagedTensor)
 # (from_address), which costs a third of a foreign call such as string_at.
 _VBYTES = ctypes.c_char * _VSIZE
 _LBYTES = ctypes.c_char * _LSIZE
+# Bound once for the import path, where each attribute lookup shows.
+_versioned_at, _read_versioned = _VBYTES.from_address, _VERSIONED.unpack_from
 _dims_structs = {}
 
 
@@ -1207,6 +1209,9 @@ class Tensor:
         return _export(source, versioned, flags)
 
 
+_new_tensor = Tensor.__new__  # bound once, as above
+
+
 def _adopt(address, versioned, readonly):
     """Takes ownership of a managed tensor: validates it before use and
     calls its deleter (exactly once) if it is refused. readonly: None takes
@@ -1214,12 +1219,12 @@ def _adopt(address, versioned, readonly):
     read-only view, False refuses a read-only tensor."""
     if versioned:
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
+         shape_p, strides_p, byte_offset) = _read_versioned(_versioned_at(address))
     else:  # no version and no flags: read as this major version with none set
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
          _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
         major, minor, flags = DLPACK_MAJOR_VERSION, None, 0
-    t = Tensor.__new__(Tensor)
+    t = _new_tensor(Tensor)
     t._keep = _Lease((_deleters.get(deleter) or _deleter(deleter), address))
     try:
         if major != DLPACK_MAJOR_VERSION:
@@ -1261,7 +1266,7 @@ def _adopt(address, versioned, readonly):
         if dev_type not in _HOST_ACCESSIBLE:
             raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
                                 "from the CPU")
-        size = math.prod(shape)
+        size = prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
@@ -1318,7 +1323,7 @@ def _private_copy(t):
     if t._dev_type not in _HOST_ACCESSIBLE:
         raise BufferError(f"cannot copy memory on device {t.device!r}")
     buf = _copy_contiguous(t)
-    c = Tensor.__new__(Tensor)
+    c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._keep, c._on_stream = _Lease((None, (buf, storage))), None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
@@ -1390,7 +1395,7 @@ _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 
 
 def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None):
-    t = Tensor.__new__(Tensor)
+    t = _new_tensor(Tensor)
     t._keep, t._on_stream = lease, on_stream
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
