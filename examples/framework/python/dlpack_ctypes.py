@@ -928,15 +928,17 @@ _dims_structs = {}
 
 
 def _dims(n):
-    """A struct.Struct of n int64 and a ctypes array type of their bytes."""
+    """A struct.Struct of n int64, a ctypes array type of their bytes, and
+    one of twice as many: a shape with its strides right after it."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n))
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n),
+                                ctypes.c_char * (16 * n))
     return s
 
 
 def _read_dims(n, address):
-    s, raw = _dims(n)
+    s, raw, _ = _dims(n)
     return s.unpack_from(raw.from_address(address))
 
 
@@ -1242,9 +1244,9 @@ def _adopt(address, versioned, readonly):
             raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
         else:
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                s, raw = _dims_structs.get(2 * ndim) or _dims(2 * ndim)
-                both = s.unpack_from(raw.from_address(shape_p))
-                shape, strides = both[:ndim], both[ndim:]
+                s, _, pair = _dims_structs.get(ndim) or _dims(ndim)
+                raw = pair.from_address(shape_p)
+                shape, strides = s.unpack_from(raw), s.unpack_from(raw, 8 * ndim)
             else:
                 shape = _read_dims(ndim, shape_p)
                 if strides_p:
