@@ -31,13 +31,13 @@ Cython module frees at once.
 import ctypes
 import enum
 import gc
-import math
 import operator
 import os
 import re
 import struct
 import sys
 import threading
+from math import prod
 from typing import NamedTuple
 
 __all__ = [
@@ -865,13 +865,14 @@ _raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
 
 def _permanent_cstring(text):
     """A NUL-terminated copy of text that is never freed: capsules keep a
-    pointer to their name, and may outlive this module's globals."""
+    pointer to their name, and may outlive this module's globals. A ctypes
+    pointer, which a foreign call passes without converting it."""
     raw = text.encode() + b"\0"
     addr = _raw_malloc(len(raw))
     if not addr:
         raise MemoryError
     ctypes.memmove(addr, raw, len(raw))
-    return addr
+    return ctypes.c_void_p(addr)
 
 
 _NAME = _permanent_cstring(CAPSULE_NAME)
@@ -890,6 +891,7 @@ _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_o
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _CapsuleType = type(_capsule_new(_NAME, _NAME, None))
+_py_object = ctypes.py_object
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
 _refcount = sys.getrefcount
@@ -920,19 +922,23 @@ _LSIZE = ctypes.sizeof(DLManagedTensor)
 # (from_address), which costs a third of a foreign call such as string_at.
 _VBYTES = ctypes.c_char * _VSIZE
 _LBYTES = ctypes.c_char * _LSIZE
+# Bound once for the import path, where each attribute lookup shows.
+_versioned_at, _read_versioned = _VBYTES.from_address, _VERSIONED.unpack_from
 _dims_structs = {}
 
 
 def _dims(n):
-    """A struct.Struct of n int64 and a ctypes array type of their bytes."""
+    """A struct.Struct of n int64, a ctypes array type of their bytes, and
+    one of twice as many: a shape with its strides right after it."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n))
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n),
+                                ctypes.c_char * (16 * n))
     return s
 
 
 def _read_dims(n, address):
-    s, raw = _dims(n)
+    s, raw, _ = _dims(n)
     return s.unpack_from(raw.from_address(address))
 
 
@@ -941,13 +947,16 @@ _Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _deleters = {}
 
 
-def _call_deleter(fn, address):
+def _deleter(fn):
+    """The callable ctypes function at address fn, None for NULL."""
+    if not fn:
+        return None
     call = _deleters.get(fn)
     if call is None:
         call = _Deleter(fn)
         if len(_deleters) < 256:
             _deleters[fn] = call
-    call(address)
+    return call
 
 
 # --- Exports without callbacks --------------------------------------------------
@@ -1054,22 +1063,21 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-class _Lease:
-    """What keeps a tensor's memory valid: a producer's managed tensor (its
-    deleter runs once, when the last holder lets go), an owner object, or a
-    buffer-protocol view. The Tensor holds it until close(), and each live
-    export of the Tensor holds it too, so either may finish first."""
+class _Lease(tuple):
+    """What keeps a tensor's memory valid, as (release, held): release(held)
+    runs once, when the last holder lets go. A producer's managed tensor is
+    (its deleter, its address), a buffer-protocol view (PyBuffer_Release,
+    the view), an owner object (None, the owner): kept alive, nothing run.
+    The Tensor holds it until close(), and each live export of the Tensor
+    holds it too, so either may finish first. A tuple: made without running
+    Python code."""
 
-    __slots__ = ("address", "deleter", "owner", "view")
-
-    def __init__(self, address=0, deleter=0, owner=None, view=None):
-        self.address, self.deleter, self.owner, self.view = address, deleter, owner, view
+    __slots__ = ()
 
     def __del__(self):
-        if self.view is not None:
-            _buffer_release(ctypes.byref(self.view))
-        elif self.deleter:
-            _call_deleter(self.deleter, self.address)
+        release, held = self
+        if release is not None:
+            release(held)
 
 
 class Tensor:
@@ -1203,6 +1211,9 @@ class Tensor:
         return _export(source, versioned, flags)
 
 
+_new_tensor = Tensor.__new__  # bound once, as above
+
+
 def _adopt(address, versioned, readonly):
     """Takes ownership of a managed tensor: validates it before use and
     calls its deleter (exactly once) if it is refused. readonly: None takes
@@ -1210,48 +1221,44 @@ def _adopt(address, versioned, readonly):
     read-only view, False refuses a read-only tensor."""
     if versioned:
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _VERSIONED.unpack_from(_VBYTES.from_address(address))
-    else:
+         shape_p, strides_p, byte_offset) = _read_versioned(_versioned_at(address))
+    else:  # no version and no flags: read as this major version with none set
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
          _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
-    t = Tensor.__new__(Tensor)
-    t._keep, t._on_stream = _Lease(address, deleter), None
+        major, minor, flags = DLPACK_MAJOR_VERSION, None, 0
+    t = _new_tensor(Tensor)
+    t._keep = _Lease((_deleters.get(deleter) or _deleter(deleter), address))
     try:
-        if versioned:
-            if major != DLPACK_MAJOR_VERSION:
-                raise BufferError(f"DLPack major version {major} is not supported (this module "
-                                  f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
-            t.readonly = _readonly_import(flags, readonly)
-            t.copied = flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
-            t._padded = flags & _SUBBYTE_PADDED != 0
+        if major != DLPACK_MAJOR_VERSION:
+            raise BufferError(f"DLPack major version {major} is not supported (this module "
+                              f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
+        if readonly is None:  # the producer's word, as _readonly_import takes it
+            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
         else:
-            minor = None
-            t.readonly = _readonly_import(0, readonly)  # a legacy tensor carries no flag: writable
-            t.copied = t._padded = False
-        if ndim < 0 or ndim > _MAX_NDIM:
-            raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
-        if ndim:
-            if not shape_p:
-                raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
+            t.readonly = _readonly_import(flags, readonly)
+        if not 0 < ndim <= _MAX_NDIM:
+            if ndim:
+                raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
+            shape = strides = ()
+        elif not shape_p:
+            raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
+        else:
             if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                s, raw = _dims_structs.get(2 * ndim) or _dims(2 * ndim)
-                both = s.unpack_from(raw.from_address(shape_p))
-                shape, strides_read = both[:ndim], both[ndim:]
+                s, _, pair = _dims_structs.get(ndim) or _dims(ndim)
+                raw = pair.from_address(shape_p)
+                shape, strides = s.unpack_from(raw), s.unpack_from(raw, 8 * ndim)
             else:
                 shape = _read_dims(ndim, shape_p)
-                strides_read = None
                 if strides_p:
-                    strides_read = _read_dims(ndim, strides_p)
+                    strides = _read_dims(ndim, strides_p)
+                elif minor is not None and minor >= 2:
+                    raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
+                else:
+                    strides = None
             if min(shape) < 0:
                 raise BufferError(f"negative extent in shape {shape!r}")
-            if strides_read is not None:
-                strides = strides_read
-            elif minor is not None and minor >= 2:
-                raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-            else:
+            if strides is None:
                 strides = _contiguous_strides(shape)
-        else:
-            shape = strides = ()
         if code not in _READABLE_CODES:
             if code in _KNOWN_CODES:
                 raise BufferError("opaque-handle tensors cannot be read")
@@ -1261,7 +1268,7 @@ def _adopt(address, versioned, readonly):
         if dev_type not in _HOST_ACCESSIBLE:
             raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
                                 "from the CPU")
-        size = math.prod(shape)
+        size = prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
@@ -1269,6 +1276,8 @@ def _adopt(address, versioned, readonly):
     except BaseException:
         t.close()
         raise
+    t._on_stream, t.copied = None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+    t._padded = flags & _SUBBYTE_PADDED != 0
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
     t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
     return t
@@ -1316,9 +1325,9 @@ def _private_copy(t):
     if t._dev_type not in _HOST_ACCESSIBLE:
         raise BufferError(f"cannot copy memory on device {t.device!r}")
     buf = _copy_contiguous(t)
-    c = Tensor.__new__(Tensor)
+    c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._keep, c._on_stream = _Lease(owner=(buf, storage)), None
+    c._keep, c._on_stream = _Lease((None, (buf, storage))), None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
     c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
@@ -1388,7 +1397,7 @@ _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 
 
 def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None):
-    t = Tensor.__new__(Tensor)
+    t = _new_tensor(Tensor)
     t._keep, t._on_stream = lease, on_stream
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
@@ -1447,7 +1456,7 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     device = _device_arg(device)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
-    return _new_view(_Lease(owner=owner), address, shape, strides, byte_offset, dtype, device,
+    return _new_view(_Lease((None, owner)), address, shape, strides, byte_offset, dtype, device,
                      bool(readonly), on_stream)
 
 
@@ -1460,7 +1469,7 @@ def from_buffer(obj, /, *, readonly=None):
     view = _PyBuffer()
     flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
     _buffer_get(obj, ctypes.byref(view), flags)
-    lease = _Lease(view=view)  # gives the buffer back, whatever happens next
+    lease = _Lease((_buffer_release, view))  # gives the buffer back, whatever happens next
     if view.ndim > _MAX_NDIM:
         raise BufferError(f"ndim {view.ndim} is more than {_MAX_NDIM}")
     dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
@@ -1534,6 +1543,7 @@ def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     if type(capsule) is not _CapsuleType:
         raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
+    capsule = _py_object(capsule)  # converted once for all the calls below
     try:  # the common case first: one call instead of asking for the name
         address = _capsule_get_pointer(capsule, _VNAME)
     except ValueError:  # another name: CPython says so with a ValueError
