@@ -90,6 +90,15 @@ def test_closed_tensor_refuses_new_exports_but_keeps_old_ones(dl):
     (dict(device=1), TypeError, "device"),
     (dict(byte_offset=-1), ValueError, "byte_offset"),
     (dict(on_stream=5), TypeError, "on_stream"),
+    # Beyond the C types' range: a ValueError in both modules (Cython said OverflowError).
+    (dict(shape=(1 << 64,)), ValueError, "overflow|range"),
+    (dict(strides=(1 << 64, 1)), ValueError, "overflow|range"),
+    (dict(address=1 << 64), ValueError, "pointer|range"),
+    (dict(byte_offset=1 << 64), ValueError, "byte_offset|range"),
+    (dict(device=(1, 1 << 40)), ValueError, "int32|range"),
+    # Integers only, as operator.index says (Cython truncated floats).
+    (dict(shape=(2.0, 3)), TypeError, "integer"),
+    (dict(address=64.0), TypeError, "integer"),
 ])
 def test_from_pointer_checks_arguments_and_keeps_nothing(dl, kwargs, error, match):
     owner = Owner(None)
