@@ -773,9 +773,12 @@ cdef class Tensor:
         buf.strides = self._bdims + self.dltensor.ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
         buf.suboffsets = NULL
         buf.internal = NULL
+        self._exports += 1  # a view is an export: close() waits for it
 
     def __releasebuffer__(self, Py_buffer* buf):
-        pass
+        self._exports -= 1
+        if self._closed and self._exports == 0:
+            self._free()
 
     @property
     def __array_interface__(self):

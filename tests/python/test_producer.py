@@ -245,3 +245,51 @@ def test_from_buffer_refcounts(dl):
         np.from_dlpack(dl.from_buffer(b))
     gc.collect()
     assert sys.getrefcount(b) == base
+
+
+@pytest.mark.parametrize("close_first", [True, False])
+def test_a_buffer_view_keeps_the_memory_after_close(dl, close_first):
+    """memoryview(t) and np.asarray(t) over the buffer protocol are exports
+    too: close() gives the memory back when the last of them is released."""
+    if dl.__name__ == "dlpack_ctypes" and sys.version_info < (3, 12):
+        pytest.skip("the ctypes module has a buffer on Python 3.12+ (__buffer__)")
+    t, owner = pointer(dl, np.arange(4.0))
+    view = memoryview(t)
+    array = np.asarray(t)
+    if close_first:
+        t.close()
+    del t
+    gc.collect()
+    assert owner() is not None, "a buffer view still uses the memory"
+    assert view.tolist() == array.tolist() == [0.0, 1.0, 2.0, 3.0]
+    view.release()
+    del view, array
+    gc.collect()
+    assert owner() is None
+
+
+
+@pytest.mark.parametrize("shape, strides, offset, expected", [
+    ((4,), (-1,), 3, [3.0, 2.0, 1.0, 0.0]),
+    ((2,), (2,), 0, [0.0, 2.0]),
+    ((0, 2), (2, 1), 0, []),
+    ((2, 2), (-2, 1), 2, [[2.0, 3.0], [0.0, 1.0]]),
+])
+def test_an_array_interface_view_keeps_the_memory_after_close(dl, shape, strides, offset, expected):
+    """np.asarray(t) of a strided or empty tensor goes through
+    __array_interface__ in dlpack_ctypes (there is no buffer of it): that
+    array keeps the memory after close() as well, and sees the right elements."""
+    owner = Owner(np.arange(4.0))
+    watch = weakref.ref(owner)
+    t = dl.from_pointer(owner.a.ctypes.data, shape, "float64", strides=strides, byte_offset=8 * offset,
+                        owner=owner, readonly=True)
+    del owner
+    a = np.asarray(t)
+    t.close()
+    del t
+    gc.collect()
+    assert watch() is not None
+    assert a.tolist() == expected and not a.flags.writeable
+    del a
+    gc.collect()
+    assert watch() is None

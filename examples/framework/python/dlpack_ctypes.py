@@ -1159,12 +1159,25 @@ class Tensor:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
+        strides = tuple(s * itemsize for s in self.strides)
+        # The data as a buffer that holds the tensor's lease, so that the
+        # array outlives close() as an export does; it spans the elements
+        # from the lowest address, and offset finds the first one.
+        low = high = 0
+        if self.size:
+            for extent, stride in zip(self.shape, strides):
+                reach = (extent - 1) * stride
+                low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+            high += itemsize
+        memory = (ctypes.c_char * (high - low)).from_address(self.data_ptr + low)
+        memory.lease = self._keep
         return {
             "version": 3,
             "shape": self.shape,
             "typestr": f"{order}{kind}{itemsize}",
-            "data": (self.data_ptr, self.readonly),
-            "strides": tuple(s * itemsize for s in self.strides),
+            "data": memoryview(memory).toreadonly() if self.readonly else memory,
+            "offset": -low,
+            "strides": strides,
         }
 
     def __buffer__(self, flags):
@@ -1178,7 +1191,9 @@ class Tensor:
         nbytes = self.size * self._itemsize
         if not nbytes:  # memoryview cannot take a shape with a zero in it
             raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
-        view = memoryview((ctypes.c_char * nbytes).from_address(self.data_ptr))
+        memory = (ctypes.c_char * nbytes).from_address(self.data_ptr)
+        memory.lease = self._keep  # the view is an export: it outlives close()
+        view = memoryview(memory)
         if self.readonly:
             view = view.toreadonly()
         return view.cast("B").cast(fmt, self.shape)
