@@ -293,3 +293,16 @@ def test_an_array_interface_view_keeps_the_memory_after_close(dl, shape, strides
     del a
     gc.collect()
     assert watch() is None
+
+
+def test_device_memory_is_never_read_on_the_cpu(dl):
+    """A from_pointer tensor on a device (its address is not the CPU's):
+    every CPU reader refuses it with a BufferError (NumPy made an array over
+    the device address, and the ctypes module's tobytes() read it)."""
+    t = dl.from_pointer(0x10000, (4,), "float32", device=(2, 1))
+    readers = [np.asarray, lambda t: t.tobytes(), lambda t: t.__array_interface__]
+    if dl.__name__ != "dlpack_ctypes" or sys.version_info >= (3, 12):
+        readers.append(memoryview)
+    for read in readers:
+        with pytest.raises(BufferError, match="device"):
+            read(t)

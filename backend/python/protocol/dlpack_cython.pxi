@@ -308,6 +308,8 @@ cdef class Tensor:
     @property
     def __array_interface__(self):
         self._check_open()
+        if not _host_accessible(self.dltensor.device.device_type):
+            raise BufferError("cannot read memory on device %r from the CPU" % (self.device,))
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self.dltensor.dtype.code)
         if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:

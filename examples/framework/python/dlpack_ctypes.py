@@ -1149,11 +1149,17 @@ class Tensor:
         if self.closed:
             raise ValueError("the tensor is closed")
 
+    def _check_readable(self):
+        """Before the CPU reads the memory: open, and not a device's."""
+        self._check_open()
+        if self._dev_type not in _HOST_ACCESSIBLE:
+            raise BufferError(f"cannot read memory on device {self.device!r} from the CPU")
+
     # -- consumers ------------------------------------------------------------
 
     @property
     def __array_interface__(self):
-        self._check_open()
+        self._check_readable()
         kind = _TYPESTR.get(self._code)
         if kind is None or self._lanes != 1 or self._bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
@@ -1182,7 +1188,7 @@ class Tensor:
 
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
-        self._check_open()
+        self._check_readable()
         fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
         if fmt is None or self._lanes != 1 or self._bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
@@ -1200,7 +1206,7 @@ class Tensor:
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
-        self._check_open()
+        self._check_readable()
         return bytes(_copy_contiguous(self))
 
     # -- producers ------------------------------------------------------------
