@@ -9,10 +9,16 @@ IntEnum per enum, the version and flag constants, and the capsule names.
 Importing checks every struct size and field offset against the C ABI.
 
 Protocol:
-  from_dlpack(x, /, *, device=None, copy=None) -> Tensor
+  from_dlpack(x, /, *, device=None, copy=None, readonly=None) -> Tensor
       consumes any object with __dlpack__/__dlpack_device__, or a raw
       capsule; validates it (BufferError on anything it cannot honour, the
       producer's deleter still called exactly once).
+  from_pointer(address, shape, dtype, /, *, strides=None, ...) -> Tensor
+  from_buffer(obj, /, *, readonly=None) -> Tensor
+      a Tensor over memory a framework owns, or over any buffer-protocol
+      object, zero-copy; dtype names are in DTYPE_NAMES.
+  from_managed(address), to_managed(x)
+      managed tensors handed over by, or to, C code.
   Tensor
       shape, strides (elements), dtype, device, readonly, byte_offset,
       data_ptr; __dlpack__, __dlpack_device__, __array_interface__ (so

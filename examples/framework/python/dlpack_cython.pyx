@@ -7,9 +7,11 @@ Generated from schema/dlpack.yaml by dlgen. Build inside this directory with
 `cythonize -i dlpack_cython.pyx`; it cimports dlpack.pxd and includes
 dlpack/dlpack.h, both beside it.
 
-The same API as dlpack_ctypes (from_dlpack, Tensor, from_managed,
-to_managed), plus:
+The same API as dlpack_ctypes (from_dlpack, from_pointer, from_buffer,
+Tensor, from_managed, to_managed), plus:
   - CPU tensors implement the buffer protocol: memoryview(t), np.asarray(t).
+  - A Cython API for other extension modules, declared in dlpack_cython.pxd
+    (cimport dlpack_cython): the Tensor type and cdef functions.
   - The C exchange API: as a consumer, from_dlpack uses
     type(x).__dlpack_c_exchange_api__ (a capsule named dlpack_exchange_api)
     when present, walking prev_api for this major version; as a producer,
