@@ -95,6 +95,7 @@ def test_closed_tensor_refuses_new_exports_but_keeps_old_ones(dl):
     (dict(strides=(1 << 64, 1)), ValueError, "overflow|range"),
     (dict(address=1 << 64), ValueError, "pointer|range"),
     (dict(byte_offset=1 << 64), ValueError, "byte_offset|range"),
+    (dict(byte_offset=1 << 63), ValueError, "byte_offset"),
     (dict(device=(1, 1 << 40)), ValueError, "int32|range"),
     # Integers only, as operator.index says (Cython truncated floats).
     (dict(shape=(2.0, 3)), TypeError, "integer"),

@@ -1572,6 +1572,8 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         address, byte_offset = operator.index(address), operator.index(byte_offset)
     if address < 0 or byte_offset < 0:
         raise ValueError("address and byte_offset must not be negative")
+    if byte_offset >= 1 << 63:
+        raise ValueError("byte_offset %d is out of range" % byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
     try:  # out of the C type's range: a ValueError, as in dlpack_ctypes
