@@ -25,6 +25,13 @@ def fw(request):
     assert VARIANTS[request.param].live_buffers() == before, "every libfill buffer freed exactly once"
 
 
+def test_cyarray_refuses_too_many_dimensions():
+    before = cyarray.live_buffers()
+    with pytest.raises(ValueError, match="at most 64 dimensions"):
+        cyarray.Array((1,) * 65)  # it wrote past its 64 extents before any check
+    assert cyarray.live_buffers() == before
+
+
 def test_numpy_reads_and_writes_the_arrays_memory(fw):
     a = fw.Array.ramp((4,), 1.0, 1.0)
     n = np.from_dlpack(a)

@@ -9,10 +9,16 @@ IntEnum per enum, the version and flag constants, and the capsule names.
 Importing checks every struct size and field offset against the C ABI.
 
 Protocol:
-  from_dlpack(x, /, *, device=None, copy=None) -> Tensor
+  from_dlpack(x, /, *, device=None, copy=None, readonly=None) -> Tensor
       consumes any object with __dlpack__/__dlpack_device__, or a raw
       capsule; validates it (BufferError on anything it cannot honour, the
       producer's deleter still called exactly once).
+  from_pointer(address, shape, dtype, /, *, strides=None, ...) -> Tensor
+  from_buffer(obj, /, *, readonly=None) -> Tensor
+      a Tensor over memory a framework owns, or over any buffer-protocol
+      object, zero-copy; dtype names are in DTYPE_NAMES.
+  from_managed(address), to_managed(x)
+      managed tensors handed over by, or to, C code.
   Tensor
       shape, strides (elements), dtype, device, readonly, byte_offset,
       data_ptr; __dlpack__, __dlpack_device__, __array_interface__ (so
@@ -1157,27 +1163,46 @@ class Tensor:
         if self.closed:
             raise ValueError("the tensor is closed")
 
+    def _check_readable(self):
+        """Before the CPU reads the memory: open, and not a device's."""
+        self._check_open()
+        if self._dev_type not in _HOST_ACCESSIBLE:
+            raise BufferError(f"cannot read memory on device {self.device!r} from the CPU")
+
     # -- consumers ------------------------------------------------------------
 
     @property
     def __array_interface__(self):
-        self._check_open()
+        self._check_readable()
         kind = _TYPESTR.get(self._code)
         if kind is None or self._lanes != 1 or self._bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
+        strides = tuple(s * itemsize for s in self.strides)
+        # The data as a buffer that holds the tensor's lease, so that the
+        # array outlives close() as an export does; it spans the elements
+        # from the lowest address, and offset finds the first one.
+        low = high = 0
+        if self.size:
+            for extent, stride in zip(self.shape, strides):
+                reach = (extent - 1) * stride
+                low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+            high += itemsize
+        memory = (ctypes.c_char * (high - low)).from_address(self.data_ptr + low)
+        memory.lease = self._keep
         return {
             "version": 3,
             "shape": self.shape,
             "typestr": f"{order}{kind}{itemsize}",
-            "data": (self.data_ptr, self.readonly),
-            "strides": tuple(s * itemsize for s in self.strides),
+            "data": memoryview(memory).toreadonly() if self.readonly else memory,
+            "offset": -low,
+            "strides": strides,
         }
 
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
-        self._check_open()
+        self._check_readable()
         fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
         if fmt is None or self._lanes != 1 or self._bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
@@ -1186,14 +1211,16 @@ class Tensor:
         nbytes = self.size * self._itemsize
         if not nbytes:  # memoryview cannot take a shape with a zero in it
             raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
-        view = memoryview((ctypes.c_char * nbytes).from_address(self.data_ptr))
+        memory = (ctypes.c_char * nbytes).from_address(self.data_ptr)
+        memory.lease = self._keep  # the view is an export: it outlives close()
+        view = memoryview(memory)
         if self.readonly:
             view = view.toreadonly()
         return view.cast("B").cast(fmt, self.shape)
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
-        self._check_open()
+        self._check_readable()
         return bytes(_copy_contiguous(self))
 
     # -- producers ------------------------------------------------------------

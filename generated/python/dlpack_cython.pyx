@@ -7,9 +7,11 @@ Generated from schema/dlpack.yaml by dlgen. Build inside this directory with
 `cythonize -i dlpack_cython.pyx`; it cimports dlpack.pxd and includes
 dlpack/dlpack.h, both beside it.
 
-The same API as dlpack_ctypes (from_dlpack, Tensor, from_managed,
-to_managed), plus:
+The same API as dlpack_ctypes (from_dlpack, from_pointer, from_buffer,
+Tensor, from_managed, to_managed), plus:
   - CPU tensors implement the buffer protocol: memoryview(t), np.asarray(t).
+  - A Cython API for other extension modules, declared in dlpack_cython.pxd
+    (cimport dlpack_cython): the Tensor type and cdef functions.
   - The C exchange API: as a consumer, from_dlpack uses
     type(x).__dlpack_c_exchange_api__ (a capsule named dlpack_exchange_api)
     when present, walking prev_api for this major version; as a producer,
@@ -773,13 +775,18 @@ cdef class Tensor:
         buf.strides = self._bdims + self.dltensor.ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
         buf.suboffsets = NULL
         buf.internal = NULL
+        self._exports += 1  # a view is an export: close() waits for it
 
     def __releasebuffer__(self, Py_buffer* buf):
-        pass
+        self._exports -= 1
+        if self._closed and self._exports == 0:
+            self._free()
 
     @property
     def __array_interface__(self):
         self._check_open()
+        if not _host_accessible(self.dltensor.device.device_type):
+            raise BufferError("cannot read memory on device %r from the CPU" % (self.device,))
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self.dltensor.dtype.code)
         if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:
@@ -1520,10 +1527,10 @@ cdef int _int64_dims(object values, int64_t* out, int ndim, str what) except -1:
     if type(values) is tuple:
         items = <tuple>values
         for i in range(ndim):
-            out[i] = items[i]
+            out[i] = items[i] if type(items[i]) is int else operator.index(items[i])
     else:
         for i in range(ndim):
-            out[i] = values[i]
+            out[i] = operator.index(values[i])
     return 0
 
 
@@ -1549,6 +1556,8 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     cdef Tensor t
     cdef Py_ssize_t ndim = len(shape)
     cdef uint64_t packed
+    cdef uint64_t offset
+    cdef void* data
     if ndim > _MAX_NDIM:
         raise ValueError("ndim %d is more than %d" % (ndim, _MAX_NDIM))
     found = _PACKED_DTYPES.get(dtype) if type(dtype) is str else None
@@ -1559,16 +1568,24 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         dt.code, dt.bits, dt.lanes = _data_type(dtype)
     if type(device) is not tuple or len(device) != 2:
         device = _device_arg(device)
-    dev.device_type, dev.device_id = device
+    if type(address) is not int or type(byte_offset) is not int:
+        address, byte_offset = operator.index(address), operator.index(byte_offset)
     if address < 0 or byte_offset < 0:
         raise ValueError("address and byte_offset must not be negative")
+    if byte_offset >= 1 << 63:
+        raise ValueError("byte_offset %d is out of range" % byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
-    _int64_dims(shape, dims, ndim, "extents")
-    if strides is not None:
-        _int64_dims(strides, dims + ndim, ndim, "strides")
-    t = _new_view(<void*><size_t>address, ndim, dims, dims + ndim if strides is not None else NULL,
-                  dt, dev, byte_offset, readonly)
+    try:  # out of the C type's range: a ValueError, as in dlpack_ctypes
+        dev.device_type, dev.device_id = device
+        _int64_dims(shape, dims, ndim, "extents")
+        if strides is not None:
+            _int64_dims(strides, dims + ndim, ndim, "strides")
+        data = <void*><size_t>address
+        offset = byte_offset
+    except OverflowError as e:
+        raise ValueError("from_pointer argument out of range: %s" % e) from None
+    t = _new_view(data, ndim, dims, dims + ndim if strides is not None else NULL, dt, dev, offset, readonly)
     t._owner = owner
     t._on_stream = on_stream
     return t

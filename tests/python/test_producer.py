@@ -90,6 +90,16 @@ def test_closed_tensor_refuses_new_exports_but_keeps_old_ones(dl):
     (dict(device=1), TypeError, "device"),
     (dict(byte_offset=-1), ValueError, "byte_offset"),
     (dict(on_stream=5), TypeError, "on_stream"),
+    # Beyond the C types' range: a ValueError in both modules (Cython said OverflowError).
+    (dict(shape=(1 << 64,)), ValueError, "overflow|range"),
+    (dict(strides=(1 << 64, 1)), ValueError, "overflow|range"),
+    (dict(address=1 << 64), ValueError, "pointer|range"),
+    (dict(byte_offset=1 << 64), ValueError, "byte_offset|range"),
+    (dict(byte_offset=1 << 63), ValueError, "byte_offset"),
+    (dict(device=(1, 1 << 40)), ValueError, "int32|range"),
+    # Integers only, as operator.index says (Cython truncated floats).
+    (dict(shape=(2.0, 3)), TypeError, "integer"),
+    (dict(address=64.0), TypeError, "integer"),
 ])
 def test_from_pointer_checks_arguments_and_keeps_nothing(dl, kwargs, error, match):
     owner = Owner(None)
@@ -223,7 +233,7 @@ def test_from_buffer_refuses_what_dlpack_cannot_say(dl, make, match):
 
 
 def test_a_refused_buffer_is_given_back(dl):
-    chars = array.array("u", "ab")  # wchar_t: no DLPack dtype
+    chars = array.array("w" if sys.version_info >= (3, 13) else "u", "ab")  # characters: no DLPack dtype
     with pytest.raises(BufferError, match="format"):
         dl.from_buffer(chars)
     chars.append("c")  # an array.array cannot grow while a buffer of it is held
@@ -236,3 +246,64 @@ def test_from_buffer_refcounts(dl):
         np.from_dlpack(dl.from_buffer(b))
     gc.collect()
     assert sys.getrefcount(b) == base
+
+
+@pytest.mark.parametrize("close_first", [True, False])
+def test_a_buffer_view_keeps_the_memory_after_close(dl, close_first):
+    """memoryview(t) and np.asarray(t) over the buffer protocol are exports
+    too: close() gives the memory back when the last of them is released."""
+    if dl.__name__ == "dlpack_ctypes" and sys.version_info < (3, 12):
+        pytest.skip("the ctypes module has a buffer on Python 3.12+ (__buffer__)")
+    t, owner = pointer(dl, np.arange(4.0))
+    view = memoryview(t)
+    array = np.asarray(t)
+    if close_first:
+        t.close()
+    del t
+    gc.collect()
+    assert owner() is not None, "a buffer view still uses the memory"
+    assert view.tolist() == array.tolist() == [0.0, 1.0, 2.0, 3.0]
+    view.release()
+    del view, array
+    gc.collect()
+    assert owner() is None
+
+
+
+@pytest.mark.parametrize("shape, strides, offset, expected", [
+    ((4,), (-1,), 3, [3.0, 2.0, 1.0, 0.0]),
+    ((2,), (2,), 0, [0.0, 2.0]),
+    ((0, 2), (2, 1), 0, []),
+    ((2, 2), (-2, 1), 2, [[2.0, 3.0], [0.0, 1.0]]),
+])
+def test_an_array_interface_view_keeps_the_memory_after_close(dl, shape, strides, offset, expected):
+    """np.asarray(t) of a strided or empty tensor goes through
+    __array_interface__ in dlpack_ctypes (there is no buffer of it): that
+    array keeps the memory after close() as well, and sees the right elements."""
+    owner = Owner(np.arange(4.0))
+    watch = weakref.ref(owner)
+    t = dl.from_pointer(owner.a.ctypes.data, shape, "float64", strides=strides, byte_offset=8 * offset,
+                        owner=owner, readonly=True)
+    del owner
+    a = np.asarray(t)
+    t.close()
+    del t
+    gc.collect()
+    assert watch() is not None
+    assert a.tolist() == expected and not a.flags.writeable
+    del a
+    gc.collect()
+    assert watch() is None
+
+
+def test_device_memory_is_never_read_on_the_cpu(dl):
+    """A from_pointer tensor on a device (its address is not the CPU's):
+    every CPU reader refuses it with a BufferError (NumPy made an array over
+    the device address, and the ctypes module's tobytes() read it)."""
+    t = dl.from_pointer(0x10000, (4,), "float32", device=(2, 1))
+    readers = [np.asarray, lambda t: t.tobytes(), lambda t: t.__array_interface__]
+    if dl.__name__ != "dlpack_ctypes" or sys.version_info >= (3, 12):
+        readers.append(memoryview)
+    for read in readers:
+        with pytest.raises(BufferError, match="device"):
+            read(t)

@@ -298,13 +298,18 @@ cdef class Tensor:
         buf.strides = self._bdims + self.dltensor.ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
         buf.suboffsets = NULL
         buf.internal = NULL
+        self._exports += 1  # a view is an export: close() waits for it
 
     def __releasebuffer__(self, Py_buffer* buf):
-        pass
+        self._exports -= 1
+        if self._closed and self._exports == 0:
+            self._free()
 
     @property
     def __array_interface__(self):
         self._check_open()
+        if not _host_accessible(self.dltensor.device.device_type):
+            raise BufferError("cannot read memory on device %r from the CPU" % (self.device,))
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self.dltensor.dtype.code)
         if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:

@@ -128,10 +128,10 @@ cdef int _int64_dims(object values, int64_t* out, int ndim, str what) except -1:
     if type(values) is tuple:
         items = <tuple>values
         for i in range(ndim):
-            out[i] = items[i]
+            out[i] = items[i] if type(items[i]) is int else operator.index(items[i])
     else:
         for i in range(ndim):
-            out[i] = values[i]
+            out[i] = operator.index(values[i])
     return 0
 
 
@@ -157,6 +157,8 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     cdef Tensor t
     cdef Py_ssize_t ndim = len(shape)
     cdef uint64_t packed
+    cdef uint64_t offset
+    cdef void* data
     if ndim > _MAX_NDIM:
         raise ValueError("ndim %d is more than %d" % (ndim, _MAX_NDIM))
     found = _PACKED_DTYPES.get(dtype) if type(dtype) is str else None
@@ -167,16 +169,24 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         dt.code, dt.bits, dt.lanes = _data_type(dtype)
     if type(device) is not tuple or len(device) != 2:
         device = _device_arg(device)
-    dev.device_type, dev.device_id = device
+    if type(address) is not int or type(byte_offset) is not int:
+        address, byte_offset = operator.index(address), operator.index(byte_offset)
     if address < 0 or byte_offset < 0:
         raise ValueError("address and byte_offset must not be negative")
+    if byte_offset >= 1 << 63:
+        raise ValueError("byte_offset %d is out of range" % byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
-    _int64_dims(shape, dims, ndim, "extents")
-    if strides is not None:
-        _int64_dims(strides, dims + ndim, ndim, "strides")
-    t = _new_view(<void*><size_t>address, ndim, dims, dims + ndim if strides is not None else NULL,
-                  dt, dev, byte_offset, readonly)
+    try:  # out of the C type's range: a ValueError, as in dlpack_ctypes
+        dev.device_type, dev.device_id = device
+        _int64_dims(shape, dims, ndim, "extents")
+        if strides is not None:
+            _int64_dims(strides, dims + ndim, ndim, "strides")
+        data = <void*><size_t>address
+        offset = byte_offset
+    except OverflowError as e:
+        raise ValueError("from_pointer argument out of range: %s" % e) from None
+    t = _new_view(data, ndim, dims, dims + ndim if strides is not None else NULL, dt, dev, offset, readonly)
     t._owner = owner
     t._on_stream = on_stream
     return t

@@ -45,6 +45,8 @@ cdef class Array:
         cdef int64_t dims[64]
         cdef int64_t n = 1
         cdef DLDataType float32 = DLDataType(code=kDLFloat, bits=32, lanes=1)
+        if len(shape) > 64:
+            raise ValueError("an Array has at most 64 dimensions, not %d" % len(shape))
         for i, extent in enumerate(shape):
             dims[i] = extent
             n *= extent
