@@ -45,6 +45,25 @@ if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; 
   cp tests/requirements-mxnet.txt .venv-mxnet/.requirements
 fi
 
+# The other CPython releases pyenv provides, each with NumPy, Cython and
+# pytest only: the protocol, producer, dtype, callback and Cython-API tests
+# run on each (ctypes memoryview(t) needs 3.12).
+for v in 3.10 3.12 3.13; do
+  venv=.venv-py$v
+  if ! cmp -s tests/requirements-pythons.txt "$venv/.requirements" 2>/dev/null; then
+    echo "deps: Python $v venv in $venv"
+    py=$(command -v "python$v" 2>/dev/null || true)
+    if command -v pyenv >/dev/null && [ -n "$(pyenv latest "$v" 2>/dev/null)" ]; then
+      py="$(pyenv root)/versions/$(pyenv latest "$v")/bin/python$v"
+    fi
+    [ -x "$py" ] || { echo "deps: no Python $v (pyenv install $v)" >&2; exit 1; }
+    rm -rf "$venv"
+    "$py" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r tests/requirements-pythons.txt
+    cp tests/requirements-pythons.txt "$venv/.requirements"
+  fi
+done
+
 # Upstream headers of older releases as wheels on PyPI ship them; only
 # each dlpack.h is kept, for the ABI test. The wheels are pure downloads
 # (a pinned platform, never installed): DLPack 1.2 from apache-tvm-ffi 0.1.0,

@@ -29,6 +29,12 @@ echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
+for v in 3.10 3.12 3.13; do
+  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API"
+  .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
+    tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
+    tests/python/test_cython_api.py tests/python/test_layout_check.py
+done
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
 go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
 echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import (a crasher fails CI)"

@@ -47,7 +47,8 @@ def test_views_keep_their_strides(dl, name):
     a = views()[name]
     t = dl.from_dlpack(a)
     assert t.shape == a.shape
-    assert t.strides == tuple(s // a.itemsize for s in a.strides)
+    if a.size:  # an empty array's strides are arbitrary: NumPy 2.2 exports others than it reports
+        assert t.strides == tuple(s // a.itemsize for s in a.strides)
     np.testing.assert_array_equal(np.from_dlpack(t), a)
     np.testing.assert_array_equal(np.asarray(t), a)
     np.testing.assert_array_equal(np.frombuffer(t.tobytes(), a.dtype).reshape(a.shape), a)
