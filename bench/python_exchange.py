@@ -7,11 +7,7 @@ Goals: dlpack_cython.from_dlpack(np_array) at most 1.2x NumPy's own
 np.from_dlpack(np_array), dlpack_ctypes at most 10x; the C exchange API is
 compared with __dlpack__ using apache-tvm-ffi on both sides.
 
-Every group times its peer and candidates in turn, round after round, the
-order rotating each round, so that a slow moment of the machine touches all
-of them alike; a candidate's figure is the median over rounds of its time
-divided by the peer's time in the same round, and the spread is the range
-of the middle half of those ratios (quartiles). "floor" is the least any
+Peer and candidates are interleaved as bench/interleaved.py says. "floor" is the least any
 ctypes consumer must do, written inline with nothing checked: take the
 capsule (PyCapsule_GetPointer, PyCapsule_SetName), read the struct and the
 shape in place (no foreign call: a ctypes array laid over the memory), keep
@@ -21,39 +17,16 @@ foreign calls.
 import ctypes
 import importlib
 import os
-import statistics
 import struct
 import sys
-import timeit
 
 import numpy as np
+from interleaved import DunderOnly, compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.environ.get("DLGEN_CYTHON_DIR"):
     sys.path.insert(0, os.environ["DLGEN_CYTHON_DIR"])
 sys.path.insert(0, os.path.join(ROOT, "generated", "python"))  # the current ctypes module, not a build copy
-
-ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "41"))
-NUMBER = int(os.environ.get("DLGEN_BENCH_NUMBER", "2000"))
-
-
-def compare(title, peer, candidates):
-    """Prints peer and candidates ([(label, fn)]), interleaved over ROUNDS."""
-    entries = [peer] + candidates
-    times = {label: [] for label, _ in entries}
-    for r in range(ROUNDS):
-        k = r % len(entries)
-        for label, fn in entries[k:] + entries[:k]:
-            times[label].append(timeit.timeit(fn, number=NUMBER) / NUMBER)
-    peer_times = times[peer[0]]
-    print(title)
-    print(f"  {peer[0] + '  [peer]':52s} {statistics.median(peer_times) * 1e9:7.0f} ns   1.00x")
-    for label, _ in candidates:
-        ratios = sorted(t / p for t, p in zip(times[label], peer_times))
-        q1, med, q3 = statistics.quantiles(ratios, n=4)
-        print(f"  {label:52s} {statistics.median(times[label]) * 1e9:7.0f} ns  {med:5.2f}x"
-              f"  (middle half {q1:.2f}x to {q3:.2f}x)")
-
 
 def ctypes_floor(a):
     """The least a pure-ctypes consumer of a's capsule must do."""
@@ -119,18 +92,6 @@ def main():
         return
     if cy is None:
         return
-
-    class DunderOnly:
-        """The same tensor, reachable through __dlpack__ alone."""
-
-        def __init__(self, inner):
-            self.inner = inner
-
-        def __dlpack__(self, **kwargs):
-            return self.inner.__dlpack__(**kwargs)
-
-        def __dlpack_device__(self):
-            return self.inner.__dlpack_device__()
 
     t = cy.from_dlpack(a)
     compare("tvm-ffi consuming a dlpack_cython tensor:",
