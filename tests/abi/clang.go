@@ -26,6 +26,9 @@ type ClangTarget struct {
 	Measured bool
 	// Go is the GOOS/GOARCH whose C compiler this target stands for.
 	Go string
+	// Clang is the compiler, "clang" unless the target needs a newer one
+	// than Debian's default (LoongArch arrived in clang 16).
+	Clang string
 }
 
 var (
@@ -58,6 +61,7 @@ var ClangTargets = []ClangTarget{
 	{Triple: "mipsel-linux-gnu", ABI: abi8, Measured: true, Go: "linux/mipsle"},
 	{Triple: "mips64-linux-gnuabi64", ABI: abi64, Measured: true, Go: "linux/mips64"},
 	{Triple: "mips64el-linux-gnuabi64", ABI: abi64, Go: "linux/mips64le"},
+	{Triple: "loongarch64-linux-gnu", ABI: abi64, Measured: true, Go: "linux/loong64", Clang: "clang-16"},
 	{Triple: "powerpc64-linux-gnu", ABI: abi64, Go: "linux/ppc64"},
 	{Triple: "i686-pc-cygwin", ABI: abi8},
 	{Triple: "i686-linux-android", ABI: abi4},
@@ -87,27 +91,41 @@ var ClangTargets = []ClangTarget{
 // Name is the triple and any flags.
 func (c ClangTarget) Name() string { return strings.Join(append([]string{c.Triple}, c.Flags...), " ") }
 
-// Target turns a measured clang target into a Target for Measure.
-func (c ClangTarget) Target() Target {
-	return Target{Name: "clang " + c.Name(), CC: "clang", ABI: *c.ABI, Clang: &c}
+// CC is the clang that compiles for c.
+func (c ClangTarget) CC() string {
+	if c.Clang != "" {
+		return c.Clang
+	}
+	return "clang"
 }
 
-var resourceDir = sync.OnceValue(func() string {
-	out, err := tooltest.Try("", nil, "clang", "-print-resource-dir")
+// Target turns a measured clang target into a Target for Measure.
+func (c ClangTarget) Target() Target {
+	return Target{Name: "clang " + c.Name(), CC: c.CC(), ABI: *c.ABI, Clang: &c}
+}
+
+var resourceDirs sync.Map // compiler -> its resource directory
+
+func resourceDir(cc string) string {
+	if dir, ok := resourceDirs.Load(cc); ok {
+		return dir.(string)
+	}
+	out, err := tooltest.Try("", nil, cc, "-print-resource-dir")
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(out)
-})
+	dir, _ := resourceDirs.LoadOrStore(cc, strings.TrimSpace(out))
+	return dir.(string)
+}
 
 // ClangArgs are the arguments that compile for c without any C library:
 // only the compiler's own stdint.h and stddef.h.
 func (c ClangTarget) ClangArgs(t testing.TB) []string {
 	t.Helper()
-	tooltest.Require(t, "clang")
-	dir := resourceDir()
+	tooltest.Require(t, c.CC())
+	dir := resourceDir(c.CC())
 	if dir == "" {
-		t.Fatal("clang -print-resource-dir failed")
+		t.Fatal(c.CC() + " -print-resource-dir failed")
 	}
 	args := []string{"--target=" + c.Triple, "-ffreestanding", "-nostdinc", "-isystem", filepath.Join(dir, "include"),
 		"-Wno-unused-command-line-argument"} // the driver's, not the header's
@@ -127,7 +145,7 @@ func measureClang(t testing.TB, c ClangTarget, source, includeDir string) []uint
 		t.Fatal(err)
 	}
 	args := append(c.ClangArgs(t), "-std=gnu11", "-DDLGEN_NO_LAYOUT_GUARDS", "-I", includeDir, "-S", "-emit-llvm", "-o", "-", src)
-	m := llvmArray.FindStringSubmatch(tooltest.Run(t, dir, nil, "clang", args...))
+	m := llvmArray.FindStringSubmatch(tooltest.Run(t, dir, nil, c.CC(), args...))
 	if m == nil {
 		t.Fatalf("%s: no dlgen_probe array in clang's output", c.Name())
 	}

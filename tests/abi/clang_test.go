@@ -31,7 +31,7 @@ func TestGuardsPickTheModelOnEveryClangTarget(t *testing.T) {
 	require.NoError(t, os.WriteFile(src, []byte(useHeader), 0o644))
 	for _, c := range ClangTargets {
 		args := append(c.ClangArgs(t), "-std=c11", "-E", "-I", dir, src)
-		out := tooltest.Run(t, "", nil, "clang", args...)
+		out := tooltest.Run(t, "", nil, c.CC(), args...)
 		var picked []string
 		for _, abi := range ir.ABIs {
 			if strings.Contains(out, " on "+abi.Name+`")`) {
@@ -68,7 +68,7 @@ func TestHeaderCompilesOnEveryClangTarget(t *testing.T) {
 				}
 				for _, lang := range [][]string{{"-std=c11", srcC}, {"-std=c++17", "-nostdinc++", srcCXX}} {
 					args := append(append(append(warnings, c.ClangArgs(t)...), "-fsyntax-only", "-I", dir), lang...)
-					if out, err := tooltest.Try("", nil, "clang", args...); err != nil {
+					if out, err := tooltest.Try("", nil, c.CC(), args...); err != nil {
 						t.Errorf("v%s %s %s: %v\n%s", v, c.Name(), lang[0], err, out)
 					}
 				}
