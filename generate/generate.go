@@ -158,7 +158,7 @@ func load(file string) (s *ir.Schema, name string, err error) {
 // parseRelease parses the value of flag, "" meaning the newest release.
 func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
 	if text == "" {
-		return s.Newest(), nil
+		return release(s, ir.Version{})
 	}
 	v, err := ir.ParseVersion(text)
 	if err != nil {
