@@ -1,7 +1,12 @@
 // Package generate is everything cmd/dlgen does, minus flag parsing: Run
 // settles one request (schema, release, languages, mode) in one place, then
 // renders the backends and writes their files, checks them against what is
-// on disk, or lists what changed between two releases.
+// on disk, lists what changed between two releases, or lists the rules that
+// judge such changes.
+//
+// A backend's error is named once, by the driver ("go backend: ..."); an
+// element of the schema a backend refuses (a *backend.Error) becomes a
+// schema.ErrorList at the element's position, as a malformed schema does.
 //
 // dlgen owns, under the output directory, the deepest directory that holds
 // all files one language writes (c/dlpack, go/dlpack, python). A file there
@@ -22,6 +27,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/backend"
@@ -61,6 +67,7 @@ type Request struct {
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
+	DiffRules  bool   // list the rules of DiffFrom instead of generating
 }
 
 // UsageError is a request that cannot be carried out as asked: flags that
@@ -73,17 +80,32 @@ func usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// DriftError is a finding: -check found the output directory stale, or
-// -diff found a change that breaks code. dlgen exits 1.
+// DriftError is -check's finding: the output directory is stale. dlgen
+// exits 1.
 type DriftError struct{ msg string }
 
 func (e *DriftError) Error() string { return e.msg }
 
-// Run carries out req, printing diffs or findings to stdout. Its error is
-// a *UsageError, a schema.ErrorList, a *DriftError, or an I/O error.
+// BreakingChangeError is -diff's finding: Count ABI or API findings break
+// code written for release From under release To. dlgen exits 1.
+type BreakingChangeError struct {
+	From, To ir.Version
+	Count    int
+}
+
+func (e *BreakingChangeError) Error() string {
+	return fmt.Sprintf("%d breaking changes from %s to %s", e.Count, e.From, e.To)
+}
+
+// Run carries out req, printing diffs, findings or rules to stdout. Its
+// error is a *UsageError, a schema.ErrorList, a *DriftError, a
+// *BreakingChangeError, or an I/O error.
 func Run(req Request, stdout io.Writer) error {
 	if err := req.validate(); err != nil {
 		return err
+	}
+	if req.DiffRules {
+		return listRules(stdout)
 	}
 	s, name, err := load(req.SchemaFile)
 	if err != nil {
@@ -131,6 +153,9 @@ func (req Request) validate() error {
 	}
 	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
 		return err
+	}
+	if req.DiffRules && req != (Request{DiffRules: true}) {
+		return usagef("-diff-rules lists the rules of -diff, the same for every schema and release, and combines with no other flag")
 	}
 	if req.DiffFrom == "" {
 		return nil
@@ -206,9 +231,20 @@ func diff(s *ir.Schema, from, to ir.Version, stdout io.Writer) error {
 		}
 	}
 	if breaking > 0 {
-		return &DriftError{msg: fmt.Sprintf("%d breaking changes from %s to %s", breaking, from, to)}
+		return &BreakingChangeError{From: from, To: to, Count: breaking}
 	}
 	return nil
+}
+
+// listRules prints every rule of abidiff with its category and purpose, in
+// aligned columns under a header line.
+func listRules(stdout io.Writer) error {
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tCATEGORY\tPURPOSE")
+	for _, r := range abidiff.Rules {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.ID, r.Category, r.Purpose)
+	}
+	return w.Flush()
 }
 
 // Options says what to generate from a loaded schema.
@@ -233,9 +269,9 @@ func Files(opts Options) ([]backend.File, error) {
 	api := opts.Schema.At(v)
 	var files []backend.File
 	for _, b := range selected {
-		fs, err := b.Generate(api)
+		fs, err := render(b, api)
 		if err != nil {
-			return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+			return nil, err
 		}
 		files = append(files, fs...)
 		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
@@ -250,11 +286,26 @@ func Files(opts Options) ([]backend.File, error) {
 	return files, nil
 }
 
+// render runs b on api and names b in its error, once. An element b
+// refuses (a *backend.Error) becomes a positioned schema error.
+func render(b backend.Backend, api *ir.API) ([]backend.File, error) {
+	files, err := b.Generate(api)
+	var refused *backend.Error
+	switch {
+	case err == nil:
+		return files, nil
+	case errors.As(err, &refused):
+		return nil, schema.ErrorList{{Pos: refused.Pos, Msg: b.Name() + " backend: " + refused.Msg}}
+	default:
+		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+	}
+}
+
 // cHeader renders the C header of api, for backends that ship a copy.
 func cHeader(schemaName string, api *ir.API) ([]byte, error) {
-	fs, err := c.Backend{Schema: schemaName}.Generate(api)
+	fs, err := render(c.Backend{Schema: schemaName}, api)
 	if err != nil {
-		return nil, fmt.Errorf("c backend: %w", err)
+		return nil, err
 	}
 	for _, f := range fs {
 		if f.Path == c.Path {

@@ -2,7 +2,10 @@ package generate
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,4 +187,62 @@ func TestLeftOversAreOnlyFilesThatStartWithTheMarker(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoFileExists(t, stale)
 	assert.FileExists(t, notes, "a file that only mentions the marker is the user's")
+}
+
+// A breaking -diff is not drift: each finding has its own type (both exit 1).
+func TestBreakingDiffHasItsOwnError(t *testing.T) {
+	err := Run(Request{DiffFrom: "0.8", Version: "1.0"}, io.Discard)
+	var breaking *BreakingChangeError
+	require.ErrorAs(t, err, &breaking)
+	assert.Equal(t, BreakingChangeError{From: ir.Version{Major: 0, Minor: 8}, To: ir.Version{Major: 1}, Count: 2}, *breaking)
+	var drift *DriftError
+	assert.False(t, errors.As(err, &drift), "a breaking diff is not a stale output directory")
+
+	err = Run(Request{Check: true, Out: t.TempDir(), Lang: "c"}, io.Discard)
+	require.ErrorAs(t, err, &drift)
+	assert.False(t, errors.As(err, &breaking))
+}
+
+// refusing is a backend that fails with err.
+type refusing struct{ err error }
+
+func (refusing) Name() string                               { return "fake" }
+func (r refusing) Generate(*ir.API) ([]backend.File, error) { return nil, r.err }
+
+// TestBackendErrorsNameTheBackendOnce: the driver names the backend in
+// its error, backends never do ("c backend: c backend: ..." once), and an
+// element a backend refuses is a positioned schema error.
+func TestBackendErrorsNameTheBackendOnce(t *testing.T) {
+	api := defaultSchema(t).At(defaultSchema(t).Newest())
+	_, err := render(refusing{errors.New("no template")}, api)
+	assert.EqualError(t, err, "fake backend: no template")
+
+	pos := ir.Pos{File: "s.yaml", Line: 4, Col: 9}
+	_, err = render(refusing{backend.Errorf(pos, "kDLX = -1: refused")}, api)
+	var positioned schema.ErrorList
+	require.ErrorAs(t, err, &positioned)
+	assert.EqualError(t, err, "s.yaml:4:9: fake backend: kDLX = -1: refused")
+
+	// The real backends leave their names to the driver.
+	err = filepath.WalkDir(filepath.Join("..", "backend"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		for _, lang := range Languages() {
+			assert.NotContains(t, string(src), `"`+lang+` backend`, "%s names a backend in an error", path)
+		}
+		return err
+	})
+	require.NoError(t, err)
+
+	// A value the Go backend cannot hold, through Files.
+	src := strings.Replace(string(schema.DefaultBytes()), "  - enum: DLDeviceType\n    since: \"0.6\"\n    underlying: int32_t\n",
+		"  - enum: DLDeviceType\n    since: \"0.6\"\n    underlying: int8_t\n", 1)
+	s, err := schema.Load("narrow.yaml", []byte(src))
+	require.NoError(t, err)
+	_, err = Files(Options{Schema: s, Langs: []string{"go"}})
+	require.ErrorAs(t, err, &positioned)
+	assert.Regexp(t, `^narrow\.yaml:\d+:\d+: go backend: DLDevice\.device_type: enum DLDeviceType is stored as int8_t`, err.Error())
+	assert.Equal(t, 1, strings.Count(err.Error(), "backend:"), err.Error())
 }

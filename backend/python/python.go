@@ -133,7 +133,7 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, &view); err != nil {
-		return nil, fmt.Errorf("python backend: %s: %w", o.path, err)
+		return nil, fmt.Errorf("%s: %w", o.path, err)
 	}
 	return buf.Bytes(), nil
 }
@@ -388,7 +388,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			var mask uint64
 			for _, ev := range d.Values {
 				if ev.Value < 0 || ev.Value > 63 {
-					return nil, fmt.Errorf("%s.%s = %d: the Python modules keep enum values in a 64-bit mask", d.Name, ev.Name, ev.Value)
+					return nil, backend.Errorf(ev.Pos, "%s.%s = %d: the Python modules keep enum values in a 64-bit mask", d.Name, ev.Name, ev.Value)
 				}
 				mask |= 1 << ev.Value
 				e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: fmt.Sprint(ev.Value)})
@@ -407,7 +407,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			for _, f := range d.Fields {
 				t, err := ctype(f.Type)
 				if err != nil {
-					return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
+					return nil, backend.Errorf(f.Pos, "%s.%s: %v", d.Name, f.Name, err)
 				}
 				s.Fields = append(s.Fields, field{Name: f.Name, Type: t, Doc: f.Doc})
 			}
@@ -415,7 +415,7 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		case *ir.FuncType:
 			t, err := ctype(&ir.Type{Kind: ir.Func, Sig: d.Sig})
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", d.Name, err)
+				return nil, backend.Errorf(d.Pos, "%s: %v", d.Name, err)
 			}
 			m.FuncTypes = append(m.FuncTypes, functype{Name: d.Name, Doc: d.Doc, Type: wrapCall(d.Name+" = ", t)})
 		}

@@ -259,3 +259,22 @@ func TestCHeaderCompilesAsC89(t *testing.T) {
 		})
 	}
 }
+
+// TestDltensorWithoutCgoSaysItNeedsCgo: dltensor cannot work without cgo,
+// and a build without it stops at one error that says so, not at the
+// first cgo-only function some file misses.
+func TestDltensorWithoutCgoSaysItNeedsCgo(t *testing.T) {
+	tooltest.Require(t, "go")
+	out, err := tooltest.Try(tooltest.Root(), []string{"CGO_ENABLED=0"}, "go", "build", "./dltensor")
+	require.Error(t, err, "dltensor built without cgo")
+	var errs []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			errs = append(errs, line)
+		}
+	}
+	require.Len(t, errs, 1, out)
+	require.Contains(t, errs[0], "undefined: dltensorNeedsCgo_setCGO_ENABLED_1")
+	// The generated layout package and the copy engine need no cgo.
+	tooltest.Run(t, tooltest.Root(), []string{"CGO_ENABLED=0"}, "go", "build", "./generated/go/dlpack", "./devices")
+}

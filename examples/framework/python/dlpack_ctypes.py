@@ -257,9 +257,11 @@ class DLDataType(ctypes.Structure):
 
 class DLTensor(ctypes.Structure):
     """A view of an n-dimensional array that owns nothing. The element at index
-    (i0, ..., in-1) lies at data + byte_offset + sum(ik * strides[k]) *
-    element size. The data spans product(shape) * ceil(bits * lanes / 8)
-    bytes.
+    (i0, ..., in-1) is element number sum(ik * strides[k]) counted from data +
+    byte_offset, where an element takes ceil(bits * lanes / 8) bytes, or bits
+    * lanes bits for a sub-byte type that is packed (see DLDataType). A
+    compact tensor thus spans product(shape) * ceil(bits * lanes / 8) bytes,
+    or, packed, ceil(product(shape) * bits * lanes / 8).
     """
 
 
