@@ -7,6 +7,7 @@
 //
 //	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
 //	dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y
+//	dlgen -version
 //
 // Flags:
 //
@@ -31,6 +32,8 @@
 //	                 ENUM_VALUE_NO_DELETE), and exit 1 if any ABI or API
 //	                 finding breaks code written for X.Y. -diff combines with
 //	                 neither -check, -lang nor -out.
+//	-version         print dlgen's own release ("dlgen vX.Y.Z") and exit 0,
+//	                 whatever the other flags.
 //
 // Only files whose content changes are written, and the output is
 // byte-identical across runs and machines, so generated files can be checked

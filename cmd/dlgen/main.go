@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/schema"
 )
@@ -33,8 +34,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
 	fs.StringVar(&req.DiffFrom, "diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
+	showVersion := fs.Bool("version", false, "print dlgen's version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "dlgen", version.Tag)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dlgen: unexpected argument %q\n", fs.Arg(0))
