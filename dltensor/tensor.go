@@ -1,3 +1,7 @@
+// dltensor needs cgo (export.go); without it the package is left out of
+// builds such as `go install ./...` instead of failing them.
+//go:build cgo
+
 // Package dltensor exchanges tensors between Go and any DLPack consumer or
 // producer (NumPy, PyTorch, JAX, C, C++) through the C ABI, zero-copy.
 //
