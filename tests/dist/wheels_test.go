@@ -1,6 +1,7 @@
-// Package dist tests how dlgen reaches people who do not build it from
-// source: the Python wheels that `make wheels` writes (scripts/wheels), one
-// per platform, and the pre-commit hook of .pre-commit-hooks.yaml.
+// Package dist tests how dlgen reaches the projects that use it: the Python
+// wheels that `make wheels` writes (scripts/wheels), one per platform, the
+// pre-commit hook of .pre-commit-hooks.yaml, and the //go:generate recipe of
+// cmd/dlgen's package doc.
 //
 // The wheels are built once per test binary. Each is checked as pip reads
 // it (file name, WHEEL tags, METADATA, RECORD hashes) and its binary as its
