@@ -10,9 +10,10 @@
 //
 // dlgen owns, under the output directory, the deepest directory that holds
 // all files one language writes (c/dlpack, go/dlpack, python). A file there
-// whose first line is backend.Marker but which the run would not write
-// (left from another release or version of dlgen) is removed by Write and
-// reported by Check; other files there (build products, say) are left alone.
+// whose first line is the marker of any release of dlgen but which the run
+// would not write (left from another DLPack release or version of dlgen) is
+// removed by Write and reported by Check; other files there (build
+// products, say) are left alone.
 package generate
 
 import (
@@ -29,6 +30,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/c"
@@ -468,9 +470,10 @@ func leftOvers(dir string, files []backend.File) ([]string, error) {
 }
 
 // carriesMarker reports whether the file at p starts as every file dlgen
-// writes does: a first line that is the marker, in one of the comment
-// syntaxes dlgen writes it in. A file that merely mentions the marker (a
-// user's notes, say) is not dlgen's to remove.
+// writes does: a first line that is the marker of some release of dlgen
+// (dlgen.IsMarker), in one of the comment syntaxes dlgen writes it in. A
+// file that merely mentions the marker (a user's notes, say) is not dlgen's
+// to remove.
 func carriesMarker(p string) (bool, error) {
 	f, err := os.Open(p)
 	if err != nil {
@@ -483,7 +486,7 @@ func carriesMarker(p string) (bool, error) {
 	}
 	line := strings.TrimSuffix(first.Text(), "\r")
 	for _, lead := range []string{"// ", "# ", "/* "} {
-		if line == lead+backend.Marker {
+		if marker, ok := strings.CutPrefix(line, lead); ok && dlgen.IsMarker(marker) {
 			return true, nil
 		}
 	}

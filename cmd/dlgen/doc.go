@@ -8,6 +8,7 @@
 //	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
 //	dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y
 //	dlgen -diff-rules
+//	dlgen -version
 //	dlgen -h
 //
 // Flags:
@@ -42,6 +43,8 @@
 //	                 "ID CATEGORY PURPOSE" (as buf's ls-breaking-rules does).
 //	                 It combines with no other flag.
 //	-h, -help        print this usage to standard output and exit 0.
+//	-version         print dlgen's own release ("dlgen vX.Y.Z") and exit 0,
+//	                 whatever the other flags.
 //
 // Only files whose content changes are written, and the output is
 // byte-identical across runs and machines, so generated files can be checked
@@ -65,7 +68,18 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
-// In a Go project that has dlgen as a module dependency:
+// In a Go project, make dlgen a tool of the module (Go 1.24 or later; go.mod
+// then pins its version) and run it from a //go:generate line:
 //
-//	//go:generate go run github.com/dlgen/dlgen/cmd/dlgen -lang go -out internal
+//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@latest
+//
+//	//go:generate go tool dlgen -lang go -dlpack-version 1.3 -out internal
+//
+// `go generate ./...` writes the package internal/go/dlpack; in CI, the same
+// flags with -check fail when it is stale:
+//
+//	go tool dlgen -lang go -dlpack-version 1.3 -out internal -check
+//
+// Without Go, `pip install` a wheel of dlgen's release; a pre-commit hook
+// (id dlgen-check) runs -check. docs/ci.md has a CI step for each.
 package main

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/schema"
 )
@@ -26,6 +27,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]\n", strings.Join(generate.Languages(), ","))
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
 		fmt.Fprintf(w, "       dlgen -diff-rules\n")
+		fmt.Fprintf(w, "       dlgen -version\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(stderr)
@@ -38,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
 	fs.StringVar(&req.DiffFrom, "diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
 	fs.BoolVar(&req.DiffRules, "diff-rules", false, "write nothing; list the rules of -diff with their category and purpose")
+	showVersion := fs.Bool("version", false, "print dlgen's version and exit")
 	switch err := fs.Parse(args); {
 	case errors.Is(err, flag.ErrHelp): // -h, -help, --help
 		usage(stdout)
@@ -45,6 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err != nil: // the flag package has said what is wrong
 		usage(stderr)
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "dlgen", version.Tag)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dlgen: unexpected argument %q\n", fs.Arg(0))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	version "github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
@@ -39,6 +40,16 @@ func TestGenerateThenCheck(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "-#define DLPACK_MINOR_VERSION 3\n+#define DLPACK_MINOR_VERSION 2")
 	assert.Contains(t, stderr, "is stale")
+}
+
+func TestVersionPrintsTheRelease(t *testing.T) {
+	code, stdout, stderr := dlgen(t, "-version")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "dlgen v"+version.Version+"\n", stdout)
+	assert.Empty(t, stderr)
+	code, stdout, _ = dlgen(t, "-lang", "cobol", "-version", "-out", t.TempDir())
+	assert.Equal(t, 0, code, "-version answers whatever the other flags")
+	assert.Equal(t, "dlgen v"+version.Version+"\n", stdout)
 }
 
 func TestCheckFindsMissingFiles(t *testing.T) {
