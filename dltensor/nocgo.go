@@ -2,11 +2,14 @@
 
 package dltensor
 
-// dltensor needs cgo: exports live in C memory, deleters are C functions
-// called from any thread, and imports call the producer's C deleter.
-// Without cgo (CGO_ENABLED=0, or no C compiler found) every other file of
-// the package is left out and the build stops at the identifier below,
-// which says so. Build with CGO_ENABLED=1 and a C compiler (CC). The
-// layout types (generated/go/dlpack) and the copy engine (devices) are
-// pure Go and build without cgo.
-var _ = dltensorNeedsCgo_setCGO_ENABLED_1
+import "github.com/dlgen/dlgen/generated/go/dlpack"
+
+// Without cgo (CGO_ENABLED=0, or no C compiler found) dltensor is its
+// pure-Go part: FromSlice, Strided, Scalar, FromC, the views and the
+// copies through the devices package. Export, ExportLegacy,
+// ExportAndClose, Import, ImportLegacy, DeleteVersioned and DeleteLegacy
+// need cgo (exports live in C memory, deleters are C functions called from
+// any thread, imports call the producer's C deleter) and are not defined.
+
+// deleteManaged is unreachable without cgo: nothing can be imported.
+func deleteManaged(*dlpack.ManagedTensorVersioned, bool) {}

@@ -1,5 +1,3 @@
-//go:build cgo
-
 // Package dltensor exchanges tensors between Go and any DLPack consumer or
 // producer (NumPy, PyTorch, JAX, C, C++) through the C ABI, zero-copy.
 //
@@ -64,10 +62,14 @@
 // Close is nil-safe, as are DeleteVersioned and DeleteLegacy: a deferred
 // t.Close() does nothing when the constructor returned an error.
 //
-// dltensor needs cgo and a C compiler: its exports live in C memory and
-// their deleters are C functions. Built with CGO_ENABLED=0 it fails with
-// one error, "undefined: dltensorNeedsCgo_setCGO_ENABLED_1". The layout
-// types (generated/go/dlpack) and the copy engine (devices) need no cgo.
+// Exchanging through the C ABI needs cgo and a C compiler: exports live in
+// C memory and deleters are C functions. Built with CGO_ENABLED=0 (or with
+// no C compiler found) the package is its pure-Go part only: making
+// tensors, views and copies work, while Export, ExportLegacy,
+// ExportAndClose, Import, ImportLegacy, DeleteVersioned and DeleteLegacy
+// are not defined, so a program that exchanges tensors fails to build
+// rather than at run time. The layout types (generated/go/dlpack) and the
+// copy engine (devices) need no cgo either.
 //
 // Concurrency: every function and method may be called from any goroutine
 // at the same time, and deleters from any OS thread, except that a handle
