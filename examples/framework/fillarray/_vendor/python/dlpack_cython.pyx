@@ -3,15 +3,18 @@
 # cython: language_level=3, embedsignature=True
 """DLPack v1.3 for Python, in Cython: the fast implementation.
 
-Generated from schema/dlpack.yaml by dlgen. Build inside this directory with
-`cythonize -i dlpack_cython.pyx`; it cimports dlpack.pxd and includes
-dlpack/dlpack.h, both beside it.
+Generated from schema/dlpack.yaml by dlgen -python-package: the module
+fillarray._vendor.python.dlpack_cython. Build it from the directory holding the
+top-level package with `cythonize -i fillarray/_vendor/python/dlpack_cython.pyx`;
+it cimports dlpack.pxd (relatively) and includes dlpack/dlpack.h, both
+beside it.
 
 The same API as dlpack_ctypes (from_dlpack, from_pointer, from_buffer,
 Tensor, from_managed, to_managed), plus:
   - CPU tensors implement the buffer protocol: memoryview(t), np.asarray(t).
   - A Cython API for other extension modules, declared in dlpack_cython.pxd
-    (cimport dlpack_cython): the Tensor type and cdef functions.
+    (cimport fillarray._vendor.python.dlpack_cython as dl): the Tensor
+    type and cdef functions.
   - The C exchange API: as a consumer, from_dlpack uses
     type(x).__dlpack_c_exchange_api__ (a capsule named dlpack_exchange_api)
     when present, walking prev_api for this major version; as a producer,
@@ -20,7 +23,21 @@ Tensor, from_managed, to_managed), plus:
     pending exception intact, and do nothing after interpreter finalisation.
 """
 cimport cython
-cimport dlpack
+from . cimport dlpack
+from .dlpack cimport (
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    DLPackCurrentWorkStream,
+    DLPackDLTensorFromPyObjectNoSync,
+    DLPackExchangeAPI,
+    DLPackExchangeAPIHeader,
+    DLPackManagedTensorAllocator,
+    DLPackManagedTensorFromPyObjectNoSync,
+    DLPackManagedTensorToPyObjectNoSync,
+    DLTensor,
+)
 from cpython.buffer cimport (
     PyBUF_FORMAT,
     PyBUF_ND,
@@ -41,20 +58,6 @@ from cpython.pycapsule cimport (
     PyCapsule_SetName,
 )
 from cpython.ref cimport PyObject, Py_DECREF, Py_INCREF, Py_XDECREF
-from dlpack cimport (
-    DLDataType,
-    DLDevice,
-    DLManagedTensor,
-    DLManagedTensorVersioned,
-    DLPackCurrentWorkStream,
-    DLPackDLTensorFromPyObjectNoSync,
-    DLPackExchangeAPI,
-    DLPackExchangeAPIHeader,
-    DLPackManagedTensorAllocator,
-    DLPackManagedTensorFromPyObjectNoSync,
-    DLPackManagedTensorToPyObjectNoSync,
-    DLTensor,
-)
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
