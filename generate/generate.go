@@ -26,6 +26,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -70,6 +71,9 @@ type Request struct {
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
 	DiffRules  bool   // list the rules of DiffFrom instead of generating
+	// PythonPackage is the dotted name python/ gets inside the package that
+	// vendors it; "" writes top-level modules.
+	PythonPackage string
 }
 
 // UsageError is a request that cannot be carried out as asked: flags that
@@ -124,7 +128,8 @@ func Run(req Request, stdout io.Writer) error {
 		}
 		return diff(s, from, v, stdout)
 	}
-	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang)})
+	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
+		PythonPackage: req.PythonPackage})
 	if err != nil {
 		return err
 	}
@@ -153,11 +158,20 @@ func (req Request) validate() error {
 	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
 		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
 	}
-	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
+	selected, err := selectBackends("", splitList(req.Lang))
+	if err != nil {
 		return err
 	}
 	if req.DiffRules && req != (Request{DiffRules: true}) {
 		return usagef("-diff-rules lists the rules of -diff, the same for every schema and release, and combines with no other flag")
+	}
+	if req.PythonPackage != "" {
+		if err := python.CheckPackage(req.PythonPackage); err != nil {
+			return usagef("%v", err)
+		}
+		if !slices.ContainsFunc(selected, func(b backend.Backend) bool { return b.Name() == "python" }) {
+			return usagef("-python-package applies to -lang python only")
+		}
 	}
 	if req.DiffFrom == "" {
 		return nil
@@ -169,6 +183,8 @@ func (req Request) validate() error {
 		return usagef("-lang does not apply to -diff, which compares the ABI every language shares")
 	case req.Out != "":
 		return usagef("-out does not apply to -diff, which writes nothing")
+	case req.PythonPackage != "":
+		return usagef("-python-package does not apply to -diff, which writes nothing")
 	}
 	return nil
 }
@@ -255,6 +271,9 @@ type Options struct {
 	SchemaName string     // how generated files name the schema
 	Version    ir.Version // zero means the newest
 	Langs      []string   // empty means all
+	// PythonPackage is the Python backend's Package: the dotted name of
+	// python/ inside the package that vendors it, "" for top-level modules.
+	PythonPackage string
 }
 
 // Files renders the selected backends for the selected release, sorted by
@@ -271,6 +290,10 @@ func Files(opts Options) ([]backend.File, error) {
 	api := opts.Schema.At(v)
 	var files []backend.File
 	for _, b := range selected {
+		if py, ok := b.(python.Backend); ok {
+			py.Package = opts.PythonPackage
+			b = py
+		}
 		fs, err := render(b, api)
 		if err != nil {
 			return nil, err

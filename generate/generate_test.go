@@ -249,3 +249,21 @@ func TestBackendErrorsNameTheBackendOnce(t *testing.T) {
 	assert.Regexp(t, `^narrow\.yaml:\d+:\d+: go backend: DLDevice\.device_type: enum DLDeviceType is stored as int8_t`, err.Error())
 	assert.Equal(t, 1, strings.Count(err.Error(), "backend:"), err.Error())
 }
+
+// TestPythonPackageClaimsNoTopLevelName: vendored as a package, every
+// release's modules find their own declarations relatively, never by a
+// top-level name another vendored copy could answer to.
+func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
+	s := defaultSchema(t)
+	absolute := regexp.MustCompile(`(?m)^(cimport dlpack|from dlpack(_cython)? cimport)`)
+	for _, r := range s.Releases {
+		files, err := Files(Options{Schema: s, Version: r.Version, Langs: []string{"python"}, PythonPackage: "mylib._vendor.python"})
+		require.NoError(t, err)
+		paths := map[string]bool{}
+		for _, f := range files {
+			paths[f.Path] = true
+			assert.False(t, absolute.Match(f.Content), "%s %s cimports by a top-level name", r.Version, f.Path)
+		}
+		assert.True(t, paths["python/__init__.py"], "%s: no __init__.py", r.Version)
+	}
+}

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]
+//	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
 //	dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y
 //	dlgen -diff-rules
 //	dlgen -version
@@ -22,6 +22,15 @@
 //	-schema FILE     schema to read; default: the embedded schema/dlpack.yaml.
 //	-dlpack-version  the DLPack release to emit, e.g. 0.6 or 1.3; default: the
 //	                 newest. An unknown release is an error that lists the known.
+//	-python-package NAME
+//	                 write the Python modules as the package NAME inside a
+//	                 package that vendors them: NAME is the dotted name of
+//	                 DIR/python (-out yourpkg/_vendor -python-package
+//	                 yourpkg._vendor.python). They cimport their own
+//	                 declarations relatively and an __init__.py is added;
+//	                 build from the directory holding the top-level package
+//	                 (`cythonize -i yourpkg/_vendor/python/dlpack_cython.pyx`)
+//	                 and import or cimport them by the full name only.
 //	-check           write nothing; print a unified diff of what would change and
 //	                 exit 1 if anything under -out is stale or missing, or if a
 //	                 directory dlgen owns holds a file dlgen marked as generated
@@ -37,7 +46,7 @@
 //	                 changes, for all data models at once; an element it moves
 //	                 (a field after a wider one, a struct holding it) gets a
 //	                 finding of its own. -diff combines with neither -check,
-//	                 -lang nor -out.
+//	                 -lang, -out nor -python-package.
 //	-diff-rules      write nothing; list every rule of -diff, one per line,
 //	                 with its category and purpose, under the header
 //	                 "ID CATEGORY PURPOSE" (as buf's ls-breaking-rules does).

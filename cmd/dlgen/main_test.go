@@ -167,12 +167,36 @@ func TestCheckReportsLeftOverFiles(t *testing.T) {
 	assert.Equal(t, 0, code, stdout)
 }
 
+func TestPythonPackageIsVendoredInPlace(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-lang", "python", "-out", dir, "-python-package", "mylib._vendor.python"}
+	code, _, stderr := dlgen(t, args...)
+	require.Equal(t, 0, code, stderr)
+	init, err := os.ReadFile(filepath.Join(dir, "python", "__init__.py"))
+	require.NoError(t, err)
+	assert.Contains(t, string(init), "mylib._vendor.python")
+	code, stdout, _ := dlgen(t, append(args, "-check")...)
+	assert.Equal(t, 0, code, stdout)
+	// The same directory as top-level modules: the package's files differ.
+	code, stdout, _ = dlgen(t, "-lang", "python", "-out", dir, "-check")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "Only in "+filepath.ToSlash(filepath.Join(dir, "python"))+": __init__.py")
+	assert.Contains(t, stdout, "\n-from . cimport dlpack\n")
+	assert.Contains(t, stdout, "\n+cimport dlpack\n")
+}
+
 func TestFlagsThatDoNotCombineAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-check", "-diff", "1.2"},
 		{"-diff", "1.2", "-lang", "cobol"},
 		{"-diff", "1.2", "-lang", "c"},
 		{"-diff", "1.2", "-out", "somewhere"},
+		{"-diff", "1.2", "-python-package", "mylib._vendor.python"},
+		{"-lang", "c", "-python-package", "mylib._vendor.python"},
+		{"-python-package", "mylib._vendor"},
+		{"-python-package", "mylib..python"},
+		{"-python-package", "my-lib.python"},
+		{"-python-package", "class.python"},
 		{"-check", "-lang", "cobol"},
 		{"-lang", "c,cobol", "-dlpack-version", "9.9"},
 		{"-diff", "9.9"},
