@@ -158,13 +158,13 @@ func load(file string) (s *ir.Schema, name string, err error) {
 // parseRelease parses the value of flag, "" meaning the newest release.
 func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
 	if text == "" {
-		return release(s, ir.Version{})
+		return s.Newest(), nil
 	}
-	v, err := ir.ParseVersion(text)
+	v, err := s.ParseRelease(text)
 	if err != nil {
-		return v, usagef("%s: %v (known: %s)", flag, err, strings.Join(versions(s), ", "))
+		return v, usagef("%s: %v", flag, err)
 	}
-	return release(s, v)
+	return v, nil
 }
 
 // release settles which release to emit: v, or the newest if v is zero.
