@@ -285,6 +285,7 @@ func importBlock(stmts []string) string {
 // module is the view the templates render.
 type module struct {
 	Marker, License, Version, Schema string
+	Title                            string // the release as prose names it (ir.Version.Title)
 	Major, Minor                     int
 	Constants                        []constant
 	Enums                            []enum
@@ -347,7 +348,7 @@ func major(api *ir.API) int {
 
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema}
+	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Title: v.Title(), Schema: b.Schema}
 	if vm := api.Versions; vm.Major != nil {
 		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}
