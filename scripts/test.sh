@@ -4,7 +4,8 @@
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
 # dltensor runtime, the copy engine, the example c-shared bridge from C under
 # sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
-# itself under -race and cgocheck2), the runtime again under cgocheck2, the
+# itself under -race and cgocheck2, NumPy built from its sdist with dlgen's
+# v1.0 header passing NumPy's DLPack tests), the runtime again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
@@ -22,7 +23,7 @@ go vet ./...
 echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
-go test -race -count=1 ./...
+go test -race -count=1 -timeout 30m ./...   # a cold NumPy build (tests/numpy) takes minutes
 echo "== dltensor and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
