@@ -1,7 +1,8 @@
 // Package generate is everything cmd/dlgen does, minus flag parsing: Run
 // settles one request (schema, release, languages, mode) in one place, then
 // renders the backends and writes their files, checks them against what is
-// on disk, or lists what changed between two releases.
+// on disk, lists what changed between two releases, or tells what release a
+// C header is and how it differs from it (package cheader).
 //
 // dlgen owns, under the output directory, the deepest directory that holds
 // all files one language writes (c/dlpack, go/dlpack, python). A file there
@@ -28,6 +29,7 @@ import (
 	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
+	"github.com/dlgen/dlgen/cheader"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/pmezard/go-difflib/difflib"
@@ -61,6 +63,8 @@ type Request struct {
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
+	Identify   string // a C header to identify instead of generating
+	SchemaYAML bool   // with Identify: write what the header adds to the schema, as YAML
 }
 
 // UsageError is a request that cannot be carried out as asked: flags that
@@ -88,6 +92,9 @@ func Run(req Request, stdout io.Writer) error {
 	s, name, err := load(req.SchemaFile)
 	if err != nil {
 		return err
+	}
+	if req.Identify != "" {
+		return identify(s, req.Identify, req.SchemaYAML, stdout)
 	}
 	v, err := parseRelease(s, req.Version, "-dlpack-version")
 	if err != nil {
@@ -131,6 +138,15 @@ func (req Request) validate() error {
 	}
 	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
 		return err
+	}
+	if req.SchemaYAML && req.Identify == "" {
+		return usagef("-schema-yaml applies to -identify only")
+	}
+	if req.Identify != "" {
+		if req.Check || req.DiffFrom != "" || req.Lang != "" || req.Out != "" || req.Version != "" {
+			return usagef("-identify combines with -schema and -schema-yaml only: it reads a header and writes nothing")
+		}
+		return nil
 	}
 	if req.DiffFrom == "" {
 		return nil
@@ -207,6 +223,30 @@ func diff(s *ir.Schema, from, to ir.Version, stdout io.Writer) error {
 	}
 	if breaking > 0 {
 		return &DriftError{msg: fmt.Sprintf("%d breaking changes from %s to %s", breaking, from, to)}
+	}
+	return nil
+}
+
+// identify prints the release the header at path matches and how it
+// differs from it (a difference is a DriftError), or, with schemaYAML, what
+// it adds to the schema's newest release, as schema YAML.
+func identify(s *ir.Schema, path string, schemaYAML bool, stdout io.Writer) error {
+	h, err := cheader.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if schemaYAML {
+		out, err := cheader.Additions(s, h)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(out)
+		return err
+	}
+	r := cheader.Identify(s, h)
+	fmt.Fprint(stdout, r)
+	if len(r.Findings) > 0 {
+		return &DriftError{msg: fmt.Sprintf("%s differs from DLPack %s", path, r.Release)}
 	}
 	return nil
 }

@@ -299,7 +299,12 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 	}
 	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	if m["typedef_since"] != nil {
-		v := d.release(m["typedef_since"], "typedef_since")
+		// A release after every listed one says that no listed release
+		// has the typedef yet, as when upstream adds it in its next one.
+		v := d.version(m["typedef_since"], "typedef_since")
+		if last := d.releases[len(d.releases)-1]; !last.Less(v) {
+			v = d.release(m["typedef_since"], "typedef_since")
+		}
 		if v.Less(s.Life.Since) || s.Tag == "" {
 			d.errorf(m["typedef_since"], "typedef_since %s needs a struct tag and a release from since %s on", v, s.Life.Since)
 		}

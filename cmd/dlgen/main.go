@@ -24,6 +24,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]\n", strings.Join(generate.Languages(), ","))
 		fmt.Fprintf(stderr, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
+		fmt.Fprintf(stderr, "       dlgen [-schema FILE] [-schema-yaml] -identify FILE.h\n")
 		fs.PrintDefaults()
 	}
 	var req generate.Request
@@ -33,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
 	fs.StringVar(&req.DiffFrom, "diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
+	fs.StringVar(&req.Identify, "identify", "", "write nothing; name the release the DLPack header `FILE.h` is and list how it differs from it, exit 1 if it does")
+	fs.BoolVar(&req.SchemaYAML, "schema-yaml", false, "with -identify: print, as schema YAML, what the header adds to the schema's newest release")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

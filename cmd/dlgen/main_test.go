@@ -174,6 +174,65 @@ func TestMainBranch(t *testing.T) {
 	assert.Len(t, strings.Split(strings.TrimSpace(stdout), "\n"), 4, "main adds these four and nothing else")
 }
 
+// -identify names the release of a header and lists how it differs: exit
+// 0 when it is the release exactly, 1 when it differs, 2 when it is no
+// DLPack header.
+func TestIdentify(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := dlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "1.1")
+	require.Equal(t, 0, code, stderr)
+	path := filepath.Join(dir, "c", "dlpack", "dlpack.h")
+	code, stdout, stderr := dlgen(t, "-identify", path)
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, path+": DLPack v1.1, as dlgen declares it\n", stdout)
+
+	text, err := os.ReadFile(path)
+	require.NoError(t, err)
+	patched := filepath.Join(dir, "patched.h")
+	require.NoError(t, os.WriteFile(patched, bytes.Replace(text, []byte("int64_t* strides;"), []byte("const int64_t* strides;"), 1), 0o644))
+	code, stdout, stderr = dlgen(t, "-identify", patched)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, patched+": DLPack v1.1, with 1 difference from dlgen's declarations of v1.1:\n"+
+		"  field DLTensor.strides: type const int64_t*; v1.1 has int64_t*\n", stdout)
+	assert.Contains(t, stderr, "differs from DLPack 1.1")
+
+	notC := filepath.Join(dir, "notes.h")
+	require.NoError(t, os.WriteFile(notC, []byte("DLPack is nice.\n"), 0o644))
+	noDLPack := filepath.Join(dir, "other.h")
+	require.NoError(t, os.WriteFile(noDLPack, []byte("typedef int other_t;\n"), 0o644))
+	for file, want := range map[string]string{
+		filepath.Join(dir, "missing.h"): "no such file",
+		notC:                            "not a C header dlgen can read",
+		noDLPack:                        "no DLPack declarations",
+	} {
+		code, stdout, stderr = dlgen(t, "-identify", file)
+		assert.Equal(t, 2, code, file)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, want)
+	}
+
+	// What a header adds to the schema's newest release, as schema YAML.
+	code, _, stderr = dlgen(t, "-identify", patched, "-schema-yaml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "patched.h is DLPack 1.1, older than the schema's newest release main")
+	code, _, stderr = dlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "main")
+	require.Equal(t, 0, code, stderr)
+	text, err = os.ReadFile(path)
+	require.NoError(t, err)
+	ahead := filepath.Join(dir, "ahead.h")
+	require.NoError(t, os.WriteFile(ahead, bytes.Replace(text, []byte("kDLAscend = 21\n"), []byte("kDLAscend = 21,\n  kDLNext = 22\n"), 1), 0o644))
+	code, stdout, stderr = dlgen(t, "-identify", ahead, "-schema-yaml")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "# What "+ahead+" declares beyond the schema's newest release, main, as DLPack main.")
+	assert.Contains(t, stdout, "declarations:\n  - enum: DLDeviceType\n    values:\n      - {name: kDLNext, value: 22, since: main}\n")
+
+	for _, args := range [][]string{{"-identify", path, "-lang", "c"}, {"-identify", path, "-dlpack-version", "1.1"}, {"-identify", path, "-check"}, {"-schema-yaml"}} {
+		code, _, stderr = dlgen(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Contains(t, stderr, "-identify", "%v", args)
+	}
+}
+
 // Generating v1.3 and then checking v0.6 Python once passed although the
 // Cython files of v1.3 were still there.
 func TestCheckReportsLeftOverFiles(t *testing.T) {
