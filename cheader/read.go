@@ -95,16 +95,17 @@ type FuncType struct {
 }
 
 // targets are the Go platforms whose C data model stands for each of
-// ir.ABIs, and what their C compilers predefine that headers may test.
+// ir.ABIs, the kinds of size_t and ptrdiff_t there, and what their C
+// compilers predefine that headers may test.
 var targets = []struct {
-	abi          ir.ABI
-	goos, goarch string
-	size         cc.Kind // of size_t; ptrdiff_t is its signed counterpart
-	predefined   string
+	abi             ir.ABI
+	goos, goarch    string
+	sizeT, ptrdiffT cc.Kind
+	predefined      string
 }{
-	{ir.ABI64, "linux", "amd64", cc.ULong, "#define __x86_64__ 1\n#define __LP64__ 1\n#define __SIZEOF_POINTER__ 8\n#define __SIZE_TYPE__ unsigned long\n#define __PTRDIFF_TYPE__ long\n"},
-	{ir.ABI32Int64Align4, "linux", "386", cc.UInt, "#define __i386__ 1\n#define __SIZEOF_POINTER__ 4\n#define __SIZE_TYPE__ unsigned int\n#define __PTRDIFF_TYPE__ int\n"},
-	{ir.ABI32Int64Align8, "linux", "arm", cc.UInt, "#define __arm__ 1\n#define __ARM_EABI__ 1\n#define __SIZEOF_POINTER__ 4\n#define __SIZE_TYPE__ unsigned int\n#define __PTRDIFF_TYPE__ int\n"},
+	{ir.ABI64, "linux", "amd64", cc.ULong, cc.Long, "#define __x86_64__ 1\n#define __LP64__ 1\n#define __SIZEOF_POINTER__ 8\n#define __SIZE_TYPE__ unsigned long\n#define __PTRDIFF_TYPE__ long\n"},
+	{ir.ABI32Int64Align4, "linux", "386", cc.UInt, cc.Int, "#define __i386__ 1\n#define __SIZEOF_POINTER__ 4\n#define __SIZE_TYPE__ unsigned int\n#define __PTRDIFF_TYPE__ int\n"},
+	{ir.ABI32Int64Align8, "linux", "arm", cc.UInt, cc.Int, "#define __arm__ 1\n#define __ARM_EABI__ 1\n#define __SIZEOF_POINTER__ 4\n#define __SIZE_TYPE__ unsigned int\n#define __PTRDIFF_TYPE__ int\n"},
 }
 
 // predefined is what every target predefines: C11, and dlgen's own
@@ -142,7 +143,13 @@ func ReadFile(path string) (*Header, error) {
 func Read(name string, text []byte) (*Header, error) {
 	h := &Header{Name: name}
 	for i, target := range targets {
-		ast, err := parse(name, text, target.goos, target.goarch, target.size, target.predefined)
+		abi, err := cc.NewABI(target.goos, target.goarch)
+		if err != nil {
+			return nil, err
+		}
+		cfg := &cc.Config{ABI: abi, Header: true, EvalAllMacros: true,
+			DefaultSizeT: target.sizeT, DefaultPtrdiffT: target.ptrdiffT, DefaultWcharT: cc.Int}
+		ast, err := parse(cfg, name, text, target.predefined)
 		if err != nil {
 			return nil, err
 		}
@@ -158,19 +165,17 @@ func Read(name string, text []byte) (*Header, error) {
 	return h, nil
 }
 
-func parse(name string, text []byte, goos, goarch string, size cc.Kind, target string) (*cc.AST, error) {
-	abi, err := cc.NewABI(goos, goarch)
-	if err != nil {
-		return nil, err
-	}
+// parse translates text, the header called name, with cfg: the header's
+// own directory and the stand-ins for the system headers are its include
+// paths.
+func parse(cfg *cc.Config, name string, text []byte, target string) (*cc.AST, error) {
 	files := fstest.MapFS{}
 	for file, src := range system {
 		files[path.Join(systemDir, file)] = &fstest.MapFile{Data: []byte(src)}
 	}
 	main := "header/" + path.Base(strings.ReplaceAll(name, "\\", "/"))
 	files[main] = &fstest.MapFile{Data: text}
-	cfg := &cc.Config{ABI: abi, FS: files, IncludePaths: []string{"", "header"}, SysIncludePaths: []string{systemDir}, Header: true, EvalAllMacros: true,
-		DefaultSizeT: size, DefaultPtrdiffT: map[cc.Kind]cc.Kind{cc.ULong: cc.Long, cc.UInt: cc.Int}[size], DefaultWcharT: cc.Int}
+	cfg.FS, cfg.IncludePaths, cfg.SysIncludePaths = files, []string{"", "header"}, []string{systemDir}
 	ast, err := cc.Translate(cfg, []cc.Source{{Name: "<predefined>", Value: target + predefined}, {Name: main, FS: files}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a C header dlgen can read: %v", name, strings.ReplaceAll(err.Error(), main, name))
