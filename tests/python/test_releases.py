@@ -15,6 +15,9 @@ import sys
 import numpy as np
 import dlpack_ctypes as ct
 assert ct.DLPACK_VERSION_STRING == sys.argv[1]
+if hasattr(ct.DLDataTypeCode, "kDLBcomplex"):  # upstream main: complex of two bfloat16
+    assert ct.DataType(18, 32, 1) == ct.DataType(ct.DLDataTypeCode.kDLBcomplex, 32, 1)
+    assert "bcomplex32" in ct.DTYPE_NAMES
 modules = [ct]
 if hasattr(ct, "from_dlpack"):
     if len(sys.argv) > 2:
