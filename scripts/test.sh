@@ -5,7 +5,8 @@
 # dltensor runtime, the copy engine, the example c-shared bridge from C under
 # sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
 # itself under -race and cgocheck2; the wheels of `make wheels`, installed
-# with pip, and the pre-commit hook), the runtime again under cgocheck2, the
+# with pip, and the pre-commit hook; NumPy built from its sdist with dlgen's
+# v1.0 header passing NumPy's DLPack tests), the runtime again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
@@ -23,7 +24,7 @@ go vet ./...
 echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
-go test -race -count=1 ./...
+go test -race -count=1 -timeout 30m ./...   # a cold NumPy build (tests/numpy) takes minutes
 echo "== dltensor and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"

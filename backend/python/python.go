@@ -357,6 +357,7 @@ func importBlock(stmts []string) string {
 type module struct {
 	Marker, License, Version, Schema string
 	Package                          string // the package python/ is, "" for top-level modules
+	Title                            string // the release as prose names it (ir.Version.Title)
 	Major, Minor                     int
 	Constants                        []constant
 	Enums                            []enum
@@ -419,7 +420,7 @@ func major(api *ir.API) int {
 
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema, Package: b.Package}
+	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Title: v.Title(), Schema: b.Schema, Package: b.Package}
 	if vm := api.Versions; vm.Major != nil {
 		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}
