@@ -50,23 +50,29 @@ func TestCopyMatchesReferenceForAnyStrides(t *testing.T) {
 	t.Run("small", func(t *testing.T) {
 		testCopies(t, r, 2000, func() []int64 { return layouttest.Shape(r, r.Intn(5), 5) })
 	})
-	// Shapes past a tile, odd and even, so that tiles, their 4x4 blocks and
-	// the edges all run.
+	// Shapes of odd and even sizes, so that tiles, their 4x4 blocks and the
+	// edges all run.
 	t.Run("tiled", func(t *testing.T) {
 		testCopies(t, r, 100, func() []int64 { return layouttest.Tiled(r) })
 	})
+	// Small tiles, so that copies cross many tile edges.
+	t.Run("many tiles", func(t *testing.T) {
+		defer func(side int64) { tileSide = side }(tileSide)
+		tileSide = 8
+		testCopies(t, r, 100, func() []int64 { return layouttest.Tiled(r) })
+	})
 	t.Run("parallel", func(t *testing.T) {
-		defer func(b int64, w func() int) { parallelBytes, maxWorkers = b, w }(parallelBytes, maxWorkers)
-		parallelBytes, maxWorkers = 64, func() int { return 3 }
+		defer func(b int64, w func() int, side int64) { parallelBytes, maxWorkers, tileSide = b, w, side }(parallelBytes, maxWorkers, tileSide)
+		parallelBytes, maxWorkers, tileSide = 64, func() int { return 3 }, 8
 		testCopies(t, r, 1000, func() []int64 { return layouttest.Shape(r, r.Intn(5), 12) })
 		testCopies(t, r, 40, func() []int64 { return layouttest.Tiled(r) })
 	})
 }
 
 func TestTransposes(t *testing.T) {
-	defer func(b int64) { parallelBytes = b }(parallelBytes)
+	defer func(b, side int64) { parallelBytes, tileSide = b, side }(parallelBytes, tileSide)
 	for _, parallel := range []int64{1 << 62, 256} {
-		parallelBytes = parallel
+		parallelBytes, tileSide = parallel, 32
 		for _, size := range []int{4, 8} {
 			for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}, {257, 131}} {
 				rows, cols := dims[0], dims[1]

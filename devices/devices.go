@@ -2,35 +2,35 @@
 // copies N-dimensional data between them, described as DLPack describes a
 // tensor.
 //
-// An Array is one side of a copy: a device, the DLTensor data field and
-// byte offset, extents, strides in elements and the element size. On the
-// CPU, Data is an address; on a device it is whatever DLPack says the data
-// field holds there (a cl_mem for OpenCL), never dereferenced by Go.
+// An Array is one side of a copy: a device, DLTensor's data field and byte
+// offset, extents, strides in elements and the element size. On the CPU,
+// Data is an address; on a device it is whatever DLPack says the data field
+// holds there (a cl_mem for OpenCL), which Go never dereferences.
 //
-// A Backend serves one device type: Allocate, Free, Copy and Sync, each
-// told the device id. Copy, Allocate, Free and Sync of this package find
-// the backend through a registry by DLDeviceType (For, Register). A copy
-// between the CPU and a device goes through the device's backend, a copy
-// within one device type through that type's backend; there is no copy
-// between two different device types other than the CPU (copy through the
-// CPU).
+// A Backend serves one device type: Allocate, Free, Copy and Sync, each told
+// the device id. The package functions of the same names find the backend
+// through a registry by DLDeviceType (For, Register). A copy between the
+// CPU and a device goes through the device's backend, a copy within one
+// device type through that type's; between two other device types there is
+// none (copy through the CPU).
 //
-// Copies may be asynchronous: a backend runs the copies submitted to one
-// device in submission order, and a copy is complete (its destination
-// readable, its source free to change or be released) once Sync has
-// returned for a device it touches, on the CPU side too. Copies from
-// different goroutines are not ordered among themselves.
+// Copies may be asynchronous. A copy is complete, its destination readable
+// and its source free to change or be freed, once Sync has returned for each
+// device other than the CPU that it touches. Copies that touch one device
+// take effect in the order they were submitted; copies from different
+// goroutines are not ordered, and memory used through two devices needs a
+// Sync of the first before the second uses it.
 //
 // Built in:
-//   - CPU (kDLCPU, any device id: every id is the host's memory). Go
-//     memory from Allocate; contiguous data copied at memmove speed, any
-//     strided layout by a cache-blocked engine that splits large copies
-//     over goroutines. Copies are complete when Copy returns.
+//   - CPU (kDLCPU, any device id: every id is the host's memory). Go memory
+//     from Allocate; contiguous data copied by memmove, any strided layout
+//     by a cache-blocked engine that splits large copies over goroutines.
+//     Copies are complete when Copy returns.
 //   - OpenCL (kDLOpenCL), loaded at run time from the system's OpenCL ICD
-//     loader (libOpenCL.so.1) when first asked for; device id N is the N-th
-//     device over all platforms in the loader's order (OpenCLDevices lists
-//     them). Without the loader, or built without cgo, For answers
-//     "OpenCL not available: <why>", wrapping ErrNoBackend.
+//     loader (libOpenCL.so.1) when first asked for. Device id N is the N-th
+//     device over all platforms in the loader's order (OpenCLDevices names
+//     them). Without the loader or a platform, or in a build without cgo,
+//     For answers "OpenCL not available: <why>", wrapping ErrNoBackend.
 //
 // Other device types report "no backend for kDLxxx", wrapping ErrNoBackend,
 // until a backend is registered for them. Package devicetest is the suite
@@ -67,10 +67,9 @@ type Array struct {
 //
 // Copy receives arrays that the package's Copy checked: the same rank,
 // shape and item size, at least one element, non-nil data, no destination
-// dimension of stride 0; one side is on the backend's device type, the
-// other on that type or on the CPU (any device type routed to this backend
-// whose Data is a host address counts as the CPU side). Elements that
-// overlap in the destination, or between destination and source, get
+// dimension that repeats an element (stride 0); one side is on the
+// backend's device type, the other on that type or on the CPU. Elements
+// that overlap in the destination, or between destination and source, get
 // unspecified values.
 type Backend interface {
 	// Allocate returns nbytes of zeroed memory on dev (nil for 0 bytes),
@@ -153,8 +152,8 @@ func Sync(dev dlpack.Device) error {
 
 // Copy checks dst and src and submits the copy to the backend that serves
 // them: the device side's for a copy between the CPU and a device. The copy
-// is complete once Sync returned for a device it touches (Copy itself for
-// the CPU).
+// is complete once Sync has returned for each device other than the CPU
+// that it touches.
 func Copy(dst, src Array) error {
 	if err := check(dst, src); err != nil {
 		return err

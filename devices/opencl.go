@@ -319,7 +319,7 @@ type clQueue struct {
 
 func (b *openCLBackend) device(dev dlpack.Device) (clDevice, error) {
 	if dev.DeviceType != dlpack.DeviceTypeOpenCL || dev.DeviceID < 0 || int(dev.DeviceID) >= len(b.devices) {
-		return clDevice{}, fmt.Errorf("devices: no OpenCL device %v (there are %d)", dev, len(b.devices))
+		return clDevice{}, fmt.Errorf("devices: no OpenCL device %d (there are %d)", dev.DeviceID, len(b.devices))
 	}
 	return b.devices[dev.DeviceID], nil
 }
