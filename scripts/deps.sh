@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine:
-# Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind),
-# a Python venv in .venv with pinned packages (and others: MXNet, pre-commit,
-# other CPython releases), and the Go modules.
+# Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
+# OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
+# MXNet, pre-commit, other CPython releases), and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,7 @@ packages=(
   python3-venv
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3
+  ocl-icd-libopencl1 pocl-opencl-icd              # OpenCL (the ICD loader, PoCL's CPU driver) for the devices suite
 )
 missing=()
 for p in "${packages[@]}"; do
