@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine:
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind),
-# a Python venv in .venv with pinned packages, and the Go modules.
+# a Python venv in .venv with pinned packages (and others: MXNet, dpnp, older
+# and newer CPythons), and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,16 @@ if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; 
   python3.11 -m venv .venv-mxnet
   .venv-mxnet/bin/pip install -q --disable-pip-version-check -r tests/requirements-mxnet.txt
   cp tests/requirements-mxnet.txt .venv-mxnet/.requirements
+fi
+
+# dpnp with Intel's OpenCL runtime for CPUs (about 3 GB): a real SYCL device
+# for tests/python/test_devices.py on machines without a GPU.
+if ! cmp -s tests/requirements-dpnp.txt .venv-dpnp/.requirements 2>/dev/null; then
+  echo "deps: dpnp venv in .venv-dpnp"
+  rm -rf .venv-dpnp
+  python3 -m venv .venv-dpnp
+  .venv-dpnp/bin/pip install -q --disable-pip-version-check -r tests/requirements-dpnp.txt
+  cp tests/requirements-dpnp.txt .venv-dpnp/.requirements
 fi
 
 # The other CPython releases pyenv provides, each with NumPy, Cython and

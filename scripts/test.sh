@@ -5,7 +5,8 @@
 # dltensor runtime, the copy engine, the example c-shared bridge from C under
 # sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
 # itself under -race and cgocheck2), the runtime again under cgocheck2, the
-# Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
+# Python tests (protocol, peers, the bridge from NumPy, device tensors with
+# dpnp on a SYCL CPU device), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,12 @@ echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
+echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dpnp)"
+# The OpenCL ICD loader finds the wheel's driver through the environment
+# alone; OCL_ICD_VENDORS names the venv's vendor directory so that no
+# system-wide driver is listed beside it.
+OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.venv-dpnp/etc/OpenCL/vendors" \
+  DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
 for v in 3.10 3.12 3.13; do
   echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API"
   .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
