@@ -691,7 +691,7 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
     streams: a stream for a capsule on the CPU is a ValueError."""
     target = device
     if dl_device is not None:
-        if type(dl_device) is not tuple or len(dl_device) != 2:
+        if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         target = Device(*dl_device)
     if stream is not None and target[0] == _CPU[0]:
@@ -805,7 +805,7 @@ def _request_capsule(x, copy, device, stream):
     if copy is not None:
         kwargs["copy"] = copy
     if device is not None:
-        kwargs["dl_device"] = device
+        kwargs["dl_device"] = tuple(device)
     try:
         try:
             return dlpack(**kwargs)

@@ -156,6 +156,14 @@ def test_device_cpu_asks_the_producer_for_a_host_copy(dl, producer):
     assert held.device == (CUDA, 0) and x.calls[-1] == {"max_version": MAX_VERSION}
 
 
+def test_device_argument_between_dlgen_tensors(dl):
+    a = np.arange(3.0)
+    source = dl.from_pointer(a.ctypes.data, (3,), "float64", owner=a)
+    t = dl.from_dlpack(source, device=dl.Device(CPU, 0))  # a plain tuple goes to __dlpack__
+    assert t.device == (CPU, 0) and t.data_ptr == a.ctypes.data
+    assert source.__dlpack__(dl_device=dl.Device(CPU, 0), max_version=MAX_VERSION)
+
+
 def test_device_elsewhere_than_asked_is_refused_and_deleted(dl, producer):
     x = Recorder(lambda **kw: device_capsule(producer))  # ignores dl_device
     with pytest.raises(BufferError, match=r"device \(2, 0\), not \(1, 0\)") as e:
