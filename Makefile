@@ -1,7 +1,8 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
 # make bench: the benchmarks (bench-runtime, bench-python, generation).
-.PHONY: test deps generate bench bench-python bench-runtime bench-framework golden
+# make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go).
+.PHONY: test deps generate bench bench-python bench-runtime bench-framework golden wheels
 
 test:
 	./scripts/test.sh
@@ -14,6 +15,10 @@ generate:
 
 golden:
 	go test ./generate -update
+
+wheels:
+	rm -rf dist
+	go run ./scripts/wheels -out dist
 
 bench: bench-runtime bench-python bench-framework
 	go test -run='^$$' -bench=. -benchmem ./generate

@@ -12,6 +12,7 @@ package abidiff
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dlgen/dlgen/ir"
 )
@@ -45,21 +46,30 @@ func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Category, f
 // Breaking reports whether the finding is an ABI or API break.
 func (f Finding) Breaking() bool { return f.Category != Info }
 
-// Rules are every check, in report order.
+// Rules are every check, in report order. Each change of the schema is
+// reported once, by the rule about the element it changes: a renumbered
+// enumerator is ENUM_VALUE_SAME only, a renamed one ENUM_VALUE_NAME_SAME
+// only, a deleted enum ENUM_NO_DELETE only. A change that moves other
+// elements (a wider field moves the fields after it and grows every struct
+// that holds it) is also reported for each element it moves, once for all
+// data models.
 var Rules = []Rule{
 	{"STRUCT_NO_DELETE", ABI, "a struct of the old release still exists", structNoDelete},
 	{"STRUCT_SIZE_SAME", ABI, "a struct has the same size on every data model", structSizeSame},
 	{"FIELD_NO_DELETE", ABI, "a field of the old release still exists", fieldNoDelete},
 	{"FIELD_OFFSET_SAME", ABI, "a field has the same offset and size on every data model", fieldOffsetSame},
-	{"FIELD_TYPE_SAME", API, "a field is spelled with the same C type", fieldTypeSame},
+	{"FIELD_TYPE_SAME", API, "a field keeps its C type (a retype that changes the layout is FIELD_OFFSET_SAME's)", fieldTypeSame},
 	{"TYPEDEF_NO_DELETE", API, "a struct named by a typedef in the old release still is", typedefNoDelete},
-	{"ENUM_VALUE_NO_DELETE", ABI, "an enumerator value of the old release still exists", enumValueNoDelete},
+	{"ENUM_NO_DELETE", ABI, "an enum of the old release still exists", enumNoDelete},
+	{"ENUM_VALUE_NO_DELETE", ABI, "an enumerator of the old release still exists, by name or by value", enumValueNoDelete},
 	{"ENUM_VALUE_SAME", ABI, "an enumerator keeps its value", enumValueSame},
 	{"ENUM_VALUE_NAME_SAME", API, "a value keeps its enumerator name", enumValueNameSame},
-	{"FLAG_BIT_SAME", ABI, "a flag keeps its bit, and no flag disappears", flagBitSame},
+	{"FLAG_NO_DELETE", ABI, "a flag of the old release still exists", flagNoDelete},
+	{"FLAG_BIT_SAME", ABI, "a flag keeps its bit", flagBitSame},
 	{"MACRO_NO_DELETE", API, "a macro of the old release is still defined", macroNoDelete},
+	{"FUNCTYPE_NO_DELETE", API, "a function-pointer typedef of the old release still exists", functypeNoDelete},
 	{"FUNCTYPE_SAME", ABI, "a function-pointer type keeps its signature", functypeSame},
-	{"ADDITION", Info, "what the new release adds", additions},
+	{"ADDITION", Info, "what the new release adds (a renamed enumerator is not an addition)", additions},
 	{"MACRO_VALUE", Info, "a macro's value changes (version numbers do, every release)", macroValue},
 }
 
@@ -118,12 +128,43 @@ func structNoDelete(d *diff) {
 	}
 }
 
+// byModel says how something differs on each data model of ir.ABIs, in
+// one phrase: "NEW, was OLD, on every data model", or "NEW, was OLD, on A
+// and B; NEW2, was OLD2, on C" for groups of models that differ alike. It
+// is "" when no model differs.
+func byModel(describe func(abi ir.ABI) (old, new string)) string {
+	type change struct{ old, new string }
+	var order []change
+	models := map[change][]string{}
+	for _, abi := range ir.ABIs {
+		o, n := describe(abi)
+		if o == n {
+			continue
+		}
+		c := change{o, n}
+		if models[c] == nil {
+			order = append(order, c)
+		}
+		models[c] = append(models[c], abi.Name)
+	}
+	var parts []string
+	for _, c := range order {
+		where := strings.Join(models[c], " and ")
+		if len(order) == 1 && len(models[c]) == len(ir.ABIs) {
+			where = "every data model"
+		}
+		parts = append(parts, fmt.Sprintf("%s, was %s, on %s", c.new, c.old, where))
+	}
+	return strings.Join(parts, "; ")
+}
+
 func structSizeSame(d *diff) {
 	d.pairs(func(o, n *ir.Struct) {
-		for _, abi := range ir.ABIs {
-			if a, b := abi.Layout(o).Size, abi.Layout(n).Size; a != b {
-				d.report("%s is %d bytes on %s, was %d", o.Name, b, abi.Name, a)
-			}
+		change := byModel(func(abi ir.ABI) (string, string) {
+			return fmt.Sprintf("%d bytes", abi.Layout(o).Size), fmt.Sprintf("%d bytes", abi.Layout(n).Size)
+		})
+		if change != "" {
+			d.report("%s is %s", o.Name, change)
 		}
 	})
 }
@@ -139,18 +180,39 @@ func fieldNoDelete(d *diff) {
 	})
 }
 
+// fieldLayout is where field name of s lies on abi, "" if s lacks it.
+func fieldLayout(abi ir.ABI, s *ir.Struct, name string) string {
+	for _, f := range abi.Layout(s).Fields {
+		if f.Name == name {
+			return fmt.Sprintf("at %d (%d bytes)", f.Offset, f.Size)
+		}
+	}
+	return ""
+}
+
+// moved describes how field name, present in both o and n, moved or
+// changed size; "" if it did on no data model.
+func moved(o, n *ir.Struct, name string) string {
+	return byModel(func(abi ir.ABI) (string, string) {
+		return fieldLayout(abi, o, name), fieldLayout(abi, n, name)
+	})
+}
+
 func fieldOffsetSame(d *diff) {
 	d.pairs(func(o, n *ir.Struct) {
-		for _, abi := range ir.ABIs {
-			nl := map[string]ir.FieldLayout{}
-			for _, f := range abi.Layout(n).Fields {
-				nl[f.Name] = f
+		nf := fields(n)
+		for _, f := range o.Fields {
+			g := nf[f.Name]
+			if g == nil {
+				continue
 			}
-			for _, f := range abi.Layout(o).Fields {
-				g, ok := nl[f.Name]
-				if ok && (g.Offset != f.Offset || g.Size != f.Size) {
-					d.report("%s.%s is at %d (%d bytes) on %s, was at %d (%d bytes)", o.Name, f.Name, g.Offset, g.Size, abi.Name, f.Offset, f.Size)
-				}
+			change := moved(o, n, f.Name)
+			switch {
+			case change == "":
+			case g.Type.C("") != f.Type.C(""):
+				d.report("%s.%s, now %s (was %s), is %s", o.Name, f.Name, g.Type.C(""), f.Type.C(""), change)
+			default:
+				d.report("%s.%s is %s", o.Name, f.Name, change)
 			}
 		}
 	})
@@ -168,7 +230,7 @@ func fieldTypeSame(d *diff) {
 	d.pairs(func(o, n *ir.Struct) {
 		nf := fields(n)
 		for _, f := range o.Fields {
-			if g := nf[f.Name]; g != nil && g.Type.C("") != f.Type.C("") {
+			if g := nf[f.Name]; g != nil && g.Type.C("") != f.Type.C("") && moved(o, n, f.Name) == "" {
 				d.report("%s.%s is %s, was %s", o.Name, f.Name, g.Type.C(""), f.Type.C(""))
 			}
 		}
@@ -183,50 +245,65 @@ func enums(a *ir.API) map[string]*ir.Enum {
 	return m
 }
 
-// enumPairs calls f for each enum present in both releases, with the new
-// one's values by value and by name.
-func (d *diff) enumPairs(f func(o *ir.Enum, byValue map[int64]*ir.Enumerator, byName map[string]*ir.Enumerator)) {
+func enumNoDelete(d *diff) {
+	news := enums(d.new)
+	for _, o := range d.old.Enums() {
+		if news[o.Name] == nil {
+			d.report("enum %s is gone", o.Name)
+		}
+	}
+}
+
+// enumerator is what became of an enumerator of the old release: the
+// new one of its name, else the new one of its value (a rename), else
+// nil (deleted).
+type enumerator struct {
+	old, byName, byValue *ir.Enumerator
+}
+
+// enumerators calls f for every enumerator of every enum present in both
+// releases.
+func (d *diff) enumerators(f func(e *ir.Enum, x enumerator)) {
 	news := enums(d.new)
 	for _, o := range d.old.Enums() {
 		n := news[o.Name]
 		if n == nil {
-			d.report("enum %s is gone", o.Name)
 			continue
 		}
 		byValue, byName := map[int64]*ir.Enumerator{}, map[string]*ir.Enumerator{}
 		for _, e := range n.Values {
 			byValue[e.Value], byName[e.Name] = e, e
 		}
-		f(o, byValue, byName)
+		for _, e := range o.Values {
+			x := enumerator{old: e, byName: byName[e.Name]}
+			if x.byName == nil {
+				x.byValue = byValue[e.Value]
+			}
+			f(o, x)
+		}
 	}
 }
 
 func enumValueNoDelete(d *diff) {
-	d.enumPairs(func(o *ir.Enum, byValue map[int64]*ir.Enumerator, _ map[string]*ir.Enumerator) {
-		for _, e := range o.Values {
-			if byValue[e.Value] == nil {
-				d.report("%s value %d (%s) is gone", o.Name, e.Value, e.Name)
-			}
+	d.enumerators(func(o *ir.Enum, x enumerator) {
+		if x.byName == nil && x.byValue == nil {
+			d.report("%s value %d (%s) is gone", o.Name, x.old.Value, x.old.Name)
 		}
 	})
 }
 
 func enumValueSame(d *diff) {
-	d.enumPairs(func(o *ir.Enum, _ map[int64]*ir.Enumerator, byName map[string]*ir.Enumerator) {
-		for _, e := range o.Values {
-			if n := byName[e.Name]; n != nil && n.Value != e.Value {
-				d.report("%s is %d, was %d", e.Name, n.Value, e.Value)
-			}
+	d.enumerators(func(_ *ir.Enum, x enumerator) {
+		if x.byName != nil && x.byName.Value != x.old.Value {
+			d.report("%s is %d, was %d", x.old.Name, x.byName.Value, x.old.Value)
 		}
 	})
 }
 
 func enumValueNameSame(d *diff) {
-	d.enumPairs(func(o *ir.Enum, byValue map[int64]*ir.Enumerator, _ map[string]*ir.Enumerator) {
-		for _, e := range o.Values {
-			if n := byValue[e.Value]; n != nil && n.Name != e.Name {
-				d.report("%s value %d is named %s, was %s", o.Name, e.Value, n.Name, e.Name)
-			}
+	d.enumerators(func(o *ir.Enum, x enumerator) {
+		if x.byValue != nil {
+			d.report("%s value %d is named %s, was %s", o.Name, x.old.Value, x.byValue.Name, x.old.Name)
 		}
 	})
 }
@@ -243,15 +320,21 @@ func flagBits(a *ir.API) map[string]int {
 	return m
 }
 
-func flagBitSame(d *diff) {
+func flagNoDelete(d *diff) {
 	news := flagBits(d.new)
 	for _, name := range sortedKeys(flagBits(d.old)) {
-		bit := flagBits(d.old)[name]
-		switch nb, ok := news[name]; {
-		case !ok:
+		if _, ok := news[name]; !ok {
 			d.report("flag %s is gone", name)
-		case nb != bit:
-			d.report("flag %s is bit %d, was %d", name, nb, bit)
+		}
+	}
+}
+
+func flagBitSame(d *diff) {
+	news := flagBits(d.new)
+	olds := flagBits(d.old)
+	for _, name := range sortedKeys(olds) {
+		if nb, ok := news[name]; ok && nb != olds[name] {
+			d.report("flag %s is bit %d, was %d", name, nb, olds[name])
 		}
 	}
 }
@@ -286,15 +369,21 @@ func functypes(a *ir.API) map[string]*ir.FuncType {
 	return m
 }
 
-func functypeSame(d *diff) {
+func functypeNoDelete(d *diff) {
 	news := functypes(d.new)
 	for _, name := range sortedKeys(functypes(d.old)) {
-		o := functypes(d.old)[name]
-		n, ok := news[name]
-		switch {
-		case !ok:
+		if news[name] == nil {
 			d.report("function-pointer type %s is gone", name)
-		case n.Sig.C("(*)") != o.Sig.C("(*)"):
+		}
+	}
+}
+
+func functypeSame(d *diff) {
+	news := functypes(d.new)
+	olds := functypes(d.old)
+	for _, name := range sortedKeys(olds) {
+		o, n := olds[name], news[name]
+		if n != nil && n.Sig.C("(*)") != o.Sig.C("(*)") {
 			d.report("%s is %s, was %s", name, n.Sig.C("(*)"), o.Sig.C("(*)"))
 		}
 	}
@@ -315,6 +404,12 @@ func additions(d *diff) {
 			d.report("new typedef %s for struct %s", n.Name, n.Tag)
 		}
 	})
+	renamedTo := map[*ir.Enumerator]bool{} // ENUM_VALUE_NAME_SAME's
+	d.enumerators(func(_ *ir.Enum, x enumerator) {
+		if x.byValue != nil {
+			renamedTo[x.byValue] = true
+		}
+	})
 	oldEnums := enums(d.old)
 	for _, e := range d.new.Enums() {
 		if oe := oldEnums[e.Name]; oe != nil {
@@ -323,7 +418,7 @@ func additions(d *diff) {
 				had[v.Name] = true
 			}
 			for _, v := range e.Values {
-				if !had[v.Name] {
+				if !had[v.Name] && !renamedTo[v] {
 					d.report("new %s = %d", v.Name, v.Value)
 				}
 			}

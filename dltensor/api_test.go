@@ -1,3 +1,5 @@
+//go:build cgo
+
 package dltensor_test
 
 import (
@@ -310,4 +312,61 @@ func TestViewOfMisalignedMemoryIsRefused(t *testing.T) {
 	defer c.Close()
 	_, err = dltensor.View[float32](c)
 	assert.NoError(t, err)
+}
+
+// TestCloseOfNilIsHarmless: t, err := FromSlice(...); defer t.Close()
+// must not panic on the error path.
+func TestCloseOfNilIsHarmless(t *testing.T) {
+	tensor, err := dltensor.FromSlice([]float32{1, 2}, 3)
+	require.Error(t, err)
+	require.Nil(t, tensor)
+	assert.NotPanics(t, tensor.Close)
+}
+
+// TestEmptyExportHasNullData: DLTensor.data is NULL when the tensor has no
+// elements, as the header says, whatever backs the Go slice; Import accepts
+// the export back.
+func TestEmptyExportHasNullData(t *testing.T) {
+	for name, data := range map[string][]float32{"empty slice": {}, "nil slice": nil, "cut slice": make([]float32, 4)[4:]} {
+		tensor, err := dltensor.FromSlice(data, 0, 3)
+		require.NoError(t, err, name)
+		m, err := tensor.Export()
+		require.NoError(t, err, name)
+		assert.Nil(t, m.DLTensor.Data, name)
+		assert.Zero(t, m.DLTensor.ByteOffset, name)
+		assert.Equal(t, []int64{0, 3}, unsafe.Slice(m.DLTensor.Shape, 2), name)
+		l, err := tensor.ExportLegacy()
+		require.NoError(t, err, name)
+		assert.Nil(t, l.DLTensor.Data, name)
+		dltensor.DeleteLegacy(l)
+		back, err := dltensor.Import(m)
+		require.NoError(t, err, name)
+		assert.Equal(t, []int64{0, 3}, back.Shape(), name)
+		back.Close()
+		tensor.Close()
+	}
+}
+
+// TestLegacyExportRefusalsNameWhatIsMissing: a legacy consumer cannot be
+// told that a tensor is read-only or that its sub-byte elements are
+// padded; both refusals say ErrNeedsVersioned.
+func TestLegacyExportRefusalsNameWhatIsMissing(t *testing.T) {
+	spec := goodSpec()
+	spec.DType = dlpack.DataType{Code: dlpack.DataTypeCodeInt, Bits: 4, Lanes: 1}
+	spec.Flags = dlpack.FlagBitmaskIsSubbyteTypePadded
+	r := cproducer.New(spec)
+	padded, err := dltensor.Import(r.Versioned())
+	require.NoError(t, err)
+	defer padded.Close()
+	_, err = padded.ExportLegacy()
+	assert.ErrorIs(t, err, dltensor.ErrNeedsVersioned)
+	assert.ErrorContains(t, err, "padded")
+
+	readOnly, err := dltensor.FromSlice([]int32{1})
+	require.NoError(t, err)
+	defer readOnly.Close()
+	readOnly.SetReadOnly()
+	_, err = readOnly.ExportLegacy()
+	assert.ErrorIs(t, err, dltensor.ErrNeedsVersioned)
+	assert.ErrorIs(t, err, dltensor.ErrReadOnly)
 }

@@ -30,6 +30,11 @@ func init() { exported.m = map[unsafe.Pointer]*storage{} }
 // errOutOfCMemory: calloc failed.
 var errOutOfCMemory = errors.New("dltensor: out of C memory")
 
+// ErrNeedsVersioned: a legacy (pre-1.0) DLManagedTensor cannot describe
+// the tensor, which is read-only or has padded sub-byte elements; Export
+// can.
+var ErrNeedsVersioned = errors.New("only a versioned (DLPack >= 1.0) export can describe this tensor")
+
 // register records the export c of s, which already holds a reference,
 // and pins Go memory on the first export.
 func (s *storage) register(c unsafe.Pointer) {
@@ -66,13 +71,16 @@ func dlgenExportReleased(c unsafe.Pointer) C.int {
 }
 
 // fill writes the storage's description into dl, with shape and strides
-// stored at dims (2*ndim int64 of C memory).
+// stored at dims (2*ndim int64 of C memory). A tensor with no elements is
+// exported with NULL data and byte offset 0, as DLTensor.data's doc asks,
+// whatever backs it in Go.
 func (s *storage) fill(dl *dlpack.Tensor, dims unsafe.Pointer) {
-	dl.Data = s.data
+	if s.elements() > 0 {
+		dl.Data, dl.ByteOffset = s.data, s.byteOffset
+	}
 	dl.Device = s.device
 	dl.Ndim = int32(len(s.shape))
 	dl.Dtype = s.dtype
-	dl.ByteOffset = s.byteOffset
 	if len(s.shape) == 0 {
 		return
 	}
@@ -128,13 +136,14 @@ func (t *Tensor) ExportAndClose() (*dlpack.ManagedTensorVersioned, error) {
 
 // ExportLegacy hands the tensor to a consumer older than DLPack 1.0, as a
 // DLManagedTensor. Such consumers cannot see a read-only or padded flag,
-// so read-only handles and padded sub-byte tensors are refused.
+// so read-only handles and padded sub-byte tensors are refused with
+// ErrNeedsVersioned (and ErrReadOnly for the former).
 func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 	if t.readOnly.Load() {
-		return nil, fmt.Errorf("dltensor: a legacy DLManagedTensor has no read-only flag: %w", ErrReadOnly)
+		return nil, fmt.Errorf("dltensor: a legacy DLManagedTensor has no read-only flag (%w): %w", ErrReadOnly, ErrNeedsVersioned)
 	}
 	if t.s.padded && t.s.elementBits() < 8 {
-		return nil, errors.New("dltensor: a legacy DLManagedTensor cannot say that sub-byte elements are padded")
+		return nil, fmt.Errorf("dltensor: a legacy DLManagedTensor cannot say that sub-byte elements are padded: %w", ErrNeedsVersioned)
 	}
 	if err := t.retain(); err != nil {
 		return nil, err

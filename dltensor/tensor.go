@@ -27,12 +27,16 @@
 //     cannot say otherwise; call SetReadOnly to treat it as read-only.
 //
 // Every tensor dltensor makes passes the same validation as Import: what
-// Go exports, Import accepts.
+// Go exports, Import accepts. A tensor with no elements is exported with
+// NULL data and byte offset 0, as DLTensor.data's doc asks; Import accepts
+// any data pointer (NULL or not, with any byte offset) for one and never
+// reads through it.
 //
 // Handing tensors out: Export returns a DLManagedTensorVersioned (metadata
 // in C memory, one reference held) whose deleter is a C trampoline into
 // Go, callable from any OS thread; ExportLegacy does the same for
-// consumers older than DLPack 1.0 and refuses read-only handles. A deleter
+// consumers older than DLPack 1.0 and refuses read-only handles and padded
+// sub-byte tensors, which that format cannot describe. A deleter
 // called a second time is not passed on: it is counted (InvalidDeletes)
 // and logged (unless C's allocator has meanwhile reused the address for
 // another export, which no runtime can tell apart). ExportAndClose hands the storage over: when it was a private
@@ -52,8 +56,20 @@
 //
 // Errors can be told apart with errors.Is: ErrClosed, ErrReadOnly,
 // ErrNotContiguous, ErrElementType, ErrNotOnCPU, ErrNoBackend,
-// ErrMalformed (the producer's deleter ran) and ErrAlreadyImported (it did
-// not).
+// ErrNeedsVersioned (ExportLegacy), ErrMalformed (the producer's deleter
+// ran) and ErrAlreadyImported (it did not).
+//
+// Close is nil-safe, as are DeleteVersioned and DeleteLegacy: a deferred
+// t.Close() does nothing when the constructor returned an error.
+//
+// Exchanging through the C ABI needs cgo and a C compiler: exports live in
+// C memory and deleters are C functions. Built with CGO_ENABLED=0 (or with
+// no C compiler found) the package is its pure-Go part only: making
+// tensors, views and copies work, while Export, ExportLegacy,
+// ExportAndClose, Import, ImportLegacy, DeleteVersioned and DeleteLegacy
+// are not defined, so a program that exchanges tensors fails to build
+// rather than at run time. The layout types (generated/go/dlpack) and the
+// copy engine (devices) need no cgo either.
 //
 // Concurrency: every function and method may be called from any goroutine
 // at the same time, and deleters from any OS thread, except that a handle
@@ -195,9 +211,10 @@ func finalize(t *Tensor) {
 }
 
 // Close drops the handle's reference; the memory is released once no
-// other handle and no export holds it. Closing twice is harmless.
+// other handle and no export holds it. Closing twice, or closing a nil
+// *Tensor (what a constructor returns with its error), is harmless.
 func (t *Tensor) Close() {
-	if t.closed.CompareAndSwap(false, true) {
+	if t != nil && t.closed.CompareAndSwap(false, true) {
 		runtime.SetFinalizer(t, nil)
 		t.s.decRef()
 	}

@@ -1,13 +1,19 @@
 // Package generate is everything cmd/dlgen does, minus flag parsing: Run
 // settles one request (schema, release, languages, mode) in one place, then
 // renders the backends and writes their files, checks them against what is
-// on disk, or lists what changed between two releases.
+// on disk, lists what changed between two releases, or lists the rules that
+// judge such changes.
+//
+// A backend's error is named once, by the driver ("go backend: ..."); an
+// element of the schema a backend refuses (a *backend.Error) becomes a
+// schema.ErrorList at the element's position, as a malformed schema does.
 //
 // dlgen owns, under the output directory, the deepest directory that holds
 // all files one language writes (c/dlpack, go/dlpack, python). A file there
-// whose first line is backend.Marker but which the run would not write
-// (left from another release or version of dlgen) is removed by Write and
-// reported by Check; other files there (build products, say) are left alone.
+// whose first line is the marker of any release of dlgen but which the run
+// would not write (left from another DLPack release or version of dlgen) is
+// removed by Write and reported by Check; other files there (build
+// products, say) are left alone.
 package generate
 
 import (
@@ -20,9 +26,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
+	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/c"
@@ -61,6 +70,10 @@ type Request struct {
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
+	DiffRules  bool   // list the rules of DiffFrom instead of generating
+	// PythonPackage is the dotted name python/ gets inside the package that
+	// vendors it; "" writes top-level modules.
+	PythonPackage string
 }
 
 // UsageError is a request that cannot be carried out as asked: flags that
@@ -73,17 +86,32 @@ func usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// DriftError is a finding: -check found the output directory stale, or
-// -diff found a change that breaks code. dlgen exits 1.
+// DriftError is -check's finding: the output directory is stale. dlgen
+// exits 1.
 type DriftError struct{ msg string }
 
 func (e *DriftError) Error() string { return e.msg }
 
-// Run carries out req, printing diffs or findings to stdout. Its error is
-// a *UsageError, a schema.ErrorList, a *DriftError, or an I/O error.
+// BreakingChangeError is -diff's finding: Count ABI or API findings break
+// code written for release From under release To. dlgen exits 1.
+type BreakingChangeError struct {
+	From, To ir.Version
+	Count    int
+}
+
+func (e *BreakingChangeError) Error() string {
+	return fmt.Sprintf("%d breaking changes from %s to %s", e.Count, e.From, e.To)
+}
+
+// Run carries out req, printing diffs, findings or rules to stdout. Its
+// error is a *UsageError, a schema.ErrorList, a *DriftError, a
+// *BreakingChangeError, or an I/O error.
 func Run(req Request, stdout io.Writer) error {
 	if err := req.validate(); err != nil {
 		return err
+	}
+	if req.DiffRules {
+		return listRules(stdout)
 	}
 	s, name, err := load(req.SchemaFile)
 	if err != nil {
@@ -100,7 +128,8 @@ func Run(req Request, stdout io.Writer) error {
 		}
 		return diff(s, from, v, stdout)
 	}
-	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang)})
+	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
+		PythonPackage: req.PythonPackage})
 	if err != nil {
 		return err
 	}
@@ -129,8 +158,20 @@ func (req Request) validate() error {
 	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
 		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
 	}
-	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
+	selected, err := selectBackends("", splitList(req.Lang))
+	if err != nil {
 		return err
+	}
+	if req.DiffRules && req != (Request{DiffRules: true}) {
+		return usagef("-diff-rules lists the rules of -diff, the same for every schema and release, and combines with no other flag")
+	}
+	if req.PythonPackage != "" {
+		if err := python.CheckPackage(req.PythonPackage); err != nil {
+			return usagef("%v", err)
+		}
+		if !slices.ContainsFunc(selected, func(b backend.Backend) bool { return b.Name() == "python" }) {
+			return usagef("-python-package applies to -lang python only")
+		}
 	}
 	if req.DiffFrom == "" {
 		return nil
@@ -142,6 +183,8 @@ func (req Request) validate() error {
 		return usagef("-lang does not apply to -diff, which compares the ABI every language shares")
 	case req.Out != "":
 		return usagef("-out does not apply to -diff, which writes nothing")
+	case req.PythonPackage != "":
+		return usagef("-python-package does not apply to -diff, which writes nothing")
 	}
 	return nil
 }
@@ -206,9 +249,20 @@ func diff(s *ir.Schema, from, to ir.Version, stdout io.Writer) error {
 		}
 	}
 	if breaking > 0 {
-		return &DriftError{msg: fmt.Sprintf("%d breaking changes from %s to %s", breaking, from, to)}
+		return &BreakingChangeError{From: from, To: to, Count: breaking}
 	}
 	return nil
+}
+
+// listRules prints every rule of abidiff with its category and purpose, in
+// aligned columns under a header line.
+func listRules(stdout io.Writer) error {
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tCATEGORY\tPURPOSE")
+	for _, r := range abidiff.Rules {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.ID, r.Category, r.Purpose)
+	}
+	return w.Flush()
 }
 
 // Options says what to generate from a loaded schema.
@@ -217,6 +271,9 @@ type Options struct {
 	SchemaName string     // how generated files name the schema
 	Version    ir.Version // zero means the newest
 	Langs      []string   // empty means all
+	// PythonPackage is the Python backend's Package: the dotted name of
+	// python/ inside the package that vendors it, "" for top-level modules.
+	PythonPackage string
 }
 
 // Files renders the selected backends for the selected release, sorted by
@@ -233,9 +290,13 @@ func Files(opts Options) ([]backend.File, error) {
 	api := opts.Schema.At(v)
 	var files []backend.File
 	for _, b := range selected {
-		fs, err := b.Generate(api)
+		if py, ok := b.(python.Backend); ok {
+			py.Package = opts.PythonPackage
+			b = py
+		}
+		fs, err := render(b, api)
 		if err != nil {
-			return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+			return nil, err
 		}
 		files = append(files, fs...)
 		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
@@ -250,11 +311,26 @@ func Files(opts Options) ([]backend.File, error) {
 	return files, nil
 }
 
+// render runs b on api and names b in its error, once. An element b
+// refuses (a *backend.Error) becomes a positioned schema error.
+func render(b backend.Backend, api *ir.API) ([]backend.File, error) {
+	files, err := b.Generate(api)
+	var refused *backend.Error
+	switch {
+	case err == nil:
+		return files, nil
+	case errors.As(err, &refused):
+		return nil, schema.ErrorList{{Pos: refused.Pos, Msg: b.Name() + " backend: " + refused.Msg}}
+	default:
+		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+	}
+}
+
 // cHeader renders the C header of api, for backends that ship a copy.
 func cHeader(schemaName string, api *ir.API) ([]byte, error) {
-	fs, err := c.Backend{Schema: schemaName}.Generate(api)
+	fs, err := render(c.Backend{Schema: schemaName}, api)
 	if err != nil {
-		return nil, fmt.Errorf("c backend: %w", err)
+		return nil, err
 	}
 	for _, f := range fs {
 		if f.Path == c.Path {
@@ -417,9 +493,10 @@ func leftOvers(dir string, files []backend.File) ([]string, error) {
 }
 
 // carriesMarker reports whether the file at p starts as every file dlgen
-// writes does: a first line that is the marker, in one of the comment
-// syntaxes dlgen writes it in. A file that merely mentions the marker (a
-// user's notes, say) is not dlgen's to remove.
+// writes does: a first line that is the marker of some release of dlgen
+// (dlgen.IsMarker), in one of the comment syntaxes dlgen writes it in. A
+// file that merely mentions the marker (a user's notes, say) is not dlgen's
+// to remove.
 func carriesMarker(p string) (bool, error) {
 	f, err := os.Open(p)
 	if err != nil {
@@ -432,7 +509,7 @@ func carriesMarker(p string) (bool, error) {
 	}
 	line := strings.TrimSuffix(first.Text(), "\r")
 	for _, lead := range []string{"// ", "# ", "/* "} {
-		if line == lead+backend.Marker {
+		if marker, ok := strings.CutPrefix(line, lead); ok && dlgen.IsMarker(marker) {
 			return true, nil
 		}
 	}

@@ -4,7 +4,6 @@ package ir
 // release, every rename and retype applied, every macro's value and every
 // role settled. Backends render an API.
 type API struct {
-	Name        string
 	HeaderGuard string
 	Release     Release
 	Macros      []*Macro // each with its Value in this release
@@ -23,7 +22,7 @@ func (s *Schema) At(v Version) *API {
 	if !ok {
 		panic("ir: At called with unsupported release " + v.String())
 	}
-	api := &API{Name: s.Name, HeaderGuard: s.HeaderGuard, Release: rel}
+	api := &API{HeaderGuard: s.HeaderGuard, Release: rel}
 	for _, m := range s.Macros {
 		if m.Life.In(v) {
 			c := m.at(v)

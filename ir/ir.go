@@ -90,7 +90,6 @@ type Schema struct {
 // Release is one supported DLPack release.
 type Release struct {
 	Version Version
-	Notes   string
 	Pos     Pos
 }
 

@@ -39,7 +39,8 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 			r.errorf(vm["version"], "versions must be listed oldest first without repeats; %s follows %s", v, d.releases[len(d.releases)-1])
 		}
 		d.releases = append(d.releases, v)
-		s.Releases = append(s.Releases, ir.Release{Version: v, Notes: r.text(vm["notes"], "notes"), Pos: r.pos(vm["version"])})
+		r.text(vm["notes"], "notes") // for readers of the schema; no output carries it
+		s.Releases = append(s.Releases, ir.Release{Version: v, Pos: r.pos(vm["version"])})
 	}
 	if m["versions"] != nil && len(s.Releases) == 0 {
 		r.errorf(m["versions"], "versions must list at least one release")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine:
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind),
-# a Python venv in .venv with pinned packages (and others: MXNet, dpnp, older
-# and newer CPythons), and the Go modules.
+# a Python venv in .venv with pinned packages (and others: MXNet, pre-commit,
+# dpnp, other CPython releases), and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +45,16 @@ if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; 
   python3.11 -m venv .venv-mxnet
   .venv-mxnet/bin/pip install -q --disable-pip-version-check -r tests/requirements-mxnet.txt
   cp tests/requirements-mxnet.txt .venv-mxnet/.requirements
+fi
+
+# pre-commit from PyPI, for the test that runs the dlgen-check hook
+# (tests/dist): its own venv, so that a pin here never rebuilds .venv.
+if ! cmp -s tests/requirements-precommit.txt .venv-precommit/.requirements 2>/dev/null; then
+  echo "deps: pre-commit venv in .venv-precommit"
+  rm -rf .venv-precommit
+  python3 -m venv .venv-precommit
+  .venv-precommit/bin/pip install -q --disable-pip-version-check -r tests/requirements-precommit.txt
+  cp tests/requirements-precommit.txt .venv-precommit/.requirements
 fi
 
 # dpnp with Intel's OpenCL runtime for CPUs (about 3 GB): a real SYCL device

@@ -4,7 +4,8 @@
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
 # dltensor runtime, the copy engine, the example c-shared bridge from C under
 # sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
-# itself under -race and cgocheck2), the runtime again under cgocheck2, the
+# itself under -race and cgocheck2; the wheels of `make wheels`, installed
+# with pip, and the pre-commit hook), the runtime again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy, device tensors with
 # dpnp on a SYCL CPU device), the schema sweep, and
 # short fuzz runs that fail on any crasher.

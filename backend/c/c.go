@@ -34,11 +34,11 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	view, err := b.view(api)
 	if err != nil {
-		return nil, fmt.Errorf("c backend: %w", err)
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, view); err != nil {
-		return nil, fmt.Errorf("c backend: %w", err)
+		return nil, err
 	}
 	return []backend.File{{Path: Path, Content: buf.Bytes()}}, nil
 }

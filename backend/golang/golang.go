@@ -38,7 +38,7 @@ func (Backend) Name() string { return "go" }
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	p, err := pads(api)
 	if err != nil {
-		return nil, fmt.Errorf("go backend: %w", err)
+		return nil, err
 	}
 	g := &gen{api: api, names: names{}, pads: p}
 	main, err := g.mainFile(b.Schema)
@@ -76,7 +76,7 @@ func newFile() *jen.File {
 func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("go backend: %w", err)
+		return nil, err
 	}
 	return buf.Bytes(), nil
 }
@@ -103,7 +103,7 @@ func (g *gen) mainFile(schema string) ([]byte, error) {
 			continue
 		}
 		name := macroName(m.Name)
-		if err := g.names.claim(name, m.Name); err != nil {
+		if err := g.names.claim(name, m.Name, m.Pos); err != nil {
 			return nil, err
 		}
 		macros = append(macros, comments(doc(name+" is "+m.Name+": ", m.Doc)).Id(name).Op("=").Lit(int(m.Value)))
@@ -123,7 +123,7 @@ func (g *gen) mainFile(schema string) ([]byte, error) {
 			err = g.flagsDecl(f, d)
 		case *ir.FuncType:
 			name := typeName(d.Name)
-			if err = g.names.claim(name, d.Name); err == nil {
+			if err = g.names.claim(name, d.Name, d.Pos); err == nil {
 				f.Add(comments(doc(name+" is "+d.Name+", "+d.Sig.C("(*)")+". ", d.Doc)).Type().Id(name).Uintptr())
 			}
 		}
@@ -165,14 +165,14 @@ func (g *gen) fieldType(s *ir.Struct, fd *ir.Field) (*jen.Statement, error) {
 
 func (g *gen) structDecl(f *jen.File, s *ir.Struct) error {
 	name := typeName(s.Name)
-	if err := g.names.claim(name, s.Name); err != nil {
+	if err := g.names.claim(name, s.Name, s.Pos); err != nil {
 		return err
 	}
 	var fields []jen.Code
 	for i, fd := range s.Fields {
 		typ, err := g.fieldType(s, fd)
 		if err != nil {
-			return fmt.Errorf("%s.%s: %w", s.Name, fd.Name, err)
+			return backend.Errorf(fd.Pos, "%s.%s: %v", s.Name, fd.Name, err)
 		}
 		if _, ok := g.pads[s][i]; ok {
 			fields = append(fields, jen.Comment("C aligns the next field more than Go does on some 32-bit platforms.").Line().
@@ -186,7 +186,7 @@ func (g *gen) structDecl(f *jen.File, s *ir.Struct) error {
 
 func (g *gen) enumDecl(f *jen.File, e *ir.Enum) error {
 	name := typeName(e.Name)
-	if err := g.names.claim(name, e.Name); err != nil {
+	if err := g.names.claim(name, e.Name, e.Pos); err != nil {
 		return err
 	}
 	f.Add(comments(doc(name+" is "+e.Name+". ", e.Doc)).Type().Id(name).Id(goScalar[e.Underlying]))
@@ -194,7 +194,7 @@ func (g *gen) enumDecl(f *jen.File, e *ir.Enum) error {
 	var cases []jen.Code
 	for _, ev := range e.Values {
 		id := enumeratorName(e.Name, ev.Name)
-		if err := g.names.claim(id, ev.Name); err != nil {
+		if err := g.names.claim(id, ev.Name, ev.Pos); err != nil {
 			return err
 		}
 		defs = append(defs, comments(doc(id+" is "+ev.Name+": ", ev.Doc)).Id(id).Id(name).Op("=").Lit(int(ev.Value)))
@@ -210,14 +210,14 @@ func (g *gen) enumDecl(f *jen.File, e *ir.Enum) error {
 
 func (g *gen) flagsDecl(f *jen.File, fl *ir.Flags) error {
 	name := flagsTypeName(fl.Name)
-	if err := g.names.claim(name, fl.Name); err != nil {
+	if err := g.names.claim(name, fl.Name, fl.Pos); err != nil {
 		return err
 	}
 	f.Add(comments(doc(name+" is a set of "+fl.Name+"_* bits. ", fl.Doc)).Type().Id(name).Id(goScalar[fl.Type]))
 	var defs []jen.Code
 	for _, b := range fl.Bits {
 		id := macroName(b.Name)
-		if err := g.names.claim(id, b.Name); err != nil {
+		if err := g.names.claim(id, b.Name, b.Pos); err != nil {
 			return err
 		}
 		defs = append(defs, comments(doc(id+" is "+b.Name+": ", b.Doc)).Id(id).Id(name).Op("=").Lit(1).Op("<<").Lit(b.Bit))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/ir"
 )
 
@@ -50,7 +51,7 @@ func pads(api *ir.API) (padding, error) {
 				align = max(align, a)
 				pad := c.Fields[i].Offset - off
 				if pad < 0 {
-					return nil, fmt.Errorf("%s.%s: Go puts it %d bytes after C on %s", s.Name, f.Name, -pad, t.constraint)
+					return nil, backend.Errorf(f.Pos, "%s.%s: Go puts it %d bytes after C on %s", s.Name, f.Name, -pad, t.constraint)
 				}
 				if pad > 0 {
 					if p[s] == nil {
@@ -64,7 +65,7 @@ func pads(api *ir.API) (padding, error) {
 				off = c.Fields[i].Offset + c.Fields[i].Size
 			}
 			if ir.RoundUp(off, align) != c.Size {
-				return nil, fmt.Errorf("%s: C pads its end to %d bytes on %s, which Go cannot", s.Name, c.Size, t.constraint)
+				return nil, backend.Errorf(s.Pos, "%s: C pads its end to %d bytes on %s, which Go cannot", s.Name, c.Size, t.constraint)
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package golang
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/dlgen/dlgen/backend"
+	"github.com/dlgen/dlgen/ir"
 )
 
 // The namer: every Go identifier dlgen emits comes from these functions.
@@ -60,9 +62,10 @@ func camel(s string) string {
 // names detects two C names mapping to one Go identifier.
 type names map[string]string
 
-func (n names) claim(goName, cName string) error {
+// claim records that goName stands for cName, declared at pos.
+func (n names) claim(goName, cName string, pos ir.Pos) error {
 	if prev, ok := n[goName]; ok && prev != cName {
-		return fmt.Errorf("Go name %s would stand for both %s and %s", goName, prev, cName)
+		return backend.Errorf(pos, "Go name %s would stand for both %s and %s", goName, prev, cName)
 	}
 	n[goName] = cName
 	return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/schema"
 )
@@ -21,10 +22,15 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dlgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]\n", strings.Join(generate.Languages(), ","))
-		fmt.Fprintf(stderr, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
+	fs.Usage = func() {} // printed below, to stdout when asked for
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]\n", strings.Join(generate.Languages(), ","))
+		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
+		fmt.Fprintf(w, "       dlgen -diff-rules\n")
+		fmt.Fprintf(w, "       dlgen -version\n")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(stderr)
 	}
 	var req generate.Request
 	fs.StringVar(&req.Lang, "lang", "", "comma-separated languages to generate: "+strings.Join(generate.Languages(), ",")+" (default all)")
@@ -32,30 +38,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.SchemaFile, "schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
+	fs.StringVar(&req.PythonPackage, "python-package", "", "vendor the Python modules as the package `NAME` (yourpkg._vendor.python, with -out yourpkg/_vendor): relative cimports, an __init__.py, no top-level names")
 	fs.StringVar(&req.DiffFrom, "diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&req.DiffRules, "diff-rules", false, "write nothing; list the rules of -diff with their category and purpose")
+	showVersion := fs.Bool("version", false, "print dlgen's version and exit")
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp): // -h, -help, --help
+		usage(stdout)
+		return 0
+	case err != nil: // the flag package has said what is wrong
+		usage(stderr)
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "dlgen", version.Tag)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dlgen: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
+		usage(stderr)
 		return 2
 	}
 	err := generate.Run(req, stdout)
 	var (
-		usage      *generate.UsageError
+		usageErr   *generate.UsageError
 		drift      *generate.DriftError
+		breaking   *generate.BreakingChangeError
 		positioned schema.ErrorList
 	)
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &drift):
+	case errors.As(err, &drift), errors.As(err, &breaking):
 		fmt.Fprintln(stderr, "dlgen:", err)
 		return 1
 	case errors.As(err, &positioned):
 		fmt.Fprintln(stderr, err) // file:line:col: message, one per line
-	case errors.As(err, &usage):
+	case errors.As(err, &usageErr):
 		fmt.Fprintln(stderr, "dlgen:", err)
 		fmt.Fprintln(stderr, "run dlgen -h for usage")
 	default:

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	version "github.com/dlgen/dlgen"
+	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,6 +40,16 @@ func TestGenerateThenCheck(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "-#define DLPACK_MINOR_VERSION 3\n+#define DLPACK_MINOR_VERSION 2")
 	assert.Contains(t, stderr, "is stale")
+}
+
+func TestVersionPrintsTheRelease(t *testing.T) {
+	code, stdout, stderr := dlgen(t, "-version")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "dlgen v"+version.Version+"\n", stdout)
+	assert.Empty(t, stderr)
+	code, stdout, _ = dlgen(t, "-lang", "cobol", "-version", "-out", t.TempDir())
+	assert.Equal(t, 0, code, "-version answers whatever the other flags")
+	assert.Equal(t, "dlgen v"+version.Version+"\n", stdout)
 }
 
 func TestCheckFindsMissingFiles(t *testing.T) {
@@ -116,7 +130,7 @@ func TestUsageErrors(t *testing.T) {
 func TestDiffBetweenReleases(t *testing.T) {
 	code, stdout, _ := dlgen(t, "-diff", "1.2", "-dlpack-version", "1.3")
 	assert.Equal(t, 0, code, "1.2 to 1.3 breaks nothing")
-	assert.Contains(t, stdout, "INFO MACRO_VALUE: DLPACK_MINOR_VERSION is 3, was 2")
+	assert.Equal(t, "INFO MACRO_VALUE: DLPACK_MINOR_VERSION is 3, was 2\n", stdout)
 
 	code, stdout, _ = dlgen(t, "-diff", "0.8")
 	assert.Equal(t, 1, code, "macros removed in 1.0 break source code")
@@ -153,12 +167,36 @@ func TestCheckReportsLeftOverFiles(t *testing.T) {
 	assert.Equal(t, 0, code, stdout)
 }
 
+func TestPythonPackageIsVendoredInPlace(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-lang", "python", "-out", dir, "-python-package", "mylib._vendor.python"}
+	code, _, stderr := dlgen(t, args...)
+	require.Equal(t, 0, code, stderr)
+	init, err := os.ReadFile(filepath.Join(dir, "python", "__init__.py"))
+	require.NoError(t, err)
+	assert.Contains(t, string(init), "mylib._vendor.python")
+	code, stdout, _ := dlgen(t, append(args, "-check")...)
+	assert.Equal(t, 0, code, stdout)
+	// The same directory as top-level modules: the package's files differ.
+	code, stdout, _ = dlgen(t, "-lang", "python", "-out", dir, "-check")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "Only in "+filepath.ToSlash(filepath.Join(dir, "python"))+": __init__.py")
+	assert.Contains(t, stdout, "\n-from . cimport dlpack\n")
+	assert.Contains(t, stdout, "\n+cimport dlpack\n")
+}
+
 func TestFlagsThatDoNotCombineAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-check", "-diff", "1.2"},
 		{"-diff", "1.2", "-lang", "cobol"},
 		{"-diff", "1.2", "-lang", "c"},
 		{"-diff", "1.2", "-out", "somewhere"},
+		{"-diff", "1.2", "-python-package", "mylib._vendor.python"},
+		{"-lang", "c", "-python-package", "mylib._vendor.python"},
+		{"-python-package", "mylib._vendor"},
+		{"-python-package", "mylib..python"},
+		{"-python-package", "my-lib.python"},
+		{"-python-package", "class.python"},
 		{"-check", "-lang", "cobol"},
 		{"-lang", "c,cobol", "-dlpack-version", "9.9"},
 		{"-diff", "9.9"},
@@ -174,8 +212,9 @@ func TestFlagsThatDoNotCombineAreUsageErrors(t *testing.T) {
 // TestEveryFlagCombination runs dlgen over every combination of -lang,
 // -dlpack-version and mode, on the default schema and on one with a typo
 // in a retyped field's old type (which once loaded and then panicked):
-// each run exits 0, 1 or 2 as documented, a broken schema is always exit 2
-// with a positioned error or a usage error, and nothing panics.
+// each run exits with the status the manual gives it, a broken schema is
+// always exit 2 with a positioned error or a usage error, and nothing
+// panics.
 func TestEveryFlagCombination(t *testing.T) {
 	broken := filepath.Join(t.TempDir(), "broken.yaml")
 	src := strings.Replace(string(schema.DefaultBytes()), "retyped: {in: \"0.7\", from: int}", "retyped: {in: \"0.7\", from: ynt}", 1)
@@ -196,10 +235,9 @@ func TestEveryFlagCombination(t *testing.T) {
 						args = append(args, "-out", empty)
 					}
 					code, _, stderr := dlgen(t, args...)
-					require.Contains(t, []int{0, 1, 2}, code, "%v", args)
+					require.Equal(t, wantExit(schemaArgs != nil, lang, version, mode), code, "%v: %s", args, stderr)
 					usage := strings.Contains(stderr, "run dlgen -h for usage")
 					if schemaArgs != nil {
-						assert.Equal(t, 2, code, "%v", args)
 						assert.True(t, usage || strings.Contains(stderr, broken+":"), "%v: %s", args, stderr)
 					}
 					if code == 2 && !usage && schemaArgs == nil {
@@ -208,5 +246,83 @@ func TestEveryFlagCombination(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// wantExit is the exit status the manual gives one run of
+// TestEveryFlagCombination: 2 for a broken schema or a usage error, else
+// 1 when -check finds the empty -out stale or -diff a break, else 0.
+func wantExit(brokenSchema bool, lang, version string, mode []string) int {
+	known := func(v string) bool { return v == "" || v == "0.6" || v == "1.3" }
+	switch {
+	case brokenSchema, lang == "cobol", !known(version):
+		return 2
+	case mode[0] == "-check" && len(mode) > 1: // -check with -diff
+		return 2
+	case mode[0] == "-check":
+		return 1 // nothing under the empty -out
+	case lang != "", !known(mode[1]): // -diff with -lang, or an unknown -diff release
+		return 2
+	}
+	from, to := mode[1], version
+	if to == "" {
+		to = "1.3"
+	}
+	if from == to {
+		return 0
+	}
+	return 1 // 0.6 and 1.3 differ by macros removed in 1.0, whichever way
+}
+
+func TestHelpGoesToStdoutAndExitsZero(t *testing.T) {
+	for _, flag := range []string{"-h", "-help", "--help"} {
+		code, stdout, stderr := dlgen(t, flag)
+		assert.Equal(t, 0, code, flag)
+		assert.True(t, strings.HasPrefix(stdout, "usage: dlgen "), "%s: %q", flag, stdout)
+		assert.Contains(t, stdout, "-diff-rules", flag)
+		assert.Empty(t, stderr, flag)
+	}
+	// A mistake still gets the usage on stderr, and exit 2.
+	code, stdout, stderr := dlgen(t, "-bogus")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "flag provided but not defined: -bogus")
+	assert.Contains(t, stderr, "usage: dlgen ")
+}
+
+// TestBackendRefusalIsPositioned: a value the schema allows but a backend
+// cannot render is reported at its place in the schema, exit 2, named once
+// by the backend that refuses it.
+func TestBackendRefusalIsPositioned(t *testing.T) {
+	src := string(schema.DefaultBytes())
+	entry := "{name: kDLVulkan, value: 7,"
+	require.Contains(t, src, entry)
+	line := strings.Count(src[:strings.Index(src, entry)], "\n") + 1
+	path := filepath.Join(t.TempDir(), "negative.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(src, entry, "{name: kDLVulkan, value: -7,", 1)), 0o644))
+
+	code, stdout, stderr := dlgen(t, "-schema", path, "-out", t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Regexp(t, "^"+regexp.QuoteMeta(path)+fmt.Sprintf(":%d:\\d+: ", line)+
+		regexp.QuoteMeta("python backend: DLDeviceType.kDLVulkan = -7: the Python modules keep enum values in a 64-bit mask")+"\n$", stderr)
+
+	code, _, stderr = dlgen(t, "-schema", path, "-out", t.TempDir(), "-lang", "c,go")
+	assert.Equal(t, 0, code, "C and Go take negative enumerators: %s", stderr)
+}
+
+func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
+	code, stdout, stderr := dlgen(t, "-diff-rules")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Len(t, lines, 1+len(abidiff.Rules), stdout)
+	assert.Regexp(t, `^ID +CATEGORY +PURPOSE$`, lines[0])
+	for i, r := range abidiff.Rules {
+		assert.Regexp(t, "^"+r.ID+" +"+string(r.Category)+" +"+regexp.QuoteMeta(r.Purpose)+"$", lines[i+1])
+	}
+	for _, args := range [][]string{{"-diff-rules", "-check"}, {"-diff-rules", "-diff", "1.2"}, {"-diff-rules", "-lang", "c"}, {"-diff-rules", "-out", "x"}} {
+		code, _, stderr := dlgen(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Contains(t, stderr, "-diff-rules", "%v", args)
 	}
 }

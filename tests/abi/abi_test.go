@@ -101,13 +101,7 @@ func upstreamVersion(t *testing.T, d Declarations) ir.Version {
 func compareWithUpstream(t *testing.T, source, upstreamDir string, vendorAdded map[string][]string) {
 	s, err := schema.Default()
 	require.NoError(t, err)
-	// A copy on its own, so that no other header beside it (libc's, in
-	// /usr/include) is found instead of the compiler's freestanding ones.
-	text, err := os.ReadFile(filepath.Join(upstreamDir, "dlpack", "dlpack.h"))
-	require.NoError(t, err)
-	upstreamDir = t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(upstreamDir, "dlpack"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(upstreamDir, "dlpack", "dlpack.h"), text, 0o644))
+	upstreamDir = isolated(t, upstreamDir)
 	theirs := Declare(t, upstreamDir)
 	v := upstreamVersion(t, theirs)
 	_, ok := s.Lookup(v)

@@ -258,16 +258,19 @@ type DataType struct {
 }
 
 // Tensor is DLTensor. A view of an n-dimensional array that owns nothing. The
-// element at index (i0, ..., in-1) lies at data + byte_offset + sum(ik *
-// strides[k]) * element size. The data spans product(shape) * ceil(bits *
-// lanes / 8) bytes.
+// element at index (i0, ..., in-1) is element number sum(ik * strides[k])
+// counted from data + byte_offset, where an element takes ceil(bits * lanes /
+// 8) bytes, or bits * lanes bits for a sub-byte type that is packed (see
+// DLDataType). A compact tensor thus spans product(shape) * ceil(bits * lanes
+// / 8) bytes, or, packed, ceil(product(shape) * bits * lanes / 8).
 type Tensor struct {
 	// data: Start of the allocation: a host or device pointer, a cl_mem handle
 	// under OpenCL, opaque on some device types. The specification asks for it to
 	// be 256-byte aligned, as CUDA allocations are, with byte_offset reaching the
 	// first element; many producers (CuPy, PyTorch, TensorFlow, TVM among them)
 	// pass unaligned pointers with byte_offset 0, so a consumer must not rely on
-	// the alignment. Should be NULL when the tensor has no elements.
+	// the alignment. A producer should set it to NULL when the tensor has no
+	// elements; a consumer must accept any value then, and never read through it.
 	Data unsafe.Pointer
 	// device: Where data lives.
 	Device Device

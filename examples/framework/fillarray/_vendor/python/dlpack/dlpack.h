@@ -6,13 +6,14 @@
  * type names, struct tags, enumerators and macros, with the same layout.
  * Generated from schema/dlpack.yaml; regenerate with dlgen rather than editing.
  *
- * Layout guards: under C11 or C++11 and later, the size and field offsets
- * of every struct are checked at compile time on each data model dlgen
- * knows: 64-bit; 32-bit with 64-bit integers 4-byte aligned (i386 System V,
- * Apple armv7); 32-bit with them 8-byte aligned (x86 Windows, ARM AAPCS,
- * MIPS, PowerPC, RISC-V, wasm32, ...). A target none of the conditions
- * below identifies gets no guards. Define DLGEN_NO_LAYOUT_GUARDS before
- * including this file to skip them.
+ * Layout guards: under C11 or C++11 and later (for MSVC, whose __cplusplus
+ * stays 199711L without /Zc:__cplusplus, as _MSVC_LANG says), the size and
+ * field offsets of every struct are checked at compile time on each data
+ * model dlgen knows: 64-bit; 32-bit with 64-bit integers 4-byte aligned
+ * (i386 System V, Apple armv7); 32-bit with them 8-byte aligned (x86
+ * Windows, ARM AAPCS, MIPS, PowerPC, RISC-V, wasm32, ...). A target none
+ * of the conditions below identifies gets no guards. Define
+ * DLGEN_NO_LAYOUT_GUARDS before including this file to skip them.
  */
 #ifndef DLPACK_DLPACK_H_
 #define DLPACK_DLPACK_H_
@@ -195,8 +196,11 @@ typedef struct {
 
 /*!
  * A view of an n-dimensional array that owns nothing. The element at index
- * (i0, ..., in-1) lies at data + byte_offset + sum(ik * strides[k]) * element
- * size. The data spans product(shape) * ceil(bits * lanes / 8) bytes.
+ * (i0, ..., in-1) is element number sum(ik * strides[k]) counted from data +
+ * byte_offset, where an element takes ceil(bits * lanes / 8) bytes, or bits *
+ * lanes bits for a sub-byte type that is packed (see DLDataType). A compact
+ * tensor thus spans product(shape) * ceil(bits * lanes / 8) bytes, or, packed,
+ * ceil(product(shape) * bits * lanes / 8).
  */
 typedef struct {
   /*!
@@ -205,7 +209,9 @@ typedef struct {
    * 256-byte aligned, as CUDA allocations are, with byte_offset reaching the
    * first element; many producers (CuPy, PyTorch, TensorFlow, TVM among them)
    * pass unaligned pointers with byte_offset 0, so a consumer must not rely on
-   * the alignment. Should be NULL when the tensor has no elements.
+   * the alignment. A producer should set it to NULL when the tensor has no
+   * elements; a consumer must accept any value then, and never read through
+   * it.
    */
   void* data;
   /*! Where data lives. */
@@ -364,9 +370,16 @@ typedef struct DLPackExchangeAPI {
 } DLPackExchangeAPI;
 
 #if !defined(DLGEN_NO_LAYOUT_GUARDS) && \
-    ((defined(__cplusplus) && __cplusplus >= 201103L) || \
+    ((defined(__cplusplus) && \
+      (__cplusplus >= 201103L || (defined(_MSVC_LANG) && _MSVC_LANG >= 201103L))) || \
      (!defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L))
 #ifdef __cplusplus
+#ifdef __clang__
+/* Only C++11 and later see the guards: clang's C++98 compatibility
+ * warning about static_assert does not apply to them. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wc++98-compat"
+#endif
 #define DLGEN_LAYOUT_GUARD(cond, what) static_assert(cond, what)
 #else
 #define DLGEN_LAYOUT_GUARD(cond, what) _Static_assert(cond, what)
@@ -499,6 +512,9 @@ DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, dltensor_from_py_object_no_sync) 
 DLGEN_LAYOUT_GUARD(offsetof(DLPackExchangeAPI, current_work_stream) == 28, "offset of DLPackExchangeAPI.current_work_stream on 32-bit/int64-align-8");
 #endif
 #undef DLGEN_LAYOUT_GUARD
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 #endif
 
 #ifdef __cplusplus
