@@ -1671,7 +1671,8 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     flag; a legacy capsule carries none and imports writable, as PyTorch,
     CuPy and MXNet import it), True gives a read-only view, False refuses a
     read-only tensor."""
-    device = _placement(device)
+    if device is not None:
+        device = _placement(device)
     if type(x) is _CapsuleType:
         _check_capsule_stream(stream)
         t = _adopt(*_take(x), readonly)
