@@ -142,7 +142,7 @@ class Cuda:
     def holds(self, x):
         if self.name == "cupy":
             return sys.getrefcount(x)
-        return self.xp._C._storage_Use_Count(x.untyped_storage()._cdata)
+        return x._use_count()  # the capsule holds the tensor itself
 
     def stream(self):
         if self.name == "cupy":
