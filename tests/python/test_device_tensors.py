@@ -348,6 +348,14 @@ def test_on_copy_result_is_checked(dl, wrong, match):
         t.__dlpack__(max_version=MAX_VERSION, dl_device=(CPU, 0))
 
 
+def test_on_copy_result_refused_is_given_back(dl, producer):
+    t = dl.from_pointer(DEVICE_ADDRESS, (4,), "float32", device=(CUDA, 0),
+                        on_copy=lambda d, s: device_capsule(producer, ROCM))
+    with pytest.raises(BufferError, match="on_copy returned"):
+        t.__dlpack__(max_version=MAX_VERSION, dl_device=(CPU, 0))
+    assert producer.deleted == 1
+
+
 def test_on_copy_must_be_callable(dl):
     with pytest.raises(TypeError, match="on_copy"):
         dl.from_pointer(DEVICE_ADDRESS, (4,), "float32", device=(CUDA, 0), on_copy=5)

@@ -146,13 +146,14 @@ def _export_copy(t, on_copy, target, stream):
     c = on_copy(target, stream)
     if type(c) is not Tensor:
         c = from_dlpack(c, stream=None if type(c) is _CapsuleType else stream)
+    if _on_device(c.device, target) and c.shape == t.shape and c.dtype == t.dtype:
+        return c
+    c.close()  # not what was asked for: given back now
     if not _on_device(c.device, target):
         raise BufferError(f"on_copy returned a tensor on device {tuple(c.device)!r}, "
                           f"not {tuple(target)!r}")
-    if c.shape != t.shape or c.dtype != t.dtype:
-        raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
-                          f"not a {t.dtype.name} one of shape {t.shape!r}")
-    return c
+    raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
+                      f"not a {t.dtype.name} one of shape {t.shape!r}")
 
 
 def _readonly_import(flags, readonly):
@@ -188,9 +189,8 @@ def _check_capsule_stream(stream):
 def _request_capsule(x, copy, device, stream):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, once; on a TypeError (a producer older than max_version), once
-    more for a legacy capsule, with the stream alone. What comes back is
-    checked afterwards (_check_received): a legacy producer cannot honour
-    copy or dl_device."""
+    more for a legacy capsule, with the stream alone. from_dlpack checks
+    what comes back: a legacy producer cannot honour copy or dl_device."""
     try:
         dlpack = x.__dlpack__
     except AttributeError:
