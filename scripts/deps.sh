@@ -2,7 +2,7 @@
 # Installs everything the test suite needs on a fresh Debian machine:
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
 # OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
-# MXNet, pre-commit, other CPython releases), and the Go modules.
+# MXNet, pre-commit, dpnp, other CPython releases), and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +56,16 @@ if ! cmp -s tests/requirements-precommit.txt .venv-precommit/.requirements 2>/de
   python3 -m venv .venv-precommit
   .venv-precommit/bin/pip install -q --disable-pip-version-check -r tests/requirements-precommit.txt
   cp tests/requirements-precommit.txt .venv-precommit/.requirements
+fi
+
+# dpnp with Intel's OpenCL runtime for CPUs (about 3 GB): a real SYCL device
+# for tests/python/test_devices.py on machines without a GPU.
+if ! cmp -s tests/requirements-dpnp.txt .venv-dpnp/.requirements 2>/dev/null; then
+  echo "deps: dpnp venv in .venv-dpnp"
+  rm -rf .venv-dpnp
+  python3 -m venv .venv-dpnp
+  .venv-dpnp/bin/pip install -q --disable-pip-version-check -r tests/requirements-dpnp.txt
+  cp tests/requirements-dpnp.txt .venv-dpnp/.requirements
 fi
 
 # The other CPython releases pyenv provides, each with NumPy, Cython and

@@ -9,7 +9,8 @@
 # wheels of `make wheels`, installed with pip, and the pre-commit hook; NumPy
 # built from its sdist with dlgen's v1.0 header passing NumPy's DLPack
 # tests), the runtime and the copy engine again under cgocheck2, the
-# Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
+# Python tests (protocol, peers, the bridge from NumPy, device tensors with
+# dpnp on a SYCL CPU device), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,11 +34,17 @@ echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
+echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dpnp)"
+# The OpenCL ICD loader finds the wheel's driver through the environment
+# alone; OCL_ICD_VENDORS names the venv's vendor directory so that no
+# system-wide driver is listed beside it.
+OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.venv-dpnp/etc/OpenCL/vendors" \
+  DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
 for v in 3.10 3.12 3.13; do
-  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API"
+  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors"
   .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
-    tests/python/test_cython_api.py tests/python/test_layout_check.py
+    tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py
 done
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
 go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema

@@ -206,6 +206,7 @@ def from_dlpack(
     device: tuple[int, int] | None = ...,
     copy: bool | None = ...,
     readonly: bool | None = ...,
+    stream: Any = ...,
 ) -> Tensor: ...
 def from_managed(
     address: int, /, *, versioned: bool = ..., readonly: bool | None = ...
@@ -223,5 +224,6 @@ def from_pointer(
     owner: Any = ...,
     readonly: bool = ...,
     on_stream: Callable[[Any], None] | None = ...,
+    on_copy: Callable[[Device, Any], Any] | None = ...,
 ) -> Tensor: ...
 def from_buffer(obj: Any, /, *, readonly: bool | None = ...) -> Tensor: ...

@@ -35,6 +35,8 @@ cdef class Tensor:
     cdef void* _c_context
     cdef object _owner                   # the object that owns the memory
     cdef object _on_stream               # called by __dlpack__(stream=...)
+    cdef object _on_copy                 # called for copies this module cannot make
+    cdef tuple _stream                   # an import's stream, as a 1-tuple; None for others
     cdef void* _view                     # a Py_buffer, from from_buffer
     cdef int64_t* _dims                  # shape then strides (elements)
     cdef Py_ssize_t* _bdims              # shape then strides (bytes), for buffers
@@ -66,10 +68,14 @@ cdef Tensor tensor_from_c(void* data, int ndim, const int64_t* shape, const int6
 
 # Takes x's tensor, once, as a validated DLManagedTensorVersioned* that the
 # caller owns and must delete exactly once; no Python object is made. x is
-# any DLPack object (through its type's C exchange API when it has one) or
-# a capsule. A legacy tensor comes wrapped in a versioned one, writable
-# unless readonly is true (which also marks a versioned one read-only).
-cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=*) except NULL
+# any DLPack object (through its type's C exchange API when it has one and
+# its tensor needs no synchronisation for stream, as from_dlpack decides)
+# or a capsule (then stream must be None). stream goes to the producer as
+# from_dlpack's does. The tensor may be on any device: check
+# m.dl_tensor.device before reading its data. A legacy tensor comes wrapped
+# in a versioned one, writable unless readonly is true (which also marks a
+# versioned one read-only).
+cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=*, object stream=*) except NULL
 
 # A Tensor that owns a managed tensor (validated first; if it is refused,
 # its deleter has run).

@@ -102,7 +102,10 @@ class Producer:
         self.deleted += 1
 
     def capsule(self, *, versioned=True, major=None, minor=None, ndim=1, shape=(4,), strides=(1,),
-                code=None, bits=32, lanes=1, device_type=None, data=True, flags=0, byte_offset=0):
+                code=None, bits=32, lanes=1, device_type=None, device_id=0, data=True, flags=0,
+                byte_offset=0, address=None):
+        """A capsule of a managed tensor over 64 bytes of its own, or over
+        address (memory of a device, say, which must never be read)."""
         dl = self.dl
         storage = (ctypes.c_char * 64)()
         shape_arr = (ctypes.c_int64 * max(len(shape), 1))(*shape) if shape is not None else None
@@ -116,8 +119,9 @@ class Producer:
         else:
             mt.deleter = self._ldeleter
         t = mt.dl_tensor
-        t.data = ctypes.addressof(storage) if data else None
+        t.data = (ctypes.addressof(storage) if address is None else address) if data else None
         t.device.device_type = dl.DLDeviceType.kDLCPU if device_type is None else device_type
+        t.device.device_id = device_id
         t.ndim = ndim
         t.dtype.code = dl.DLDataTypeCode.kDLFloat if code is None else code
         t.dtype.bits, t.dtype.lanes = bits, lanes

@@ -150,10 +150,10 @@ def test_device_memory_with_a_stream_callback(dl):
     assert t.__dlpack_device__() == (2, 1)
     capsule = t.__dlpack__(stream=7, max_version=(1, 0))
     assert seen == [7] and "dltensor_versioned" in repr(capsule)
-    with pytest.raises(BufferError):
-        dl.from_dlpack(capsule, copy=False)  # the CPU cannot read it: refused, deleted once
-    with pytest.raises(BufferError):
-        t.__dlpack__(dl_device=(1, 0))  # no copy engine for devices
+    held = dl.from_dlpack(capsule, copy=False)  # held as it is, never read
+    assert (held.device, held.data_ptr, held.copied) == ((2, 1), 0x10000, False)
+    with pytest.raises(BufferError, match="on_copy"):
+        t.__dlpack__(dl_device=(1, 0))  # no copy of device memory without the owner's hook
     cpu = dl.from_pointer(64, (1,), "int8")
     with pytest.raises(ValueError, match="stream"):
         cpu.__dlpack__(stream=1)

@@ -229,7 +229,6 @@ MALFORMED = {
     "opaque dtype": dict(code=3, bits=64),
     "lanes 0": dict(lanes=0),
     "bits 0": dict(bits=0),
-    "foreign device": dict(device_type=2),
     "NULL data": dict(data=False),
 }
 
@@ -298,45 +297,3 @@ def test_memoryview_is_zero_copy(dl):
             memoryview(empty)
     assert np.asarray(empty).shape == (0, 3)
     del m
-
-
-class DeviceProducer:
-    """A producer whose tensor lives on a CUDA device; asked for
-    dl_device=(kDLCPU, 0) it hands over a host copy, if it can."""
-
-    def __init__(self, producer, host, can_copy=True):
-        self.producer, self.host, self.can_copy, self.calls = producer, host, can_copy, []
-
-    def __dlpack_device__(self):
-        return (2, 0)
-
-    def __dlpack__(self, **kwargs):
-        self.calls.append(kwargs)
-        if kwargs.get("dl_device") == (1, 0):
-            if not self.can_copy:
-                raise BufferError("no copy to the host")
-            return self.host.__dlpack__(max_version=kwargs["max_version"])
-        return self.producer.capsule(device_type=2)
-
-
-def test_device_tensor_is_copied_to_the_host_on_request(dl, producer):
-    host = np.arange(4.0)
-    x = DeviceProducer(producer, host)
-    t = dl.from_dlpack(x)
-    np.testing.assert_array_equal(np.from_dlpack(t), host)
-    assert [c.get("dl_device") for c in x.calls] == [None, (1, 0)]
-    assert producer.deleted == 1, "the device tensor was given back"
-
-
-def test_device_tensor_with_copy_false_is_refused(dl, producer):
-    x = DeviceProducer(producer, np.arange(4.0))
-    with pytest.raises(BufferError, match="cannot access"):
-        dl.from_dlpack(x, copy=False)
-    assert len(x.calls) == 1 and producer.deleted == 1
-
-
-def test_device_tensor_without_a_host_copy_is_refused(dl, producer):
-    x = DeviceProducer(producer, np.arange(4.0), can_copy=False)
-    with pytest.raises(BufferError, match="cannot copy it to the CPU"):
-        dl.from_dlpack(x)
-    assert producer.deleted == 1

@@ -53,7 +53,6 @@ _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_o
                             ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-_CapsuleType = type(_capsule_new(_NAME, _NAME, None))
 _py_object = ctypes.py_object
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
@@ -306,8 +305,8 @@ class Tensor:
     framework owns (from_pointer, from_buffer)."""
 
     __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
-                 "_lanes", "_on_stream", "_padded", "byte_offset", "copied", "readonly", "shape",
-                 "strides")
+                 "_lanes", "_on_copy", "_on_stream", "_padded", "_stream", "byte_offset", "copied",
+                 "readonly", "shape", "strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -444,12 +443,17 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
-                                         self._padded, stream, max_version, dl_device, copy)
-        if stream is not None and self._on_stream is not None:
-            self._on_stream(stream)
-        source = _private_copy(self) if copy else self
-        return _export(source, versioned, flags)
+        device = (self._dev_type, self._dev_id)
+        versioned, flags, target = _export_flags(device, self.readonly, self._padded, stream,
+                                                 max_version, dl_device, copy)
+        if target is not None:
+            return _export(_export_copy(self, self._on_copy, target, stream), versioned, flags)
+        if self._on_stream is not None:
+            if stream is not None:
+                self._on_stream(stream)
+        elif self._stream is not None:
+            _check_stream(device, stream, self._stream)
+        return _export(self, versioned, flags)
 
 
 _new_tensor = Tensor.__new__  # bound once, as above
@@ -469,6 +473,7 @@ def _adopt(address, versioned, readonly):
         major, minor, flags = DLPACK_MAJOR_VERSION, None, 0
     t = _new_tensor(Tensor)
     t._keep = _Lease((_deleters.get(deleter) or _deleter(deleter), address))
+    t._stream = _NO_STREAM
     try:
         if major != DLPACK_MAJOR_VERSION:
             raise BufferError(f"DLPack major version {major} is not supported (this module "
@@ -506,9 +511,6 @@ def _adopt(address, versioned, readonly):
             raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
             raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        if dev_type not in _HOST_ACCESSIBLE:
-            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
-                                "from the CPU")
         size = prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
@@ -517,7 +519,7 @@ def _adopt(address, versioned, readonly):
     except BaseException:
         t.close()
         raise
-    t._on_stream, t.copied = None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+    t._on_stream, t._on_copy, t.copied = None, None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
     t._padded = flags & _SUBBYTE_PADDED != 0
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
     t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
@@ -564,11 +566,12 @@ def _outer_indices(shape):
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
     if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError(f"cannot copy memory on device {t.device!r}")
+        raise BufferError(f"cannot copy memory on device {t.device!r}: this module copies only "
+                          "memory the CPU can read")
     buf = _copy_contiguous(t)
     c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._keep, c._on_stream = _Lease((None, (buf, storage))), None
+    c._keep, c._on_stream, c._on_copy, c._stream = _Lease((None, (buf, storage))), None, None, None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
     c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
@@ -637,9 +640,10 @@ _buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.
 _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 
 
-def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None):
+def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None,
+              on_copy=None):
     t = _new_tensor(Tensor)
-    t._keep, t._on_stream = lease, on_stream
+    t._keep, t._on_stream, t._on_copy, t._stream = lease, on_stream, on_copy, None
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
     t._dev_type, t._dev_id = device
@@ -680,7 +684,7 @@ def _layout(address, shape, strides, byte_offset, itemsize):
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
-                 owner=None, readonly=False, on_stream=None):
+                 owner=None, readonly=False, on_stream=None, on_copy=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
     elements (None: C-contiguous), device as (device_type, device_id).
@@ -689,16 +693,23 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     and every capsule exported from it has been deleted by its consumer, in
     either order. On a device with streams, __dlpack__(stream=s) calls
     on_stream(s) first, for the framework to make stream s wait for its
-    work; a CPU tensor refuses a stream. Arguments are checked as an import
-    is: ValueError or TypeError, and nothing is kept."""
+    work; a CPU tensor refuses a stream. An export that needs a copy this
+    module cannot make (copy=True or a dl_device off the CPU for memory the
+    CPU cannot read) calls on_copy(device, stream), which returns a Tensor, a
+    capsule or any DLPack object holding a new copy on device, ready for
+    work on stream; without on_copy, such an export is a BufferError.
+    Arguments are checked as an import is: ValueError or TypeError, and
+    nothing is kept."""
     dtype = _data_type(dtype)
     address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
                                                    dtype.itemsize)
     device = _device_arg(device)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
+    if on_copy is not None and not callable(on_copy):
+        raise TypeError("on_copy must be callable")
     return _new_view(_Lease((None, owner)), address, shape, strides, byte_offset, dtype, device,
-                     bool(readonly), on_stream)
+                     bool(readonly), on_stream, on_copy)
 
 
 def from_buffer(obj, /, *, readonly=None):
@@ -723,42 +734,54 @@ def from_buffer(obj, /, *, readonly=None):
                      bool(view.readonly) or bool(readonly))
 
 
-def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
-    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor,
+    zero-copy, on whatever device it lives: memory the CPU cannot read is
+    held and handed on, never read.
 
-    Asks for a versioned capsule and falls back to a plain call on TypeError.
-    copy=True returns a private copy; copy=False forbids one; device may only
-    be the CPU, (kDLCPU, 0). readonly=None takes the producer's word (its
-    READ_ONLY flag; a legacy capsule carries none and imports writable, as
-    PyTorch, CuPy and MXNet import it), True gives a read-only view, False
-    refuses a read-only tensor."""
+    Asks x.__dlpack__ once for a versioned capsule with the keywords given,
+    and once more for a legacy one if that raises TypeError. stream (the
+    array API's: an integer for CUDA and ROCm, a SYCL queue for oneAPI) goes
+    to the producer as it is, to make its work visible on that stream; the
+    Tensor then hands its data on to consumers on that stream only (or to
+    ones asking for no synchronisation). device=(kDLCPU, 0) asks the
+    producer for a copy on the host if it must (any other device likewise);
+    a tensor elsewhere is a BufferError. copy=True returns a copy (the
+    producer's, or a private one of memory the CPU reads); copy=False
+    forbids one. readonly=None takes the producer's word (its READ_ONLY
+    flag; a legacy capsule carries none and imports writable, as PyTorch,
+    CuPy and MXNet import it), True gives a read-only view, False refuses a
+    read-only tensor."""
     if device is not None:
-        _check_placement(device)
+        device = _placement(device)
     if type(x) is _CapsuleType:
+        _check_capsule_stream(stream)
         t = _adopt(*_take(x), readonly)
     else:
-        capsule = None
-        if copy is None and device is None:
+        dlpack = getattr(x, "__dlpack__", None)
+        if dlpack is not None and copy is None and device is None and stream is None:
             # The common request inline (_request_capsule has the full rules).
             try:
-                capsule = x.__dlpack__(max_version=_MAX_VERSION)
-            except (TypeError, AttributeError):
-                pass
-        if capsule is None:
-            capsule = _request_capsule(x, copy, device)
-        try:
-            address, versioned = _take(capsule)
-            t = _adopt(address, versioned, readonly)
-        except _Inaccessible:
-            if copy is False:
-                raise
-            t = _adopt(*_take(_request_host_copy(x, copy)), readonly)
-    if copy and not t.copied:
-        c = _private_copy(t)
-        c.readonly = bool(readonly)
+                capsule = dlpack(max_version=_MAX_VERSION)
+            except TypeError:
+                capsule = dlpack()
+        else:
+            capsule = _request_capsule(x, copy, device, stream)
+        t = _adopt(*_take(capsule), readonly)
+        if stream is not None:
+            t._stream = (stream,)
+    if device is not None and not _on_device(t.device, device):
         t.close()
-        return c
-    return t
+        raise BufferError(f"the producer gave its tensor on device {tuple(t.device)!r}, not "
+                          f"{tuple(device)!r}")
+    if not copy or t.copied:
+        return t
+    try:
+        c = _private_copy(t)
+    finally:
+        t.close()
+    c.readonly = bool(readonly)
+    return c
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):

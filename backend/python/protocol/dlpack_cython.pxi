@@ -181,6 +181,7 @@ cdef class Tensor:
             free(view)
         self._owner = None
         self._on_stream = None
+        self._on_copy = None
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
@@ -350,18 +351,23 @@ cdef class Tensor:
         cdef uint64_t bits
         self._check_open()
         if (stream is None and dl_device is None and copy is None and type(max_version) is tuple
-                and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION):
+                and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION
+                and (self._stream is None or self._stream[0] is None)):
             # The common request inline: a call to _export_flags, which has the
             # full rules, costs a third of NumPy's whole exchange.
             return PyCapsule_New(_export_versioned(self, self.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
                                                                        | _C_SUBBYTE_PADDED)),
                                  _VNAME, _capsule_destructor)
-        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
-                                         _readonly(self), _padded(self), stream, max_version, dl_device, copy)
-        if stream is not None and self._on_stream is not None:
-            self._on_stream(stream)
-        if copy:
-            source = _private_copy(self)
+        device = (self.dltensor.device.device_type, self.dltensor.device.device_id)
+        versioned, flags, target = _export_flags(device, _readonly(self), _padded(self), stream, max_version,
+                                                 dl_device, copy)
+        if target is not None:
+            source = _export_copy(self, self._on_copy, target, stream)
+        elif self._on_stream is not None:
+            if stream is not None:
+                self._on_stream(stream)
+        elif self._stream is not None:
+            _check_stream(device, stream, self._stream)
         if versioned:
             return PyCapsule_New(_export_versioned(source, flags), _VNAME, _capsule_destructor)
         return PyCapsule_New(_export_legacy(source), _NAME, _capsule_destructor)
@@ -428,22 +434,15 @@ cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except 
 
 cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
     """Validates a foreign DLTensor before anything reads its data, and
-    describes it in t."""
-    _check_import(dl, null_strides_ok)
+    describes it in t. Any device is taken, newer types included: whatever
+    reads the memory from the CPU checks that the CPU can."""
+    _check_layout(dl, null_strides_ok, BufferError)
     t.dltensor.data = dl.data
     t.dltensor.device = dl.device
     t.dltensor.dtype = dl.dtype
     t.dltensor.byte_offset = dl.byte_offset
     t._itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
     _set_dims(t, dl.ndim, dl.shape, dl.strides)
-    return 0
-
-
-cdef int _check_import(DLTensor* dl, bint null_strides_ok) except -1:
-    _check_layout(dl, null_strides_ok, BufferError)
-    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
-        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
-                            % (dl.device.device_type, dl.device.device_id))
     return 0
 
 
@@ -456,12 +455,17 @@ cdef uint64_t _import_flags(uint64_t flags, object readonly) except? 1:
     return flags
 
 
+# Tensor._stream of an import: the stream it was imported on, as a 1-tuple.
+cdef tuple _IMPORTED = _NO_STREAM
+
+
 cdef Tensor _adopt(void* address, bint versioned, object readonly):
     """Owns a managed tensor from now on; refuses it (after calling its
     deleter once) if it is malformed. readonly as in from_dlpack."""
     cdef Tensor t = _new_tensor()
     cdef DLManagedTensorVersioned* mv
     cdef DLManagedTensor* ml
+    t._stream = _IMPORTED
     try:
         if versioned:
             mv = <DLManagedTensorVersioned*>address
@@ -506,7 +510,8 @@ cdef Tensor _private_copy(Tensor t):
     cdef Py_ssize_t pos = 0
     t._check_open()
     if not _host_accessible(t.dltensor.device.device_type):
-        raise BufferError("cannot copy memory on device %r" % (t.device,))
+        raise BufferError("cannot copy memory on device %r: this module copies only memory the CPU can read"
+                          % (t.device,))
     c.dltensor.dtype = t.dltensor.dtype
     c.dltensor.device.device_type = dlpack.kDLCPU
     c.dltensor.device.device_id = 0
@@ -599,51 +604,65 @@ cdef void* _take(object capsule, bint* versioned) except NULL:
     return address
 
 
-def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
-    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor,
+    zero-copy, on whatever device it lives: memory the CPU cannot read is
+    held and handed on, never read.
 
-    Uses the producer's C exchange API when its type has one; otherwise asks
-    __dlpack__ for a versioned capsule and falls back to a plain call on
-    TypeError. copy=True returns a private copy; device may only be the CPU.
-    readonly=None takes the producer's word (its READ_ONLY flag; a legacy
-    capsule carries none and imports writable), True gives a read-only
-    view, False refuses a read-only tensor."""
+    Uses the producer's C exchange API when its type has one and the tensor
+    it gives fits the request (on the CPU with no stream, else only with
+    stream -1 or the producer's current work stream: its entry does not
+    synchronise); otherwise asks x.__dlpack__ once for a versioned capsule
+    with the keywords given, and once more for a legacy one if that raises
+    TypeError. stream (the array API's: an integer for CUDA and ROCm, a SYCL
+    queue for oneAPI) goes to the producer as it is; the Tensor then hands
+    its data on to consumers on that stream only (or to ones asking for no
+    synchronisation). device=(kDLCPU, 0) asks the producer for a copy on the
+    host if it must (any other device likewise); a tensor elsewhere is a
+    BufferError. copy=True returns a copy (the producer's, or a private one
+    of memory the CPU reads); copy=False forbids one. readonly=None takes
+    the producer's word (its READ_ONLY flag; a legacy capsule carries none
+    and imports writable), True gives a read-only view, False refuses a
+    read-only tensor."""
     cdef Tensor t
+    cdef Tensor c
     cdef void* address
     cdef bint versioned
     if device is not None:
-        _check_placement(device)
+        device = _placement(device)
     if PyCapsule_CheckExact(x):
+        _check_capsule_stream(stream)
         address = _take(x, &versioned)
         t = _adopt(address, versioned, readonly)
     else:
-        try:
-            t = _from_exchange_api(x, readonly)
-            if t is None:
-                capsule = None
-                if copy is None and device is None:
-                    # The common request inline: a call to _request_capsule costs a
-                    # third of NumPy's whole exchange. On any trouble, its full rules.
-                    try:
-                        capsule = x.__dlpack__(max_version=_MAX_VERSION)
-                    except (TypeError, AttributeError):
-                        pass
-                if capsule is None:
-                    capsule = _request_capsule(x, copy, device)
-                address = _take(capsule, &versioned)
-                t = _adopt(address, versioned, readonly)
-        except _Inaccessible:
-            if copy is False or not hasattr(x, "__dlpack__"):
-                raise
-            address = _take(_request_host_copy(x, copy), &versioned)
+        t = _from_exchange_api(x, readonly, device, copy, stream)
+        if t is None:
+            method = getattr(x, "__dlpack__", None)
+            if method is not None and copy is None and device is None and stream is None:
+                # The common request inline: a call to _request_capsule costs a
+                # third of NumPy's whole exchange.
+                try:
+                    capsule = method(max_version=_MAX_VERSION)
+                except TypeError:
+                    capsule = method()
+            else:
+                capsule = _request_capsule(x, copy, device, stream)
+            address = _take(capsule, &versioned)
             t = _adopt(address, versioned, readonly)
-    if copy and not (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
-        c = _private_copy(t)
-        if readonly:
-            c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+        if stream is not None:
+            t._stream = (stream,)
+    if device is not None and not _on_device(t.device, device):
         t._release()
-        return c
-    return t
+        raise BufferError("the producer gave its tensor on device %r, not %r" % (tuple(t.device), tuple(device)))
+    if not copy or (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
+        return t
+    try:
+        c = _private_copy(t)
+    finally:
+        t._release()
+    if readonly:
+        c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+    return c
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):

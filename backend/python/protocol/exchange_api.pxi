@@ -138,8 +138,23 @@ cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) noexcept w
 
 
 cdef int _api_current_work_stream(dlpack.DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:
-    out_current_stream[0] = NULL  # CPU only: there is no stream
-    return 0
+    """NULL on the CPU, which has no stream. A Tensor on another device is
+    ready on the stream it was imported with, which is the Tensor's, not
+    the device's: there is no current work stream to give, and a consumer
+    must take device tensors through __dlpack__(stream=...)."""
+    out_current_stream[0] = NULL
+    if device_type == dlpack.kDLCPU:
+        return 0
+    with gil:
+        return _no_current_stream(device_type, device_id)
+
+
+cdef int _no_current_stream(int device_type, int32_t device_id) noexcept:
+    cdef _Pending pending
+    _set_aside(&pending)
+    return _give_back(&pending, BufferError(
+        "dlpack_cython keeps no current work stream for device (%d, %d): take its tensors there "
+        "through __dlpack__(stream=...)" % (device_type, device_id)))
 
 
 cdef DLPackExchangeAPI _exchange_api
@@ -238,9 +253,11 @@ cdef bint _torch_would_refuse(object x, DLManagedTensorVersioned* m):
     return x.requires_grad or (code == dlpack.kDLComplex and x.is_conj())
 
 
-cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL:
+cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x, object device, object copy,
+                                                           object stream) except? NULL:
     """x's managed tensor through its type's exchange API (not validated
-    yet), or NULL where from_dlpack must ask __dlpack__ (the rules above)."""
+    yet), or NULL where from_dlpack must ask __dlpack__: the rules above,
+    and from_dlpack's keywords (_fits)."""
     cdef DLManagedTensorVersioned* out = NULL
     cdef size_t tagged = _consumer_table(type(x))
     cdef DLPackExchangeAPI* api = <DLPackExchangeAPI*>(tagged & ~_CHECK_TORCH)
@@ -258,12 +275,44 @@ cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL
             if out.deleter != NULL:
                 out.deleter(out)
             return NULL
+    if not _fits(api, out, device, copy, stream):
+        if out.deleter != NULL:
+            out.deleter(out)
+        return NULL
     return out
 
 
-cdef Tensor _from_exchange_api(object x, object readonly):
-    """x's tensor through its type's exchange API, or None if it has none."""
-    cdef DLManagedTensorVersioned* out = _managed_from_exchange_api(x)
+cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object device, object copy,
+                object stream) except -1:
+    """Whether the tensor the no-sync entry gave is what from_dlpack's
+    keywords ask for, as __dlpack__ would give it: on the device asked for,
+    one this module can copy if copy=True, and ordered for the consumer's
+    stream. The entry does not synchronise, so a tensor on a device with
+    streams fits only a consumer on the producer's current work stream, or
+    one asking for none (-1); else __dlpack__(stream=...) must make it."""
+    cdef DLDevice dev = m.dl_tensor.device
+    cdef void* current = NULL
+    if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
+        return True  # _adopt refuses it, and says why
+    if device is not None and not _on_device((dev.device_type, dev.device_id), device):
+        return False
+    if copy and not _host_accessible(dev.device_type):
+        return False
+    if dev.device_type == dlpack.kDLCPU:
+        return stream is None
+    if type(stream) is not int:
+        return False  # None: __dlpack__ synchronises as its producer takes None
+    if stream == -1:
+        return True
+    if api.current_work_stream == NULL or api.current_work_stream(dev.device_type, dev.device_id, &current) != 0:
+        PyErr_Clear()
+        return False
+    return PyLong_FromVoidPtr(current) == stream
+
+
+cdef Tensor _from_exchange_api(object x, object readonly, object device, object copy, object stream):
+    """x's tensor through its type's exchange API, or None (see above)."""
+    cdef DLManagedTensorVersioned* out = _managed_from_exchange_api(x, device, copy, stream)
     if out == NULL:
         return None
     return _adopt(out, True, readonly)

@@ -2,11 +2,12 @@
 # DLPack 1.2): from_dlpack always goes through __dlpack__.
 
 
-cdef inline DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL:
+cdef inline DLManagedTensorVersioned* _managed_from_exchange_api(object x, object device, object copy,
+                                                                  object stream) except? NULL:
     return NULL
 
 
-cdef inline Tensor _from_exchange_api(object x, object readonly):
+cdef inline Tensor _from_exchange_api(object x, object readonly, object device, object copy, object stream):
     return None
 
 

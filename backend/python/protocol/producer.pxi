@@ -95,20 +95,22 @@ cdef DLManagedTensorVersioned* _versioned_from_legacy(DLManagedTensor* legacy) e
     return m
 
 
-cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False) except NULL:
+cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False, object stream=None) except NULL:
     cdef DLManagedTensorVersioned* m = NULL
     cdef void* address
     cdef bint versioned = True
-    if not PyCapsule_CheckExact(x):
-        m = _managed_from_exchange_api(x)
+    if PyCapsule_CheckExact(x):
+        _check_capsule_stream(stream)
+    else:
+        m = _managed_from_exchange_api(x, None, None, stream)
     if m == NULL:
-        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, None, None), &versioned)
+        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, None, None, stream), &versioned)
         m = <DLManagedTensorVersioned*>address if versioned else _versioned_from_legacy(<DLManagedTensor*>address)
     try:
         if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
             raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
                               % (m.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-        _check_import(&m.dl_tensor, m.version.minor < 2)
+        _check_layout(&m.dl_tensor, m.version.minor < 2, BufferError)
     except BaseException:
         if m.deleter != NULL:
             m.deleter(m)
@@ -140,7 +142,7 @@ cdef dict _PACKED_DTYPES = {name: dt.code | dt.bits << 8 | dt.lanes << 16 for na
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
-                 readonly=False, on_stream=None):
+                 readonly=False, on_stream=None, on_copy=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
     elements (None: C-contiguous), device as (device_type, device_id).
@@ -149,8 +151,13 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     and every capsule exported from it has been deleted by its consumer, in
     either order. On a device with streams, __dlpack__(stream=s) calls
     on_stream(s) first, for the framework to make stream s wait for its
-    work; a CPU tensor refuses a stream. Arguments are checked as an import
-    is: ValueError or TypeError, and nothing is kept."""
+    work; a CPU tensor refuses a stream. An export that needs a copy this
+    module cannot make (copy=True or a dl_device off the CPU for memory the
+    CPU cannot read) calls on_copy(device, stream), which returns a Tensor, a
+    capsule or any DLPack object holding a new copy on device, ready for
+    work on stream; without on_copy, such an export is a BufferError.
+    Arguments are checked as an import is: ValueError or TypeError, and
+    nothing is kept."""
     cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
     cdef DLDataType dt
     cdef DLDevice dev
@@ -177,6 +184,8 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         raise ValueError("byte_offset %d is out of range" % byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
+    if on_copy is not None and not callable(on_copy):
+        raise TypeError("on_copy must be callable")
     try:  # out of the C type's range: a ValueError, as in dlpack_ctypes
         dev.device_type, dev.device_id = device
         _int64_dims(shape, dims, ndim, "extents")
@@ -189,6 +198,7 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     t = _new_view(data, ndim, dims, dims + ndim if strides is not None else NULL, dt, dev, offset, readonly)
     t._owner = owner
     t._on_stream = on_stream
+    t._on_copy = on_copy
     return t
 
 

@@ -2,8 +2,12 @@
 # generated modules: dlgen places this code in dlpack_ctypes.py and in
 # dlpack_cython.pyx (which Cython compiles), after the generated declarations
 # it uses (DLDeviceType, DLPACK_MAJOR_VERSION, the flag constants, and
-# _SUBBYTE_PADDED: the padded flag, or 0 in releases without it). Its import
-# lines join the module's import block; the rest is copied verbatim.
+# _SUBBYTE_PADDED: the padded flag, or 0 in releases without it), and calls
+# the module's own Tensor, from_dlpack and _private_copy, defined after it.
+# Its import lines join the module's import block; the rest is copied
+# verbatim.
+import datetime
+import operator
 from typing import NamedTuple
 
 __all__ += ["DataType", "Device"]
@@ -35,14 +39,22 @@ class Device(NamedTuple):
     device_id: int
 
 
-class _Inaccessible(BufferError):
-    """The tensor lives where the CPU cannot read it."""
-
-
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)
-# Devices whose memory the CPU can read directly.
+# Devices whose memory the CPU can read directly. A tensor on any other
+# device type, of this release or a newer one, is held and handed on: its
+# data is never read.
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+# The stream stream=None stands for where the array API's streams are
+# integers: CUDA's legacy default stream (1), ROCm's default stream (0).
+# Elsewhere None asks for no synchronisation (oneAPI, whose streams are SYCL
+# queues) or is the only stream there is.
+_DEFAULT_STREAM = {int(DLDeviceType.kDLCUDA): 1, int(DLDeviceType.kDLCUDAHost): 1,
+                   int(DLDeviceType.kDLCUDAManaged): 1, int(DLDeviceType.kDLROCM): 0,
+                   int(DLDeviceType.kDLROCMHost): 0}
+# An import's stream as Tensor._stream keeps it, when the consumer gave none.
+# Tensors over memory a framework owns keep None there.
+_NO_STREAM = (None,)
 _MAX_NDIM = 64
 # np.asarray(t) and memoryview(t) on an element type that neither the buffer
 # protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
@@ -51,6 +63,7 @@ _MAX_NDIM = 64
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
               "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+_CapsuleType = type(datetime.datetime_CAPI)  # PyCapsule, which Python does not name
 
 
 def _nbytes(size, bits, lanes, padded):
@@ -66,18 +79,23 @@ def _nbytes(size, bits, lanes, padded):
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
-    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0,
-    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
-    for devices that have streams; the tensor's on_stream callback, if any,
-    honours it."""
-    if stream is not None and device[0] in _HOST_ACCESSIBLE:
-        raise ValueError("stream must be None for a CPU tensor")
+    (versioned, flags, target) of the capsule to make. target is None to
+    export the tensor as it is, else the Device a copy must be made on (for
+    copy=True, or a dl_device the tensor cannot be handed to as it is);
+    flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
+    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
+    streams: a stream for a capsule on the CPU is a ValueError."""
+    target = device
     if dl_device is not None:
-        if type(dl_device) is not tuple or len(dl_device) != 2:
+        if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
-        if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
-            raise BufferError(f"cannot export to device {dl_device!r}")
+        target = Device(*dl_device)
+    if stream is not None and target[0] == _CPU[0]:
+        raise ValueError("stream must be None for a CPU tensor")
+    here = target == device or (target == _CPU and device[0] in _HOST_ACCESSIBLE)
+    if not here and copy is False:
+        raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
+                          f"{tuple(target)!r} without a copy, and copy=False was asked")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -86,9 +104,56 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
                           "which has no flag to say so")
     flags = _SUBBYTE_PADDED if padded else 0
-    if copy:
-        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+    if copy or not here:
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED, target
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0), None
+
+
+def _check_stream(device, stream, imported):
+    """Before an imported tensor is handed on to a consumer on stream: its
+    data is ready for work on the stream it was imported with (the 1-tuple
+    imported), and this module has no device runtime to make another stream
+    wait for that one. So the consumer's stream must be the same, or ask for
+    no synchronisation (-1; None where None means none); else BufferError,
+    never a silent race."""
+    if device[0] == _CPU[0] or (type(stream) is int and stream == -1):
+        return
+    default = _DEFAULT_STREAM.get(device[0])
+    if stream is None and default is None:
+        return
+    want = default if stream is None else stream
+    have = default if imported[0] is None else imported[0]
+    if want is have or (type(want) is type(have) and want == have):
+        return
+    raise BufferError(f"the tensor on device {tuple(device)!r} was imported on stream {have!r}, "
+                      f"and a consumer on stream {want!r} would race with its producer's work: "
+                      f"import it with from_dlpack(x, stream={want!r}), or synchronise and "
+                      "pass stream=-1")
+
+
+def _export_copy(t, on_copy, target, stream):
+    """The copy of Tensor t on target that an export needs (copy=True, or a
+    dl_device elsewhere): made here from memory the CPU reads, onto the CPU
+    or t's own device; else by the owner's on_copy hook (from_pointer), which
+    on_copy(target, stream) calls for a Tensor, a capsule or any DLPack
+    object holding a new copy on target, ready for work on stream."""
+    if t.device[0] in _HOST_ACCESSIBLE and (target == _CPU or target == t.device):
+        return _private_copy(t)
+    if on_copy is None:
+        raise BufferError(f"cannot copy a tensor on device {tuple(t.device)!r} to device "
+                          f"{tuple(target)!r}: this module copies only memory the CPU can read, "
+                          "and the tensor's owner gave from_pointer no on_copy")
+    c = on_copy(target, stream)
+    if type(c) is not Tensor:
+        c = from_dlpack(c, stream=None if type(c) is _CapsuleType else stream)
+    if _on_device(c.device, target) and c.shape == t.shape and c.dtype == t.dtype:
+        return c
+    c.close()  # not what was asked for: given back now
+    if not _on_device(c.device, target):
+        raise BufferError(f"on_copy returned a tensor on device {tuple(c.device)!r}, "
+                          f"not {tuple(target)!r}")
+    raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
+                      f"not a {t.dtype.name} one of shape {t.shape!r}")
 
 
 def _readonly_import(flags, readonly):
@@ -104,43 +169,56 @@ def _readonly_import(flags, readonly):
     return False
 
 
-def _check_placement(device):
-    """from_dlpack(device=...) may only name the CPU."""
-    if device is not None and tuple(device) != _CPU:
-        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
+def _placement(device):
+    """from_dlpack's device argument: None, or (device_type, device_id) of
+    any device type, newer ones included."""
+    if device is None:
+        return None
+    if not isinstance(device, tuple) or len(device) != 2:
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
+    return Device(operator.index(device[0]), operator.index(device[1]))
 
 
-def _request_capsule(x, copy, device):
+def _check_capsule_stream(stream):
+    """A stream goes to a producer; a capsule has been made already."""
+    if stream is not None:
+        raise ValueError("a stream cannot go with a capsule, whose producer has made it already: "
+                         "pass the producer's object")
+
+
+def _request_capsule(x, copy, device, stream):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
-    keywords, and for a plain one from producers that do not know them."""
+    keywords, once; on a TypeError (a producer older than max_version), once
+    more for a legacy capsule, with the stream alone. from_dlpack checks
+    what comes back: a legacy producer cannot honour copy or dl_device."""
     try:
         dlpack = x.__dlpack__
     except AttributeError:
         raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
-    try:
-        if copy is None and device is None:
-            return dlpack(max_version=_MAX_VERSION)
-        kwargs = {"max_version": _MAX_VERSION}
-        if copy is not None:
-            kwargs["copy"] = copy
-        if device is not None:
-            kwargs["dl_device"] = tuple(device)
-        return dlpack(**kwargs)
-    except TypeError:
-        return dlpack()
-
-
-def _request_host_copy(x, copy):
-    """Asks x's producer for its tensor on the CPU (the array API's
-    dl_device): the tensor it gave first lives where the CPU cannot read."""
-    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    kwargs = {"max_version": _MAX_VERSION}
+    if stream is not None:
+        kwargs["stream"] = stream
     if copy is not None:
         kwargs["copy"] = copy
+    if device is not None:
+        kwargs["dl_device"] = tuple(device)
     try:
-        return x.__dlpack__(**kwargs)
-    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
-        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          f"cannot copy it to the CPU: {e}") from e
+        try:
+            return dlpack(**kwargs)
+        except TypeError:
+            pass
+        return dlpack() if stream is None else dlpack(stream=stream)
+    except (BufferError, ValueError, NotImplementedError) as e:
+        if device is None:
+            raise
+        raise BufferError(f"the producer cannot give its tensor on device {tuple(device)!r}: "
+                          f"{e}") from e
+
+
+def _on_device(have, want):
+    """Whether a tensor on device have is what from_dlpack(device=want)
+    asked for: that device, or memory the CPU reads when the CPU was asked."""
+    return have == want or (want == _CPU and have[0] in _HOST_ACCESSIBLE)
 
 
 def _request_managed(x, versioned):

@@ -35,6 +35,7 @@ Cython module frees at once.
 """
 
 import ctypes
+import datetime
 import enum
 import gc
 import operator
@@ -643,14 +644,22 @@ class Device(NamedTuple):
     device_id: int
 
 
-class _Inaccessible(BufferError):
-    """The tensor lives where the CPU cannot read it."""
-
-
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)
-# Devices whose memory the CPU can read directly.
+# Devices whose memory the CPU can read directly. A tensor on any other
+# device type, of this release or a newer one, is held and handed on: its
+# data is never read.
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+# The stream stream=None stands for where the array API's streams are
+# integers: CUDA's legacy default stream (1), ROCm's default stream (0).
+# Elsewhere None asks for no synchronisation (oneAPI, whose streams are SYCL
+# queues) or is the only stream there is.
+_DEFAULT_STREAM = {int(DLDeviceType.kDLCUDA): 1, int(DLDeviceType.kDLCUDAHost): 1,
+                   int(DLDeviceType.kDLCUDAManaged): 1, int(DLDeviceType.kDLROCM): 0,
+                   int(DLDeviceType.kDLROCMHost): 0}
+# An import's stream as Tensor._stream keeps it, when the consumer gave none.
+# Tensors over memory a framework owns keep None there.
+_NO_STREAM = (None,)
 _MAX_NDIM = 64
 # np.asarray(t) and memoryview(t) on an element type that neither the buffer
 # protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
@@ -659,6 +668,7 @@ _MAX_NDIM = 64
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
               "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+_CapsuleType = type(datetime.datetime_CAPI)  # PyCapsule, which Python does not name
 
 
 def _nbytes(size, bits, lanes, padded):
@@ -674,18 +684,23 @@ def _nbytes(size, bits, lanes, padded):
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
-    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0,
-    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
-    for devices that have streams; the tensor's on_stream callback, if any,
-    honours it."""
-    if stream is not None and device[0] in _HOST_ACCESSIBLE:
-        raise ValueError("stream must be None for a CPU tensor")
+    (versioned, flags, target) of the capsule to make. target is None to
+    export the tensor as it is, else the Device a copy must be made on (for
+    copy=True, or a dl_device the tensor cannot be handed to as it is);
+    flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
+    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
+    streams: a stream for a capsule on the CPU is a ValueError."""
+    target = device
     if dl_device is not None:
-        if type(dl_device) is not tuple or len(dl_device) != 2:
+        if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
-        if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
-            raise BufferError(f"cannot export to device {dl_device!r}")
+        target = Device(*dl_device)
+    if stream is not None and target[0] == _CPU[0]:
+        raise ValueError("stream must be None for a CPU tensor")
+    here = target == device or (target == _CPU and device[0] in _HOST_ACCESSIBLE)
+    if not here and copy is False:
+        raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
+                          f"{tuple(target)!r} without a copy, and copy=False was asked")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -694,9 +709,56 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
                           "which has no flag to say so")
     flags = _SUBBYTE_PADDED if padded else 0
-    if copy:
-        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+    if copy or not here:
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED, target
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0), None
+
+
+def _check_stream(device, stream, imported):
+    """Before an imported tensor is handed on to a consumer on stream: its
+    data is ready for work on the stream it was imported with (the 1-tuple
+    imported), and this module has no device runtime to make another stream
+    wait for that one. So the consumer's stream must be the same, or ask for
+    no synchronisation (-1; None where None means none); else BufferError,
+    never a silent race."""
+    if device[0] == _CPU[0] or (type(stream) is int and stream == -1):
+        return
+    default = _DEFAULT_STREAM.get(device[0])
+    if stream is None and default is None:
+        return
+    want = default if stream is None else stream
+    have = default if imported[0] is None else imported[0]
+    if want is have or (type(want) is type(have) and want == have):
+        return
+    raise BufferError(f"the tensor on device {tuple(device)!r} was imported on stream {have!r}, "
+                      f"and a consumer on stream {want!r} would race with its producer's work: "
+                      f"import it with from_dlpack(x, stream={want!r}), or synchronise and "
+                      "pass stream=-1")
+
+
+def _export_copy(t, on_copy, target, stream):
+    """The copy of Tensor t on target that an export needs (copy=True, or a
+    dl_device elsewhere): made here from memory the CPU reads, onto the CPU
+    or t's own device; else by the owner's on_copy hook (from_pointer), which
+    on_copy(target, stream) calls for a Tensor, a capsule or any DLPack
+    object holding a new copy on target, ready for work on stream."""
+    if t.device[0] in _HOST_ACCESSIBLE and (target == _CPU or target == t.device):
+        return _private_copy(t)
+    if on_copy is None:
+        raise BufferError(f"cannot copy a tensor on device {tuple(t.device)!r} to device "
+                          f"{tuple(target)!r}: this module copies only memory the CPU can read, "
+                          "and the tensor's owner gave from_pointer no on_copy")
+    c = on_copy(target, stream)
+    if type(c) is not Tensor:
+        c = from_dlpack(c, stream=None if type(c) is _CapsuleType else stream)
+    if _on_device(c.device, target) and c.shape == t.shape and c.dtype == t.dtype:
+        return c
+    c.close()  # not what was asked for: given back now
+    if not _on_device(c.device, target):
+        raise BufferError(f"on_copy returned a tensor on device {tuple(c.device)!r}, "
+                          f"not {tuple(target)!r}")
+    raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
+                      f"not a {t.dtype.name} one of shape {t.shape!r}")
 
 
 def _readonly_import(flags, readonly):
@@ -712,43 +774,56 @@ def _readonly_import(flags, readonly):
     return False
 
 
-def _check_placement(device):
-    """from_dlpack(device=...) may only name the CPU."""
-    if device is not None and tuple(device) != _CPU:
-        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
+def _placement(device):
+    """from_dlpack's device argument: None, or (device_type, device_id) of
+    any device type, newer ones included."""
+    if device is None:
+        return None
+    if not isinstance(device, tuple) or len(device) != 2:
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
+    return Device(operator.index(device[0]), operator.index(device[1]))
 
 
-def _request_capsule(x, copy, device):
+def _check_capsule_stream(stream):
+    """A stream goes to a producer; a capsule has been made already."""
+    if stream is not None:
+        raise ValueError("a stream cannot go with a capsule, whose producer has made it already: "
+                         "pass the producer's object")
+
+
+def _request_capsule(x, copy, device, stream):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
-    keywords, and for a plain one from producers that do not know them."""
+    keywords, once; on a TypeError (a producer older than max_version), once
+    more for a legacy capsule, with the stream alone. from_dlpack checks
+    what comes back: a legacy producer cannot honour copy or dl_device."""
     try:
         dlpack = x.__dlpack__
     except AttributeError:
         raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
-    try:
-        if copy is None and device is None:
-            return dlpack(max_version=_MAX_VERSION)
-        kwargs = {"max_version": _MAX_VERSION}
-        if copy is not None:
-            kwargs["copy"] = copy
-        if device is not None:
-            kwargs["dl_device"] = tuple(device)
-        return dlpack(**kwargs)
-    except TypeError:
-        return dlpack()
-
-
-def _request_host_copy(x, copy):
-    """Asks x's producer for its tensor on the CPU (the array API's
-    dl_device): the tensor it gave first lives where the CPU cannot read."""
-    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    kwargs = {"max_version": _MAX_VERSION}
+    if stream is not None:
+        kwargs["stream"] = stream
     if copy is not None:
         kwargs["copy"] = copy
+    if device is not None:
+        kwargs["dl_device"] = tuple(device)
     try:
-        return x.__dlpack__(**kwargs)
-    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
-        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          f"cannot copy it to the CPU: {e}") from e
+        try:
+            return dlpack(**kwargs)
+        except TypeError:
+            pass
+        return dlpack() if stream is None else dlpack(stream=stream)
+    except (BufferError, ValueError, NotImplementedError) as e:
+        if device is None:
+            raise
+        raise BufferError(f"the producer cannot give its tensor on device {tuple(device)!r}: "
+                          f"{e}") from e
+
+
+def _on_device(have, want):
+    """Whether a tensor on device have is what from_dlpack(device=want)
+    asked for: that device, or memory the CPU reads when the CPU was asked."""
+    return have == want or (want == _CPU and have[0] in _HOST_ACCESSIBLE)
 
 
 def _request_managed(x, versioned):
@@ -897,7 +972,6 @@ _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_o
                             ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-_CapsuleType = type(_capsule_new(_NAME, _NAME, None))
 _py_object = ctypes.py_object
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
@@ -1150,8 +1224,8 @@ class Tensor:
     framework owns (from_pointer, from_buffer)."""
 
     __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
-                 "_lanes", "_on_stream", "_padded", "byte_offset", "copied", "readonly", "shape",
-                 "strides")
+                 "_lanes", "_on_copy", "_on_stream", "_padded", "_stream", "byte_offset", "copied",
+                 "readonly", "shape", "strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -1288,12 +1362,17 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        versioned, flags = _export_flags((self._dev_type, self._dev_id), self.readonly,
-                                         self._padded, stream, max_version, dl_device, copy)
-        if stream is not None and self._on_stream is not None:
-            self._on_stream(stream)
-        source = _private_copy(self) if copy else self
-        return _export(source, versioned, flags)
+        device = (self._dev_type, self._dev_id)
+        versioned, flags, target = _export_flags(device, self.readonly, self._padded, stream,
+                                                 max_version, dl_device, copy)
+        if target is not None:
+            return _export(_export_copy(self, self._on_copy, target, stream), versioned, flags)
+        if self._on_stream is not None:
+            if stream is not None:
+                self._on_stream(stream)
+        elif self._stream is not None:
+            _check_stream(device, stream, self._stream)
+        return _export(self, versioned, flags)
 
 
 _new_tensor = Tensor.__new__  # bound once, as above
@@ -1313,6 +1392,7 @@ def _adopt(address, versioned, readonly):
         major, minor, flags = DLPACK_MAJOR_VERSION, None, 0
     t = _new_tensor(Tensor)
     t._keep = _Lease((_deleters.get(deleter) or _deleter(deleter), address))
+    t._stream = _NO_STREAM
     try:
         if major != DLPACK_MAJOR_VERSION:
             raise BufferError(f"DLPack major version {major} is not supported (this module "
@@ -1350,9 +1430,6 @@ def _adopt(address, versioned, readonly):
             raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
             raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        if dev_type not in _HOST_ACCESSIBLE:
-            raise _Inaccessible(f"cannot access memory on device ({dev_type}, {dev_id}) "
-                                "from the CPU")
         size = prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
@@ -1361,7 +1438,7 @@ def _adopt(address, versioned, readonly):
     except BaseException:
         t.close()
         raise
-    t._on_stream, t.copied = None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+    t._on_stream, t._on_copy, t.copied = None, None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
     t._padded = flags & _SUBBYTE_PADDED != 0
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
     t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
@@ -1408,11 +1485,12 @@ def _outer_indices(shape):
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
     if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError(f"cannot copy memory on device {t.device!r}")
+        raise BufferError(f"cannot copy memory on device {t.device!r}: this module copies only "
+                          "memory the CPU can read")
     buf = _copy_contiguous(t)
     c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._keep, c._on_stream = _Lease((None, (buf, storage))), None
+    c._keep, c._on_stream, c._on_copy, c._stream = _Lease((None, (buf, storage))), None, None, None
     c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
     c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
     c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
@@ -1481,9 +1559,10 @@ _buffer_get = _api("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.
 _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 
 
-def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None):
+def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None,
+              on_copy=None):
     t = _new_tensor(Tensor)
-    t._keep, t._on_stream = lease, on_stream
+    t._keep, t._on_stream, t._on_copy, t._stream = lease, on_stream, on_copy, None
     t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
     t._dev_type, t._dev_id = device
@@ -1524,7 +1603,7 @@ def _layout(address, shape, strides, byte_offset, itemsize):
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
-                 owner=None, readonly=False, on_stream=None):
+                 owner=None, readonly=False, on_stream=None, on_copy=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
     elements (None: C-contiguous), device as (device_type, device_id).
@@ -1533,16 +1612,23 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     and every capsule exported from it has been deleted by its consumer, in
     either order. On a device with streams, __dlpack__(stream=s) calls
     on_stream(s) first, for the framework to make stream s wait for its
-    work; a CPU tensor refuses a stream. Arguments are checked as an import
-    is: ValueError or TypeError, and nothing is kept."""
+    work; a CPU tensor refuses a stream. An export that needs a copy this
+    module cannot make (copy=True or a dl_device off the CPU for memory the
+    CPU cannot read) calls on_copy(device, stream), which returns a Tensor, a
+    capsule or any DLPack object holding a new copy on device, ready for
+    work on stream; without on_copy, such an export is a BufferError.
+    Arguments are checked as an import is: ValueError or TypeError, and
+    nothing is kept."""
     dtype = _data_type(dtype)
     address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
                                                    dtype.itemsize)
     device = _device_arg(device)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
+    if on_copy is not None and not callable(on_copy):
+        raise TypeError("on_copy must be callable")
     return _new_view(_Lease((None, owner)), address, shape, strides, byte_offset, dtype, device,
-                     bool(readonly), on_stream)
+                     bool(readonly), on_stream, on_copy)
 
 
 def from_buffer(obj, /, *, readonly=None):
@@ -1567,42 +1653,54 @@ def from_buffer(obj, /, *, readonly=None):
                      bool(view.readonly) or bool(readonly))
 
 
-def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
-    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor,
+    zero-copy, on whatever device it lives: memory the CPU cannot read is
+    held and handed on, never read.
 
-    Asks for a versioned capsule and falls back to a plain call on TypeError.
-    copy=True returns a private copy; copy=False forbids one; device may only
-    be the CPU, (kDLCPU, 0). readonly=None takes the producer's word (its
-    READ_ONLY flag; a legacy capsule carries none and imports writable, as
-    PyTorch, CuPy and MXNet import it), True gives a read-only view, False
-    refuses a read-only tensor."""
+    Asks x.__dlpack__ once for a versioned capsule with the keywords given,
+    and once more for a legacy one if that raises TypeError. stream (the
+    array API's: an integer for CUDA and ROCm, a SYCL queue for oneAPI) goes
+    to the producer as it is, to make its work visible on that stream; the
+    Tensor then hands its data on to consumers on that stream only (or to
+    ones asking for no synchronisation). device=(kDLCPU, 0) asks the
+    producer for a copy on the host if it must (any other device likewise);
+    a tensor elsewhere is a BufferError. copy=True returns a copy (the
+    producer's, or a private one of memory the CPU reads); copy=False
+    forbids one. readonly=None takes the producer's word (its READ_ONLY
+    flag; a legacy capsule carries none and imports writable, as PyTorch,
+    CuPy and MXNet import it), True gives a read-only view, False refuses a
+    read-only tensor."""
     if device is not None:
-        _check_placement(device)
+        device = _placement(device)
     if type(x) is _CapsuleType:
+        _check_capsule_stream(stream)
         t = _adopt(*_take(x), readonly)
     else:
-        capsule = None
-        if copy is None and device is None:
+        dlpack = getattr(x, "__dlpack__", None)
+        if dlpack is not None and copy is None and device is None and stream is None:
             # The common request inline (_request_capsule has the full rules).
             try:
-                capsule = x.__dlpack__(max_version=_MAX_VERSION)
-            except (TypeError, AttributeError):
-                pass
-        if capsule is None:
-            capsule = _request_capsule(x, copy, device)
-        try:
-            address, versioned = _take(capsule)
-            t = _adopt(address, versioned, readonly)
-        except _Inaccessible:
-            if copy is False:
-                raise
-            t = _adopt(*_take(_request_host_copy(x, copy)), readonly)
-    if copy and not t.copied:
-        c = _private_copy(t)
-        c.readonly = bool(readonly)
+                capsule = dlpack(max_version=_MAX_VERSION)
+            except TypeError:
+                capsule = dlpack()
+        else:
+            capsule = _request_capsule(x, copy, device, stream)
+        t = _adopt(*_take(capsule), readonly)
+        if stream is not None:
+            t._stream = (stream,)
+    if device is not None and not _on_device(t.device, device):
         t.close()
-        return c
-    return t
+        raise BufferError(f"the producer gave its tensor on device {tuple(t.device)!r}, not "
+                          f"{tuple(device)!r}")
+    if not copy or t.copied:
+        return t
+    try:
+        c = _private_copy(t)
+    finally:
+        t.close()
+    c.readonly = bool(readonly)
+    return c
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):

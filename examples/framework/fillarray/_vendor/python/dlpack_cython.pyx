@@ -61,6 +61,7 @@ from cpython.ref cimport PyObject, Py_DECREF, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
+import datetime
 import enum
 import operator
 import re
@@ -285,14 +286,22 @@ class Device(NamedTuple):
     device_id: int
 
 
-class _Inaccessible(BufferError):
-    """The tensor lives where the CPU cannot read it."""
-
-
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)
-# Devices whose memory the CPU can read directly.
+# Devices whose memory the CPU can read directly. A tensor on any other
+# device type, of this release or a newer one, is held and handed on: its
+# data is never read.
 _HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
                               int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
+# The stream stream=None stands for where the array API's streams are
+# integers: CUDA's legacy default stream (1), ROCm's default stream (0).
+# Elsewhere None asks for no synchronisation (oneAPI, whose streams are SYCL
+# queues) or is the only stream there is.
+_DEFAULT_STREAM = {int(DLDeviceType.kDLCUDA): 1, int(DLDeviceType.kDLCUDAHost): 1,
+                   int(DLDeviceType.kDLCUDAManaged): 1, int(DLDeviceType.kDLROCM): 0,
+                   int(DLDeviceType.kDLROCMHost): 0}
+# An import's stream as Tensor._stream keeps it, when the consumer gave none.
+# Tensors over memory a framework owns keep None there.
+_NO_STREAM = (None,)
 _MAX_NDIM = 64
 # np.asarray(t) and memoryview(t) on an element type that neither the buffer
 # protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
@@ -301,6 +310,7 @@ _MAX_NDIM = 64
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
               "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
 _MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+_CapsuleType = type(datetime.datetime_CAPI)  # PyCapsule, which Python does not name
 
 
 def _nbytes(size, bits, lanes, padded):
@@ -316,18 +326,23 @@ def _nbytes(size, bits, lanes, padded):
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
-    (versioned, flags) of the capsule to make. flags is IS_COPIED when a
-    private copy must be exported, READ_ONLY for read-only data, else 0,
-    plus IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream is
-    for devices that have streams; the tensor's on_stream callback, if any,
-    honours it."""
-    if stream is not None and device[0] in _HOST_ACCESSIBLE:
-        raise ValueError("stream must be None for a CPU tensor")
+    (versioned, flags, target) of the capsule to make. target is None to
+    export the tensor as it is, else the Device a copy must be made on (for
+    copy=True, or a dl_device the tensor cannot be handed to as it is);
+    flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
+    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
+    streams: a stream for a capsule on the CPU is a ValueError."""
+    target = device
     if dl_device is not None:
-        if type(dl_device) is not tuple or len(dl_device) != 2:
+        if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
-        if dl_device != device and (dl_device != _CPU or device[0] not in _HOST_ACCESSIBLE):
-            raise BufferError(f"cannot export to device {dl_device!r}")
+        target = Device(*dl_device)
+    if stream is not None and target[0] == _CPU[0]:
+        raise ValueError("stream must be None for a CPU tensor")
+    here = target == device or (target == _CPU and device[0] in _HOST_ACCESSIBLE)
+    if not here and copy is False:
+        raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
+                          f"{tuple(target)!r} without a copy, and copy=False was asked")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
         raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
@@ -336,9 +351,56 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
                           "which has no flag to say so")
     flags = _SUBBYTE_PADDED if padded else 0
-    if copy:
-        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED
-    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0)
+    if copy or not here:
+        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED, target
+    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0), None
+
+
+def _check_stream(device, stream, imported):
+    """Before an imported tensor is handed on to a consumer on stream: its
+    data is ready for work on the stream it was imported with (the 1-tuple
+    imported), and this module has no device runtime to make another stream
+    wait for that one. So the consumer's stream must be the same, or ask for
+    no synchronisation (-1; None where None means none); else BufferError,
+    never a silent race."""
+    if device[0] == _CPU[0] or (type(stream) is int and stream == -1):
+        return
+    default = _DEFAULT_STREAM.get(device[0])
+    if stream is None and default is None:
+        return
+    want = default if stream is None else stream
+    have = default if imported[0] is None else imported[0]
+    if want is have or (type(want) is type(have) and want == have):
+        return
+    raise BufferError(f"the tensor on device {tuple(device)!r} was imported on stream {have!r}, "
+                      f"and a consumer on stream {want!r} would race with its producer's work: "
+                      f"import it with from_dlpack(x, stream={want!r}), or synchronise and "
+                      "pass stream=-1")
+
+
+def _export_copy(t, on_copy, target, stream):
+    """The copy of Tensor t on target that an export needs (copy=True, or a
+    dl_device elsewhere): made here from memory the CPU reads, onto the CPU
+    or t's own device; else by the owner's on_copy hook (from_pointer), which
+    on_copy(target, stream) calls for a Tensor, a capsule or any DLPack
+    object holding a new copy on target, ready for work on stream."""
+    if t.device[0] in _HOST_ACCESSIBLE and (target == _CPU or target == t.device):
+        return _private_copy(t)
+    if on_copy is None:
+        raise BufferError(f"cannot copy a tensor on device {tuple(t.device)!r} to device "
+                          f"{tuple(target)!r}: this module copies only memory the CPU can read, "
+                          "and the tensor's owner gave from_pointer no on_copy")
+    c = on_copy(target, stream)
+    if type(c) is not Tensor:
+        c = from_dlpack(c, stream=None if type(c) is _CapsuleType else stream)
+    if _on_device(c.device, target) and c.shape == t.shape and c.dtype == t.dtype:
+        return c
+    c.close()  # not what was asked for: given back now
+    if not _on_device(c.device, target):
+        raise BufferError(f"on_copy returned a tensor on device {tuple(c.device)!r}, "
+                          f"not {tuple(target)!r}")
+    raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
+                      f"not a {t.dtype.name} one of shape {t.shape!r}")
 
 
 def _readonly_import(flags, readonly):
@@ -354,43 +416,56 @@ def _readonly_import(flags, readonly):
     return False
 
 
-def _check_placement(device):
-    """from_dlpack(device=...) may only name the CPU."""
-    if device is not None and tuple(device) != _CPU:
-        raise BufferError(f"from_dlpack can only place tensors on the CPU, not {device!r}")
+def _placement(device):
+    """from_dlpack's device argument: None, or (device_type, device_id) of
+    any device type, newer ones included."""
+    if device is None:
+        return None
+    if not isinstance(device, tuple) or len(device) != 2:
+        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
+    return Device(operator.index(device[0]), operator.index(device[1]))
 
 
-def _request_capsule(x, copy, device):
+def _check_capsule_stream(stream):
+    """A stream goes to a producer; a capsule has been made already."""
+    if stream is not None:
+        raise ValueError("a stream cannot go with a capsule, whose producer has made it already: "
+                         "pass the producer's object")
+
+
+def _request_capsule(x, copy, device, stream):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
-    keywords, and for a plain one from producers that do not know them."""
+    keywords, once; on a TypeError (a producer older than max_version), once
+    more for a legacy capsule, with the stream alone. from_dlpack checks
+    what comes back: a legacy producer cannot honour copy or dl_device."""
     try:
         dlpack = x.__dlpack__
     except AttributeError:
         raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
-    try:
-        if copy is None and device is None:
-            return dlpack(max_version=_MAX_VERSION)
-        kwargs = {"max_version": _MAX_VERSION}
-        if copy is not None:
-            kwargs["copy"] = copy
-        if device is not None:
-            kwargs["dl_device"] = tuple(device)
-        return dlpack(**kwargs)
-    except TypeError:
-        return dlpack()
-
-
-def _request_host_copy(x, copy):
-    """Asks x's producer for its tensor on the CPU (the array API's
-    dl_device): the tensor it gave first lives where the CPU cannot read."""
-    kwargs = {"max_version": _MAX_VERSION, "dl_device": _CPU}
+    kwargs = {"max_version": _MAX_VERSION}
+    if stream is not None:
+        kwargs["stream"] = stream
     if copy is not None:
         kwargs["copy"] = copy
+    if device is not None:
+        kwargs["dl_device"] = tuple(device)
     try:
-        return x.__dlpack__(**kwargs)
-    except (TypeError, BufferError, ValueError, NotImplementedError) as e:
-        raise BufferError("the tensor lives on a device the CPU cannot read, and its producer "
-                          f"cannot copy it to the CPU: {e}") from e
+        try:
+            return dlpack(**kwargs)
+        except TypeError:
+            pass
+        return dlpack() if stream is None else dlpack(stream=stream)
+    except (BufferError, ValueError, NotImplementedError) as e:
+        if device is None:
+            raise
+        raise BufferError(f"the producer cannot give its tensor on device {tuple(device)!r}: "
+                          f"{e}") from e
+
+
+def _on_device(have, want):
+    """Whether a tensor on device have is what from_dlpack(device=want)
+    asked for: that device, or memory the CPU reads when the CPU was asked."""
+    return have == want or (want == _CPU and have[0] in _HOST_ACCESSIBLE)
 
 
 def _request_managed(x, versioned):
@@ -661,6 +736,7 @@ cdef class Tensor:
             free(view)
         self._owner = None
         self._on_stream = None
+        self._on_copy = None
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
@@ -830,18 +906,23 @@ cdef class Tensor:
         cdef uint64_t bits
         self._check_open()
         if (stream is None and dl_device is None and copy is None and type(max_version) is tuple
-                and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION):
+                and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION
+                and (self._stream is None or self._stream[0] is None)):
             # The common request inline: a call to _export_flags, which has the
             # full rules, costs a third of NumPy's whole exchange.
             return PyCapsule_New(_export_versioned(self, self.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
                                                                        | _C_SUBBYTE_PADDED)),
                                  _VNAME, _capsule_destructor)
-        versioned, flags = _export_flags((self.dltensor.device.device_type, self.dltensor.device.device_id),
-                                         _readonly(self), _padded(self), stream, max_version, dl_device, copy)
-        if stream is not None and self._on_stream is not None:
-            self._on_stream(stream)
-        if copy:
-            source = _private_copy(self)
+        device = (self.dltensor.device.device_type, self.dltensor.device.device_id)
+        versioned, flags, target = _export_flags(device, _readonly(self), _padded(self), stream, max_version,
+                                                 dl_device, copy)
+        if target is not None:
+            source = _export_copy(self, self._on_copy, target, stream)
+        elif self._on_stream is not None:
+            if stream is not None:
+                self._on_stream(stream)
+        elif self._stream is not None:
+            _check_stream(device, stream, self._stream)
         if versioned:
             return PyCapsule_New(_export_versioned(source, flags), _VNAME, _capsule_destructor)
         return PyCapsule_New(_export_legacy(source), _NAME, _capsule_destructor)
@@ -908,22 +989,15 @@ cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except 
 
 cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
     """Validates a foreign DLTensor before anything reads its data, and
-    describes it in t."""
-    _check_import(dl, null_strides_ok)
+    describes it in t. Any device is taken, newer types included: whatever
+    reads the memory from the CPU checks that the CPU can."""
+    _check_layout(dl, null_strides_ok, BufferError)
     t.dltensor.data = dl.data
     t.dltensor.device = dl.device
     t.dltensor.dtype = dl.dtype
     t.dltensor.byte_offset = dl.byte_offset
     t._itemsize = (dl.dtype.bits * dl.dtype.lanes + 7) // 8
     _set_dims(t, dl.ndim, dl.shape, dl.strides)
-    return 0
-
-
-cdef int _check_import(DLTensor* dl, bint null_strides_ok) except -1:
-    _check_layout(dl, null_strides_ok, BufferError)
-    if not _member(dl.device.device_type, _DLDeviceType_VALUES) or not _host_accessible(dl.device.device_type):
-        raise _Inaccessible("cannot access memory on device (%d, %d) from the CPU"
-                            % (dl.device.device_type, dl.device.device_id))
     return 0
 
 
@@ -936,12 +1010,17 @@ cdef uint64_t _import_flags(uint64_t flags, object readonly) except? 1:
     return flags
 
 
+# Tensor._stream of an import: the stream it was imported on, as a 1-tuple.
+cdef tuple _IMPORTED = _NO_STREAM
+
+
 cdef Tensor _adopt(void* address, bint versioned, object readonly):
     """Owns a managed tensor from now on; refuses it (after calling its
     deleter once) if it is malformed. readonly as in from_dlpack."""
     cdef Tensor t = _new_tensor()
     cdef DLManagedTensorVersioned* mv
     cdef DLManagedTensor* ml
+    t._stream = _IMPORTED
     try:
         if versioned:
             mv = <DLManagedTensorVersioned*>address
@@ -986,7 +1065,8 @@ cdef Tensor _private_copy(Tensor t):
     cdef Py_ssize_t pos = 0
     t._check_open()
     if not _host_accessible(t.dltensor.device.device_type):
-        raise BufferError("cannot copy memory on device %r" % (t.device,))
+        raise BufferError("cannot copy memory on device %r: this module copies only memory the CPU can read"
+                          % (t.device,))
     c.dltensor.dtype = t.dltensor.dtype
     c.dltensor.device.device_type = dlpack.kDLCPU
     c.dltensor.device.device_id = 0
@@ -1079,51 +1159,65 @@ cdef void* _take(object capsule, bint* versioned) except NULL:
     return address
 
 
-def from_dlpack(x, /, *, device=None, copy=None, readonly=None):
-    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor.
+def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
+    """Imports x (an object with __dlpack__, or a DLPack capsule) as a Tensor,
+    zero-copy, on whatever device it lives: memory the CPU cannot read is
+    held and handed on, never read.
 
-    Uses the producer's C exchange API when its type has one; otherwise asks
-    __dlpack__ for a versioned capsule and falls back to a plain call on
-    TypeError. copy=True returns a private copy; device may only be the CPU.
-    readonly=None takes the producer's word (its READ_ONLY flag; a legacy
-    capsule carries none and imports writable), True gives a read-only
-    view, False refuses a read-only tensor."""
+    Uses the producer's C exchange API when its type has one and the tensor
+    it gives fits the request (on the CPU with no stream, else only with
+    stream -1 or the producer's current work stream: its entry does not
+    synchronise); otherwise asks x.__dlpack__ once for a versioned capsule
+    with the keywords given, and once more for a legacy one if that raises
+    TypeError. stream (the array API's: an integer for CUDA and ROCm, a SYCL
+    queue for oneAPI) goes to the producer as it is; the Tensor then hands
+    its data on to consumers on that stream only (or to ones asking for no
+    synchronisation). device=(kDLCPU, 0) asks the producer for a copy on the
+    host if it must (any other device likewise); a tensor elsewhere is a
+    BufferError. copy=True returns a copy (the producer's, or a private one
+    of memory the CPU reads); copy=False forbids one. readonly=None takes
+    the producer's word (its READ_ONLY flag; a legacy capsule carries none
+    and imports writable), True gives a read-only view, False refuses a
+    read-only tensor."""
     cdef Tensor t
+    cdef Tensor c
     cdef void* address
     cdef bint versioned
     if device is not None:
-        _check_placement(device)
+        device = _placement(device)
     if PyCapsule_CheckExact(x):
+        _check_capsule_stream(stream)
         address = _take(x, &versioned)
         t = _adopt(address, versioned, readonly)
     else:
-        try:
-            t = _from_exchange_api(x, readonly)
-            if t is None:
-                capsule = None
-                if copy is None and device is None:
-                    # The common request inline: a call to _request_capsule costs a
-                    # third of NumPy's whole exchange. On any trouble, its full rules.
-                    try:
-                        capsule = x.__dlpack__(max_version=_MAX_VERSION)
-                    except (TypeError, AttributeError):
-                        pass
-                if capsule is None:
-                    capsule = _request_capsule(x, copy, device)
-                address = _take(capsule, &versioned)
-                t = _adopt(address, versioned, readonly)
-        except _Inaccessible:
-            if copy is False or not hasattr(x, "__dlpack__"):
-                raise
-            address = _take(_request_host_copy(x, copy), &versioned)
+        t = _from_exchange_api(x, readonly, device, copy, stream)
+        if t is None:
+            method = getattr(x, "__dlpack__", None)
+            if method is not None and copy is None and device is None and stream is None:
+                # The common request inline: a call to _request_capsule costs a
+                # third of NumPy's whole exchange.
+                try:
+                    capsule = method(max_version=_MAX_VERSION)
+                except TypeError:
+                    capsule = method()
+            else:
+                capsule = _request_capsule(x, copy, device, stream)
+            address = _take(capsule, &versioned)
             t = _adopt(address, versioned, readonly)
-    if copy and not (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
-        c = _private_copy(t)
-        if readonly:
-            c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+        if stream is not None:
+            t._stream = (stream,)
+    if device is not None and not _on_device(t.device, device):
         t._release()
-        return c
-    return t
+        raise BufferError("the producer gave its tensor on device %r, not %r" % (tuple(t.device), tuple(device)))
+    if not copy or (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
+        return t
+    try:
+        c = _private_copy(t)
+    finally:
+        t._release()
+    if readonly:
+        c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+    return c
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):
@@ -1275,8 +1369,23 @@ cdef int _api_dltensor_from_py_object(void* py_object, DLTensor* out) noexcept w
 
 
 cdef int _api_current_work_stream(dlpack.DLDeviceType device_type, int32_t device_id, void** out_current_stream) noexcept nogil:
-    out_current_stream[0] = NULL  # CPU only: there is no stream
-    return 0
+    """NULL on the CPU, which has no stream. A Tensor on another device is
+    ready on the stream it was imported with, which is the Tensor's, not
+    the device's: there is no current work stream to give, and a consumer
+    must take device tensors through __dlpack__(stream=...)."""
+    out_current_stream[0] = NULL
+    if device_type == dlpack.kDLCPU:
+        return 0
+    with gil:
+        return _no_current_stream(device_type, device_id)
+
+
+cdef int _no_current_stream(int device_type, int32_t device_id) noexcept:
+    cdef _Pending pending
+    _set_aside(&pending)
+    return _give_back(&pending, BufferError(
+        "dlpack_cython keeps no current work stream for device (%d, %d): take its tensors there "
+        "through __dlpack__(stream=...)" % (device_type, device_id)))
 
 
 cdef DLPackExchangeAPI _exchange_api
@@ -1375,9 +1484,11 @@ cdef bint _torch_would_refuse(object x, DLManagedTensorVersioned* m):
     return x.requires_grad or (code == dlpack.kDLComplex and x.is_conj())
 
 
-cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL:
+cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x, object device, object copy,
+                                                           object stream) except? NULL:
     """x's managed tensor through its type's exchange API (not validated
-    yet), or NULL where from_dlpack must ask __dlpack__ (the rules above)."""
+    yet), or NULL where from_dlpack must ask __dlpack__: the rules above,
+    and from_dlpack's keywords (_fits)."""
     cdef DLManagedTensorVersioned* out = NULL
     cdef size_t tagged = _consumer_table(type(x))
     cdef DLPackExchangeAPI* api = <DLPackExchangeAPI*>(tagged & ~_CHECK_TORCH)
@@ -1395,12 +1506,44 @@ cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL
             if out.deleter != NULL:
                 out.deleter(out)
             return NULL
+    if not _fits(api, out, device, copy, stream):
+        if out.deleter != NULL:
+            out.deleter(out)
+        return NULL
     return out
 
 
-cdef Tensor _from_exchange_api(object x, object readonly):
-    """x's tensor through its type's exchange API, or None if it has none."""
-    cdef DLManagedTensorVersioned* out = _managed_from_exchange_api(x)
+cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object device, object copy,
+                object stream) except -1:
+    """Whether the tensor the no-sync entry gave is what from_dlpack's
+    keywords ask for, as __dlpack__ would give it: on the device asked for,
+    one this module can copy if copy=True, and ordered for the consumer's
+    stream. The entry does not synchronise, so a tensor on a device with
+    streams fits only a consumer on the producer's current work stream, or
+    one asking for none (-1); else __dlpack__(stream=...) must make it."""
+    cdef DLDevice dev = m.dl_tensor.device
+    cdef void* current = NULL
+    if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
+        return True  # _adopt refuses it, and says why
+    if device is not None and not _on_device((dev.device_type, dev.device_id), device):
+        return False
+    if copy and not _host_accessible(dev.device_type):
+        return False
+    if dev.device_type == dlpack.kDLCPU:
+        return stream is None
+    if type(stream) is not int:
+        return False  # None: __dlpack__ synchronises as its producer takes None
+    if stream == -1:
+        return True
+    if api.current_work_stream == NULL or api.current_work_stream(dev.device_type, dev.device_id, &current) != 0:
+        PyErr_Clear()
+        return False
+    return PyLong_FromVoidPtr(current) == stream
+
+
+cdef Tensor _from_exchange_api(object x, object readonly, object device, object copy, object stream):
+    """x's tensor through its type's exchange API, or None (see above)."""
+    cdef DLManagedTensorVersioned* out = _managed_from_exchange_api(x, device, copy, stream)
     if out == NULL:
         return None
     return _adopt(out, True, readonly)
@@ -1550,20 +1693,22 @@ cdef DLManagedTensorVersioned* _versioned_from_legacy(DLManagedTensor* legacy) e
     return m
 
 
-cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False) except NULL:
+cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False, object stream=None) except NULL:
     cdef DLManagedTensorVersioned* m = NULL
     cdef void* address
     cdef bint versioned = True
-    if not PyCapsule_CheckExact(x):
-        m = _managed_from_exchange_api(x)
+    if PyCapsule_CheckExact(x):
+        _check_capsule_stream(stream)
+    else:
+        m = _managed_from_exchange_api(x, None, None, stream)
     if m == NULL:
-        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, None, None), &versioned)
+        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, None, None, stream), &versioned)
         m = <DLManagedTensorVersioned*>address if versioned else _versioned_from_legacy(<DLManagedTensor*>address)
     try:
         if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
             raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
                               % (m.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-        _check_import(&m.dl_tensor, m.version.minor < 2)
+        _check_layout(&m.dl_tensor, m.version.minor < 2, BufferError)
     except BaseException:
         if m.deleter != NULL:
             m.deleter(m)
@@ -1595,7 +1740,7 @@ cdef dict _PACKED_DTYPES = {name: dt.code | dt.bits << 8 | dt.lanes << 16 for na
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
-                 readonly=False, on_stream=None):
+                 readonly=False, on_stream=None, on_copy=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
     elements (None: C-contiguous), device as (device_type, device_id).
@@ -1604,8 +1749,13 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     and every capsule exported from it has been deleted by its consumer, in
     either order. On a device with streams, __dlpack__(stream=s) calls
     on_stream(s) first, for the framework to make stream s wait for its
-    work; a CPU tensor refuses a stream. Arguments are checked as an import
-    is: ValueError or TypeError, and nothing is kept."""
+    work; a CPU tensor refuses a stream. An export that needs a copy this
+    module cannot make (copy=True or a dl_device off the CPU for memory the
+    CPU cannot read) calls on_copy(device, stream), which returns a Tensor, a
+    capsule or any DLPack object holding a new copy on device, ready for
+    work on stream; without on_copy, such an export is a BufferError.
+    Arguments are checked as an import is: ValueError or TypeError, and
+    nothing is kept."""
     cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
     cdef DLDataType dt
     cdef DLDevice dev
@@ -1632,6 +1782,8 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         raise ValueError("byte_offset %d is out of range" % byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
+    if on_copy is not None and not callable(on_copy):
+        raise TypeError("on_copy must be callable")
     try:  # out of the C type's range: a ValueError, as in dlpack_ctypes
         dev.device_type, dev.device_id = device
         _int64_dims(shape, dims, ndim, "extents")
@@ -1644,6 +1796,7 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     t = _new_view(data, ndim, dims, dims + ndim if strides is not None else NULL, dt, dev, offset, readonly)
     t._owner = owner
     t._on_stream = on_stream
+    t._on_copy = on_copy
     return t
 
 
