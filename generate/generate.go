@@ -4,7 +4,7 @@
 // on disk, or lists what changed between two releases.
 //
 // dlgen owns, under the output directory, the deepest directory that holds
-// all files one language writes (c/dlpack, go/dlpack, python). A file there
+// all files one language writes (c/dlpack, go/dlpack, python, rust/dlpack). A file there
 // whose first line is backend.Marker but which the run would not write
 // (left from another release or version of dlgen) is removed by Write and
 // reported by Check; other files there (build products, say) are left alone.
@@ -28,6 +28,7 @@ import (
 	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
+	"github.com/dlgen/dlgen/backend/rust"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/pmezard/go-difflib/difflib"
@@ -40,6 +41,7 @@ func Backends(schemaName string) []backend.Backend {
 		c.Backend{Schema: schemaName},
 		golang.Backend{Schema: schemaName},
 		python.Backend{Schema: schemaName},
+		rust.Backend{Schema: schemaName},
 	}
 }
 
