@@ -3,6 +3,7 @@
 //! order and from any thread, validation before use, slices that honour
 //! read-only, exports of Rust memory. tests/rust copies this file into
 //! each release's crate and runs it with cargo test and under Miri.
+#![cfg(feature = "safe")]
 
 use std::ffi::c_void;
 use std::ptr;
