@@ -144,10 +144,9 @@ func TestImportVerdictsEqualTheGoRuntime(t *testing.T) {
 	s, releases := Releases(t)
 	require.Equal(t, dlpack.MinorVersion, int(s.At(releases[len(releases)-1]).Versions.Minor.Value),
 		"the Go runtime speaks the newest release")
-	dir := Crate(t, s, releases[len(releases)-1])
 	src, err := os.ReadFile(filepath.Join(tooltest.Root(), "tests", "rust", "verdicts.rs"))
 	require.NoError(t, err)
-	WriteFile(t, filepath.Join(dir, "examples", "verdicts.rs"), src)
+	dir := Probe(t, Crate(t, s, releases[len(releases)-1]), "verdicts", src)
 
 	cases := corpus()
 	var input strings.Builder
@@ -156,7 +155,7 @@ func TestImportVerdictsEqualTheGoRuntime(t *testing.T) {
 	}
 	in := filepath.Join(t.TempDir(), "corpus.txt")
 	require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
-	out := RunCargo(t, dir, "run", "--quiet", "--example", "verdicts", "--", in)
+	out := RunCargo(t, dir, "run", "--quiet", "--features", "safe", "--bin", "verdicts", "--", in)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	require.Len(t, lines, len(cases), "one verdict per case")
 	refused := 0

@@ -116,8 +116,7 @@ func TestLayoutMatchesCOnTheHost(t *testing.T) {
 				}
 			}
 			b.WriteString("}\n")
-			dir := Crate(t, s, v)
-			WriteFile(t, filepath.Join(dir, "examples", "layout_probe.rs"), []byte(b.String()))
+			dir := Probe(t, Crate(t, s, v), "layout", []byte(b.String()))
 			header := generatedHeader(t, s, v)
 			for _, h := range hosts {
 				cValues := abi.Measure(t, gccTarget(t, h.gcc), api, header)
@@ -125,7 +124,7 @@ func TestLayoutMatchesCOnTheHost(t *testing.T) {
 				for i, p := range abi.Probes(api) {
 					byName[p.Name] = cValues[i]
 				}
-				args := []string{"run", "--quiet", "--no-default-features", "--example", "layout_probe"}
+				args := []string{"run", "--quiet", "--bin", "layout"}
 				if h.triple != "" {
 					args = append(args, "--target", h.triple)
 				}

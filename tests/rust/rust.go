@@ -183,3 +183,34 @@ func summary(out string) string {
 	}
 	return "no tests ran\n"
 }
+
+// Probe writes source as the program name of a crate beside the crate of
+// dir, which it depends on (with the safe layer if the probe crate's
+// feature "safe" is on), and returns the probe crate's directory: tests
+// add programs there, not to the generated crate.
+func Probe(t testing.TB, dir, name string, source []byte) string {
+	t.Helper()
+	probe := filepath.Join(filepath.Dir(filepath.Dir(dir)), "probe")
+	crateManifest, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := ""
+	if bytes.Contains(crateManifest, []byte("\nsafe = ")) {
+		features = "\n[features]\nsafe = [\"dlpack/safe\"]\n"
+	}
+	manifest := `[package]
+name = "probe"
+version = "0.0.0"
+edition = "2021"
+publish = false
+` + features + `
+[dependencies]
+dlpack = { path = "../rust/dlpack", default-features = false }
+
+[workspace]
+`
+	WriteFile(t, filepath.Join(probe, "Cargo.toml"), []byte(manifest))
+	WriteFile(t, filepath.Join(probe, "src", "bin", name+".rs"), source)
+	return probe
+}
