@@ -11,7 +11,8 @@
 //! Producing: [`DlpackRequest`] applies the keyword rules of `__dlpack__`
 //! (`stream`, `max_version`, `dl_device`, `copy`) for a tensor, and wraps an
 //! [`Export`] in the capsule asked for; [`to_capsule`] and [`into_capsule`]
-//! wrap an export or a managed tensor directly. A capsule nobody consumed
+//! wrap an export or a managed tensor directly; [`PyOwner`] lets an export
+//! keep the Python object whose memory it lends alive. A capsule nobody consumed
 //! calls the deleter when it is collected, keeping any exception the
 //! consumer has pending.
 
@@ -203,6 +204,28 @@ unsafe fn destroy(
         }
         if let Some(e) = pending {
             e.restore(py);
+        }
+    }
+}
+
+/// An owner for [`Export::from_raw_parts`] that keeps a Python object (the
+/// one whose memory is exported) alive until the consumer is done. The
+/// deleter may run on any thread, with or without the GIL: dropping a
+/// `PyOwner` takes the GIL to let go of the object, as NumPy's deleters do;
+/// while the interpreter shuts down, PyO3 keeps the release for later.
+pub struct PyOwner(Option<Py<PyAny>>);
+
+impl PyOwner {
+    /// Keeps `obj` alive while the owner lives.
+    pub fn new(obj: Py<PyAny>) -> PyOwner {
+        PyOwner(Some(obj))
+    }
+}
+
+impl Drop for PyOwner {
+    fn drop(&mut self) {
+        if let Some(obj) = self.0.take() {
+            let _ = Python::try_attach(move |_| drop(obj));
         }
     }
 }
