@@ -4,14 +4,17 @@
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
 # dltensor runtime, the copy engine, the example c-shared bridge from C under
 # sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
-# itself under -race and cgocheck2), the runtime again under cgocheck2, the
+# itself under -race and cgocheck2, the Rust crate of every release: clippy,
+# rustfmt, its tests also under Miri, its layout against gcc's and its data
+# model on every rustc target, its import verdicts against Go's, a PyO3
+# extension with NumPy and PyTorch), the runtime again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 
-export PATH="$PWD/.venv/bin:$PATH"
+export PATH="$PWD/.venv/bin:$PATH:$HOME/.cargo/bin"
 export DLGEN_REQUIRE_TOOLS=1   # a missing tool fails the tests instead of skipping them
 
 echo "== gofmt"

@@ -26,11 +26,14 @@ func TestPyO3ExtensionWithNumPyAndPyTorch(t *testing.T) {
 	if out, err := tooltest.Try("", nil, python, "-c", "import numpy, torch, pytest"); err != nil {
 		tooltest.Missing(t, "the venv lacks numpy, torch or pytest: "+out)
 	}
-	ext := filepath.Join(root, "tests", "rust", "pyo3ext")
-	RunCargo(t, ext, "fmt", "--check")
-	RunCargo(t, ext, "clippy", "--locked", "--", "-D", "warnings")
+	RunCargo(t, filepath.Join(root, "tests", "rust", "pyo3ext"), "fmt", "--check")
 	wheels := t.TempDir()
-	tooltest.Run(t, root, append(Env(), "PATH="+filepath.Dir(Cargo(t))+":"+os.Getenv("PATH")), maturin, "build", "--locked",
+	// A target directory of its own: maturin builds PyO3 for another
+	// environment than cargo clippy does, and they would rebuild each
+	// other's PyO3 every run.
+	env := append(Env(), "CARGO_TARGET_DIR="+filepath.Join(cacheDir(), "target-maturin"),
+		"PATH="+filepath.Dir(Cargo(t))+":"+os.Getenv("PATH"))
+	tooltest.Run(t, root, env, maturin, "build", "--locked",
 		"--manifest-path", filepath.Join("tests", "rust", "pyo3ext", "Cargo.toml"), "--interpreter", python, "--out", wheels)
 	found, err := filepath.Glob(filepath.Join(wheels, "*.whl"))
 	require.NoError(t, err)

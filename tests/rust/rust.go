@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dlgen/dlgen/backend/rust"
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
@@ -31,19 +32,31 @@ import (
 // cacheDir is where crates and build products live, under the checkout.
 func cacheDir() string { return filepath.Join(tooltest.Root(), ".cache", "rust") }
 
-// Nightly is the pinned nightly toolchain (Miri, build-std, target specs),
-// as scripts/deps.sh installs it.
-func Nightly(t testing.TB) string {
+// toolchain returns the values of kind in toolchain.txt, which
+// scripts/deps.sh installs.
+func toolchain(t testing.TB, kind string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(tooltest.Root(), "tests", "rust", "nightly-toolchain"))
+	b, err := os.ReadFile(filepath.Join(tooltest.Root(), "tests", "rust", "toolchain.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(b))
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), " "); ok && k == kind {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("toolchain.txt names no %s", kind)
+	}
+	return out
 }
 
-// MSRV is the oldest toolchain the crate declares it builds with.
-const MSRV = "1.81.0"
+// Nightly is the pinned nightly toolchain (Miri, build-std, target specs).
+func Nightly(t testing.TB) string { return toolchain(t, "nightly")[0] }
+
+// MSRV is the toolchain of the rust-version the crate declares.
+const MSRV = rust.RustVersion + ".0"
 
 // Cargo is the cargo executable.
 func Cargo(t testing.TB) string {

@@ -357,16 +357,6 @@ func parsePred(s string) (pred, error) {
 	return p, nil
 }
 
-// stdTargets are the targets whose core and alloc rustup installs
-// (scripts/deps.sh), one for each branch of the crate's cfg that has one:
-// x86 System V and Windows, ARM AAPCS, wasm32, 32-bit PowerPC, RISC-V 32,
-// and big-endian 64-bit.
-var stdTargets = []string{
-	"i686-unknown-linux-gnu", "i686-pc-windows-msvc", "armv7-unknown-linux-gnueabihf",
-	"wasm32-unknown-unknown", "powerpc-unknown-linux-gnu", "riscv32imac-unknown-none-elf",
-	"s390x-unknown-linux-gnu",
-}
-
 // buildStdTargets are the branches of the crate's cfg that hinge on the
 // OS, whose targets have no core to install: the nightly toolchain builds
 // it from source (-Zbuild-std).
@@ -374,10 +364,13 @@ var buildStdTargets = []string{"armv7s-apple-ios", "armv7k-apple-watchos", "i686
 
 // TestCrateBuildsForOtherTargets builds the newest release's crate, with
 // its safe layer, for targets of each data model: there its layout guards
-// hold for rustc's own layout of the target.
+// hold for rustc's own layout of the target. The targets of toolchain.txt
+// (x86 System V and Windows, ARM AAPCS, wasm32, 32-bit PowerPC, RISC-V 32,
+// big-endian 64-bit) have core and alloc from rustup.
 func TestCrateBuildsForOtherTargets(t *testing.T) {
 	s, releases := Releases(t)
 	dir := Crate(t, s, releases[len(releases)-1])
+	stdTargets := toolchain(t, "target")
 	args := []string{"check", "--lib"}
 	for _, target := range stdTargets {
 		args = append(args, "--target", target)
