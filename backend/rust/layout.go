@@ -13,44 +13,44 @@ import (
 // mutually exclusive, and a target none of them names (m68k, AVR, MSP430,
 // C-SKY, Xtensa, ...) does not build. tests/rust evaluates them on every
 // target rustc knows, against the data layout rustc itself uses there.
-var conditions = map[string][]string{
-	ir.ABI64.Name: {`target_pointer_width = "64"`},
+var conditions = map[string][]pred{
+	ir.ABI64.Name: {is("target_pointer_width", "64")},
 	ir.ABI32Int64Align4.Name: {
 		// i386 System V: Linux, the BSDs, Android, macOS, ...
-		`all(target_arch = "x86", not(any(windows, target_os = "uefi")))`,
+		allOf(is("target_arch", "x86"), notOf(anyOf(named("windows"), is("target_os", "uefi")))),
 		// Apple's 32-bit ARM on iOS (APCS); watchOS armv7k is AAPCS.
-		`all(target_arch = "arm", target_os = "ios")`,
+		allOf(is("target_arch", "arm"), is("target_os", "ios")),
 	},
 	ir.ABI32Int64Align8.Name: {
-		`all(target_arch = "x86", any(windows, target_os = "uefi"))`,
-		`all(target_arch = "arm", not(target_os = "ios"))`,
-		`all(target_arch = "x86_64", target_pointer_width = "32")`,
-		`all(target_arch = "aarch64", target_pointer_width = "32")`,
-		`target_arch = "mips"`, `target_arch = "mips32r6"`, `target_arch = "powerpc"`,
-		`target_arch = "riscv32"`, `target_arch = "wasm32"`, `target_arch = "sparc"`,
-		`target_arch = "hexagon"`,
+		allOf(is("target_arch", "x86"), anyOf(named("windows"), is("target_os", "uefi"))),
+		allOf(is("target_arch", "arm"), notOf(is("target_os", "ios"))),
+		allOf(is("target_arch", "x86_64"), is("target_pointer_width", "32")),
+		allOf(is("target_arch", "aarch64"), is("target_pointer_width", "32")),
+		is("target_arch", "mips"), is("target_arch", "mips32r6"), is("target_arch", "powerpc"),
+		is("target_arch", "riscv32"), is("target_arch", "wasm32"), is("target_arch", "sparc"),
+		is("target_arch", "hexagon"),
 	},
 }
 
 // modelCfg is the cfg predicate of one data model.
-func modelCfg(abi ir.ABI) (string, error) {
+func modelCfg(abi ir.ABI) (pred, error) {
 	cond, ok := conditions[abi.Name]
 	if !ok {
-		return "", fmt.Errorf("no cfg predicate identifies the %s data model", abi.Name)
+		return pred{}, fmt.Errorf("no cfg predicate identifies the %s data model", abi.Name)
 	}
 	if len(cond) == 1 {
 		return cond[0], nil
 	}
-	return "any(" + strings.Join(cond, ", ") + ")", nil
+	return anyOf(cond...), nil
 }
 
 // knownCfg is the predicate of every target some model names.
-func knownCfg() string {
-	var all []string
+func knownCfg() pred {
+	var known []pred
 	for _, abi := range ir.ABIs {
-		all = append(all, conditions[abi.Name]...)
+		known = append(known, conditions[abi.Name]...)
 	}
-	return "any(" + strings.Join(all, ", ") + ")"
+	return anyOf(known...)
 }
 
 type model struct {
@@ -63,11 +63,11 @@ type model struct {
 func models(api *ir.API) ([]model, error) {
 	var out []model
 	for _, abi := range ir.ABIs {
-		pred, err := modelCfg(abi)
+		p, err := modelCfg(abi)
 		if err != nil {
 			return nil, err
 		}
-		m := model{Name: abi.Name, Cfg: cfgAttr(pred)}
+		m := model{Name: abi.Name, Cfg: cfgAttr(p)}
 		for _, s := range api.Structs() {
 			l := abi.Layout(s)
 			m.Checks = append(m.Checks,
@@ -97,76 +97,56 @@ func assertLine(cond string) string {
 // whose arguments are wider goes vertical.
 const callWidth = 60
 
-// cfgAttr renders #[cfg(pred)] as rustfmt lays it out.
-func cfgAttr(pred string) string {
-	return "#[cfg(" + meta(parseMeta(pred), 0, true) + ")]"
+// cfgAttr renders #[cfg(p)] as rustfmt lays it out.
+func cfgAttr(p pred) string { return "#[cfg(" + p.format(0) + ")]" }
+
+// pred is a cfg predicate: a name (windows), key = "value", or an
+// operator (any, all, not) over predicates.
+type pred struct {
+	leaf string // for a name or key = "value"
+	op   string
+	args []pred
 }
 
-// metaItem is a cfg predicate: a name, with a value (key = "value") or a
-// list of predicates (any(...)).
-type metaItem struct {
-	text string // the whole item, for a leaf
-	name string
-	list []metaItem
+func named(n string) pred       { return pred{leaf: n} }
+func is(key, value string) pred { return pred{leaf: key + ` = "` + value + `"`} }
+func anyOf(args ...pred) pred   { return pred{op: "any", args: args} }
+func allOf(args ...pred) pred   { return pred{op: "all", args: args} }
+func notOf(arg pred) pred       { return pred{op: "not", args: []pred{arg}} }
+func (p pred) isLeaf() bool     { return p.op == "" }
+func (p pred) argsLine() string { return strings.Join(lines(p.args), ", ") }
+func (p pred) line() string {
+	if p.isLeaf() {
+		return p.leaf
+	}
+	return p.op + "(" + p.argsLine() + ")"
 }
 
-func (m metaItem) isList() bool { return m.list != nil }
-
-func (m metaItem) line() string {
-	if !m.isList() {
-		return m.text
+func lines(ps []pred) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.line()
 	}
-	parts := make([]string, len(m.list))
-	for i, it := range m.list {
-		parts[i] = it.line()
-	}
-	return m.name + "(" + strings.Join(parts, ", ") + ")"
+	return out
 }
 
-// parseMeta parses a predicate written by this package (well formed).
-func parseMeta(s string) metaItem {
-	s = strings.TrimSpace(s)
-	open := strings.Index(s, "(")
-	if open < 0 || strings.Contains(s[:open], "=") {
-		return metaItem{text: s}
+// format renders p at column indent. An operator whose arguments are wider
+// than callWidth puts one per line; the argument of not(...) or of a
+// one-argument any(...) continues on its line, as rustfmt overflows it.
+func (p pred) format(indent int) string {
+	if p.isLeaf() {
+		return p.leaf
 	}
-	it := metaItem{name: s[:open], list: []metaItem{}}
-	depth, start := 0, open+1
-	for i := open + 1; i < len(s)-1; i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				it.list = append(it.list, parseMeta(s[start:i]))
-				start = i + 1
-			}
-		}
+	if len(p.argsLine()) <= callWidth && indent+len(p.line())+len("#[cfg()]") <= maxWidth {
+		return p.line()
 	}
-	return metaItem{name: it.name, list: append(it.list, parseMeta(s[start:len(s)-1]))}
-}
-
-// meta renders m at column indent. A list whose arguments are wider than
-// callWidth puts one per line; the last argument of a one-argument list
-// (not(any(...))) continues on its line, as rustfmt overflows it.
-func meta(m metaItem, indent int, top bool) string {
-	if !m.isList() {
-		return m.text
-	}
-	one := m.line()
-	args := strings.TrimSuffix(strings.TrimPrefix(one, m.name+"("), ")")
-	if len(args) <= callWidth && indent+len(one)+len("#[cfg()]") <= maxWidth {
-		return one
-	}
-	if len(m.list) == 1 && m.list[0].isList() {
-		return m.name + "(" + meta(m.list[0], indent, top) + ")"
+	if len(p.args) == 1 && !p.args[0].isLeaf() {
+		return p.op + "(" + p.args[0].format(indent) + ")"
 	}
 	pad := strings.Repeat(" ", indent+4)
-	parts := make([]string, len(m.list))
-	for i, it := range m.list {
-		parts[i] = pad + meta(it, indent+4, false)
+	parts := make([]string, len(p.args))
+	for i, a := range p.args {
+		parts[i] = pad + a.format(indent+4)
 	}
-	return m.name + "(\n" + strings.Join(parts, ",\n") + "\n" + strings.Repeat(" ", indent) + ")"
+	return p.op + "(\n" + strings.Join(parts, ",\n") + "\n" + strings.Repeat(" ", indent) + ")"
 }

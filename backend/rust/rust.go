@@ -235,7 +235,7 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 		return nil, err
 	}
 	c.Models = models
-	c.Unknown = cfgAttr("not(" + knownCfg() + ")")
+	c.Unknown = cfgAttr(notOf(knownCfg()))
 	if c.Safe {
 		r, err := ruleTables(api)
 		if err != nil {
