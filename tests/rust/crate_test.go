@@ -25,6 +25,16 @@ func TestCrateOfEveryRelease(t *testing.T) {
 				out := RunCargo(t, dir, "test")
 				fmt.Printf("v%s: %s", v, summary(out))
 			}
+			// The documentation, links included: every release's, and the
+			// newest one's for each feature set.
+			featureSets := [][]string{nil}
+			if v == releases[len(releases)-1] {
+				featureSets = append(featureSets, []string{"--no-default-features"}, []string{"--all-features"})
+			}
+			for _, features := range featureSets {
+				tooltest.Run(t, dir, append(Env(), "RUSTDOCFLAGS=-D warnings"), Cargo(t),
+					append([]string{"doc", "--no-deps"}, features...)...)
+			}
 			// The declared rust-version, without PyO3 (which asks for its
 			// own): rustc alone, as the declarations and the safe layer need
 			// no other crate.

@@ -18,13 +18,13 @@
 //! whose C data model dlgen does not know.
 //!
 //! Features:
-//! - `safe` (default; needs `alloc`): [`ManagedTensor`], an owned imported
+//! - `safe` (default; needs `alloc`): `ManagedTensor`, an owned imported
 //!   tensor validated before use whose `Drop` calls the producer's deleter
-//!   exactly once, and [`Export`], Rust-owned memory (a `Vec`, a boxed
-//!   slice, any owner) as a managed tensor whose deleter frees it from any
-//!   thread.
-//! - `pyo3` (needs `std`): [`python`], DLPack capsules and `__dlpack__` for
-//!   PyO3 extensions, with the C exchange API where a producer has one.
+//!   exactly once, and `Export`, Rust-owned memory (a `Vec`, a boxed slice,
+//!   any owner) as a managed tensor whose deleter frees it from any thread.
+//! - `pyo3` (needs `std`): the module `python`, DLPack capsules and
+//!   `__dlpack__` for PyO3 extensions, with the C exchange API where a
+//!   producer has one.
 #![no_std]
 
 #[cfg(feature = "safe")]
