@@ -11,6 +11,7 @@ packages=(
   libdlpack-dev                                   # upstream DLPack v0.6 header
   gcc g++ binutils
   gcc-i686-linux-gnu binutils-i686-linux-gnu libc6-dev-i386-cross
+  libc6-i386                                      # runs tests/rust's i686 layout probe
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   clang                                           # freestanding compiles for dozens of targets (tests/abi)
   clang-16                                        # the same for LoongArch (loong64), which clang 14 lacks
