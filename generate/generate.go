@@ -10,11 +10,11 @@
 // schema.ErrorList at the element's position, as a malformed schema does.
 //
 // dlgen owns, under the output directory, the deepest directory that holds
-// all files one language writes (c/dlpack, go/dlpack, python). A file there
-// whose first line is the marker of any release of dlgen but which the run
-// would not write (left from another DLPack release or version of dlgen) is
-// removed by Write and reported by Check; other files there (build
-// products, say) are left alone.
+// all files one language writes (c/dlpack, go/dlpack, python, rust/dlpack).
+// A file there whose first line is the marker of any release of dlgen but
+// which the run would not write (left from another DLPack release or version
+// of dlgen) is removed by Write and reported by Check; other files there
+// (build products, say) are left alone.
 package generate
 
 import (
@@ -38,6 +38,7 @@ import (
 	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
+	"github.com/dlgen/dlgen/backend/rust"
 	"github.com/dlgen/dlgen/cheader"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
@@ -51,6 +52,7 @@ func Backends(schemaName string) []backend.Backend {
 		c.Backend{Schema: schemaName},
 		golang.Backend{Schema: schemaName},
 		python.Backend{Schema: schemaName},
+		rust.Backend{Schema: schemaName},
 	}
 }
 

@@ -2,7 +2,8 @@
 # Installs everything the test suite needs on a fresh Debian machine:
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
 # OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
-# MXNet, pre-commit, dpnp, other CPython releases), and the Go modules.
+# MXNet, pre-commit, dpnp, other CPython releases), the Rust toolchains, targets
+# and crates of tests/rust, and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ packages=(
   libdlpack-dev                                   # upstream DLPack v0.6 header
   gcc g++ binutils
   gcc-i686-linux-gnu binutils-i686-linux-gnu libc6-dev-i386-cross
+  libc6-i386                                      # runs tests/rust's i686 layout probe
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   clang                                           # freestanding compiles for dozens of targets (tests/abi)
   clang-16                                        # the same for LoongArch (loong64), which clang 14 lacks
@@ -186,6 +188,35 @@ if ! cmp -s tests/requirements-numpy.txt .cache/numpy/venv/.requirements 2>/dev/
   python3.11 -m venv .cache/numpy/venv
   .cache/numpy/venv/bin/pip install -q --disable-pip-version-check -r tests/requirements-numpy.txt
   cp tests/requirements-numpy.txt .cache/numpy/venv/.requirements
+fi
+
+# Rust (tests/rust): with rustup, the toolchains and targets of
+# tests/rust/toolchain.txt (a pinned nightly with Miri and the library
+# sources for -Zbuild-std; core and alloc for one target of each branch of
+# the crate's cfg), the oldest Rust the crate declares (backend/rust's
+# RustVersion), clippy and rustfmt; with cargo, the crates the PyO3 test
+# extension locks and those the nightly's library needs to build offline;
+# maturin, pinned, in its own venv under .cache.
+rustup=$(command -v rustup || echo "$HOME/.cargo/bin/rustup")
+cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+[ -x "$rustup" ] || { echo "deps: rustup is not installed (https://rustup.rs)" >&2; exit 1; }
+nightly=$(awk '$1 == "nightly" {print $2}' tests/rust/toolchain.txt)
+msrv=$(sed -n 's/^const RustVersion = "\(.*\)"$/\1/p' backend/rust/rust.go).0
+installed=$("$rustup" toolchain list)
+grep -q "^$nightly-" <<<"$installed" || "$rustup" -q toolchain install "$nightly" --profile minimal -c miri -c rust-src
+grep -q "^$msrv-" <<<"$installed" || "$rustup" -q toolchain install "$msrv" --profile minimal
+"$rustup" -q component add --toolchain stable clippy rustfmt
+missing_targets=$(comm -23 <(awk '$1 == "target" {print $2}' tests/rust/toolchain.txt | sort) \
+                           <("$rustup" target list --toolchain stable --installed | sort))
+[ -z "$missing_targets" ] || "$rustup" -q target add --toolchain stable $missing_targets
+"$cargo" fetch -q --locked --manifest-path tests/rust/pyo3ext/Cargo.toml
+"$cargo" "+$nightly" fetch -q --manifest-path "$("$rustup" run "$nightly" rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
+if ! cmp -s tests/rust/requirements.txt .cache/rust/maturin/.requirements 2>/dev/null; then
+  echo "deps: maturin venv in .cache/rust/maturin"
+  rm -rf .cache/rust/maturin
+  python3 -m venv .cache/rust/maturin
+  .cache/rust/maturin/bin/pip install -q --disable-pip-version-check -r tests/rust/requirements.txt
+  cp tests/rust/requirements.txt .cache/rust/maturin/.requirements
 fi
 
 go mod download

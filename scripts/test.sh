@@ -5,7 +5,10 @@
 # dltensor runtime, the copy engine with its backend suite on the CPU and on
 # OpenCL through PoCL, where a missing OpenCL device fails, the example
 # c-shared bridge from C under sanitizers and valgrind, dltensor against
-# tvm-ffi's C++ runtime, which runs itself under -race and cgocheck2; the
+# tvm-ffi's C++ runtime, which runs itself under -race and cgocheck2; the Rust
+# crate of every release: clippy, rustfmt, its tests also under Miri, its
+# layout against gcc's and its data model on every rustc target, its import
+# verdicts against Go's, a PyO3 extension with NumPy and PyTorch; the
 # wheels of `make wheels`, installed with pip, and the pre-commit hook; NumPy
 # built from its sdist with dlgen's v1.0 header passing NumPy's DLPack
 # tests), the runtime and the copy engine again under cgocheck2, the
@@ -16,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 
-export PATH="$PWD/.venv/bin:$PATH"
+export PATH="$PWD/.venv/bin:$PATH:$HOME/.cargo/bin"
 export DLGEN_REQUIRE_TOOLS=1   # a missing tool fails the tests instead of skipping them
 
 echo "== gofmt"

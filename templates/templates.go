@@ -1,5 +1,5 @@
 // Package templates embeds the text templates of the template-driven
-// backends (C and Python). The Go backend builds its output with jennifer.
+// backends (C, Python and Rust). The Go backend builds its output with jennifer.
 package templates
 
 import (

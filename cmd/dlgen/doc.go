@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	dlgen [-lang c,go,python] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
+//	dlgen [-lang c,go,python,rust] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
 //	dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y
 //	dlgen [-schema FILE] [-schema-yaml] -identify FILE.h
 //	dlgen -diff-rules
@@ -14,12 +14,14 @@
 //
 // Flags:
 //
-//	-lang            comma-separated languages; default: all (c, go, python). An
-//	                 unknown language is an error, whatever the other flags.
+//	-lang            comma-separated languages; default: all (c, go, python,
+//	                 rust). An unknown language is an error, whatever the
+//	                 other flags.
 //	-out DIR         output directory; default ".". The C header goes to
 //	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/,
 //	                 the Python modules to DIR/python/ (build the Cython one
-//	                 there with `cythonize -i dlpack_cython.pyx`).
+//	                 there with `cythonize -i dlpack_cython.pyx`), the Rust
+//	                 crate to DIR/rust/dlpack/.
 //	-schema FILE     schema to read; default: the embedded schema/dlpack.yaml.
 //	-dlpack-version  the DLPack release to emit, spelled as upstream tags it (0.6,
 //	                 1.3; never 1.03), or main: upstream's unreleased main branch,

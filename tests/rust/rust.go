@@ -1,0 +1,229 @@
+// Package rust proves the crate `dlgen -lang rust` writes: for every
+// release it is rustfmt- and clippy-clean with every feature set, builds
+// with the rust-version it declares, and its safe layer passes its tests
+// (crate_tests/, copied into each crate; under Miri too); its layout equals
+// the C compiler's of the same release on the host, field by field; on
+// every target rustc knows, its cfg picks the data model of the IR, the
+// model the C header picks on the same platform, or none (and no wrong
+// one); it builds for a target of each cfg branch; its import verdicts and
+// messages are the Go runtime's on a corpus of tensors; and a PyO3
+// extension built with maturin (pyo3ext/) exchanges with NumPy and PyTorch.
+//
+// Crates are written to .cache/rust/crates/vX.Y and built in one
+// CARGO_TARGET_DIR, .cache/rust/target, so that reruns are incremental;
+// cargo runs offline (scripts/deps.sh fetches the crates it needs).
+package rust
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dlgen/dlgen/backend/rust"
+	"github.com/dlgen/dlgen/generate"
+	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/tests/internal/tooltest"
+)
+
+// cacheDir is where crates and build products live, under the checkout.
+func cacheDir() string { return filepath.Join(tooltest.Root(), ".cache", "rust") }
+
+// toolchain returns the values of kind in toolchain.txt, which
+// scripts/deps.sh installs.
+func toolchain(t testing.TB, kind string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(tooltest.Root(), "tests", "rust", "toolchain.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), " "); ok && k == kind {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("toolchain.txt names no %s", kind)
+	}
+	return out
+}
+
+// Nightly is the pinned nightly toolchain (Miri, build-std, target specs).
+func Nightly(t testing.TB) string { return toolchain(t, "nightly")[0] }
+
+// MSRV is the toolchain of the rust-version the crate declares.
+const MSRV = rust.RustVersion + ".0"
+
+// Cargo is the cargo executable.
+func Cargo(t testing.TB) string {
+	t.Helper()
+	if home, err := os.UserHomeDir(); err == nil {
+		if p := filepath.Join(home, ".cargo", "bin", "cargo"); fileExists(p) {
+			return p
+		}
+	}
+	return tooltest.Require(t, "cargo")
+}
+
+// Rustc is the rustc executable next to cargo.
+func Rustc(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(filepath.Dir(Cargo(t)), "rustc")
+	if !fileExists(p) {
+		return tooltest.Require(t, "rustc")
+	}
+	return p
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Env is the environment cargo runs in: the shared target directory, the
+// venv's Python for PyO3, offline.
+func Env() []string {
+	root := tooltest.Root()
+	return []string{
+		"CARGO_TARGET_DIR=" + filepath.Join(cacheDir(), "target"),
+		"CARGO_NET_OFFLINE=true",
+		"CARGO_TERM_COLOR=never",
+		"PYO3_PYTHON=" + filepath.Join(root, ".venv", "bin", "python"),
+	}
+}
+
+// RunCargo runs cargo in dir and fails t with its output if it fails.
+func RunCargo(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return tooltest.Run(t, dir, Env(), Cargo(t), args...)
+}
+
+var (
+	crateMu sync.Mutex
+	crates  = map[ir.Version]string{}
+)
+
+// Releases are the releases of the embedded schema.
+func Releases(t testing.TB) (*ir.Schema, []ir.Version) {
+	t.Helper()
+	s, err := schema.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ir.Version
+	for _, r := range s.Releases {
+		out = append(out, r.Version)
+	}
+	return s, out
+}
+
+// Crate writes the crate of release v (with crate_tests/ as its tests/ when
+// it has the safe layer) under .cache/rust/crates, once per test binary,
+// and returns its directory. Unchanged files are not rewritten, so cargo
+// rebuilds only what changed.
+func Crate(t testing.TB, s *ir.Schema, v ir.Version) string {
+	t.Helper()
+	crateMu.Lock()
+	defer crateMu.Unlock()
+	if dir, ok := crates[v]; ok {
+		return dir
+	}
+	out := filepath.Join(cacheDir(), "crates", "v"+v.String())
+	files, err := generate.Files(generate.Options{Schema: s, SchemaName: schema.DefaultFile, Version: v, Langs: []string{"rust"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := generate.Write(out, files); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(out, "rust", "dlpack")
+	tests := filepath.Join(dir, "tests")
+	if !HasSafeLayer(s, v) {
+		if err := os.RemoveAll(tests); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if HasSafeLayer(s, v) {
+		sources, err := filepath.Glob(filepath.Join(tooltest.Root(), "tests", "rust", "crate_tests", "*.rs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, src := range sources {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			WriteFile(t, filepath.Join(tests, filepath.Base(src)), b)
+		}
+	}
+	crates[v] = dir
+	return dir
+}
+
+// WriteFile writes content to path, creating its directory, unless the
+// file already holds it (so that cargo sees nothing new).
+func WriteFile(t testing.TB, path string, content []byte) {
+	t.Helper()
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// HasSafeLayer reports whether release v has versioned tensors, and so the
+// safe layer and the PyO3 glue.
+func HasSafeLayer(s *ir.Schema, v ir.Version) bool {
+	m := s.At(v).Versions.Major
+	return m != nil && m.Value > 0
+}
+
+// summary is the line of cargo test's output that counts the safe layer's
+// tests.
+func summary(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "test result:") && !strings.Contains(l, " 0 passed") {
+			return l + "\n"
+		}
+	}
+	return "no tests ran\n"
+}
+
+// Probe writes source as the program name of a crate beside the crate of
+// dir, which it depends on (with the safe layer if the probe crate's
+// feature "safe" is on), and returns the probe crate's directory: tests
+// add programs there, not to the generated crate.
+func Probe(t testing.TB, dir, name string, source []byte) string {
+	t.Helper()
+	probe := filepath.Join(filepath.Dir(filepath.Dir(dir)), "probe")
+	crateManifest, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := ""
+	if bytes.Contains(crateManifest, []byte("\nsafe = ")) {
+		features = "\n[features]\nsafe = [\"dlpack/safe\"]\n"
+	}
+	manifest := `[package]
+name = "probe"
+version = "0.0.0"
+edition = "2021"
+publish = false
+` + features + `
+[dependencies]
+dlpack = { path = "../rust/dlpack", default-features = false }
+
+[workspace]
+`
+	WriteFile(t, filepath.Join(probe, "Cargo.toml"), []byte(manifest))
+	WriteFile(t, filepath.Join(probe, "src", "bin", name+".rs"), source)
+	return probe
+}
