@@ -159,8 +159,8 @@ fi
 
 # NumPy 2.4 from its PyPI sdist, which tests/numpy builds with dlgen's DLPack
 # 1.0 header in place of the copy NumPy vendors, and a venv with what builds
-# and tests it. The sdist comes from PyPI's simple index (PEP 691), checked
-# against its pinned hash: `pip download --no-binary` would compile all of
+# and tests it. The sdist comes from pip's package index (its simple page),
+# checked against its pinned hash: `pip download --no-binary` would compile all of
 # NumPy just to read its metadata (meson-python has no metadata hook).
 numpy_sdist=numpy-2.4.6.tar.gz
 numpy_sha256=f3a3570c4a2a16746ac2c31a7c7c7b0c186b95ce902e33db6f28094ed7387dda
@@ -168,15 +168,19 @@ if [ ! -s ".cache/numpy/$numpy_sdist" ]; then
   echo "deps: the $numpy_sdist sdist"
   mkdir -p .cache/numpy
   rm -f .cache/numpy/numpy-*.tar.gz
-  .venv/bin/python - "$numpy_sdist" "$numpy_sha256" ".cache/numpy/$numpy_sdist" <<'PY'
-import hashlib, json, os, sys, urllib.request
-name, sha256, dest = sys.argv[1:]
-index = urllib.request.Request("https://pypi.org/simple/numpy/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-files = json.load(urllib.request.urlopen(index, timeout=180))["files"]
-url = next(f["url"] for f in files if f["filename"] == name)
+  # The index pip itself uses (its configuration, else its default).
+  index=$(.venv/bin/pip config get global.index-url 2>/dev/null ||
+          .venv/bin/python -c 'from pip._internal.models.index import PyPI; print(PyPI.simple_url)')
+  .venv/bin/python - "$numpy_sdist" "$numpy_sha256" ".cache/numpy/$numpy_sdist" "${PIP_INDEX_URL:-$index}" <<'PY'
+import hashlib, html, os, re, sys, urllib.parse, urllib.request
+name, sha256, dest, index = sys.argv[1:]
+page = index.rstrip("/") + "/numpy/"
+listing = urllib.request.urlopen(page, timeout=180).read().decode()
+url = next(urllib.parse.urljoin(page, html.unescape(href)) for href in re.findall(r'href="([^"]+)"', listing)
+           if urllib.parse.urlparse(html.unescape(href)).path.endswith("/" + name))
 data = urllib.request.urlopen(url, timeout=180).read()
 if hashlib.sha256(data).hexdigest() != sha256:
-    sys.exit(f"deps: {name} from PyPI does not have the pinned sha256 {sha256}")
+    sys.exit(f"deps: {name} from the package index does not have the pinned sha256 {sha256}")
 with open(dest + ".part", "wb") as out:
     out.write(data)
 os.replace(dest + ".part", dest)
