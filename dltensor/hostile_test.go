@@ -3,7 +3,6 @@
 package dltensor_test
 
 import (
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -106,6 +105,9 @@ func TestEmptyImportWithNullDataAndOffset(t *testing.T) {
 // TestContiguousOfHugeBroadcastIsAnError: a stride-0 tensor of 2^59
 // elements is valid, but its copy cannot be allocated.
 func TestContiguousOfHugeBroadcastIsAnError(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		t.Skip("with 32-bit pointers a tensor's bytes stay below 2^31: its copy is always attempted")
+	}
 	spec := goodSpec()
 	spec.DType = dltensor.DataTypeOf[float64]()
 	spec.NDim, spec.Shape, spec.Strides = 1, []int64{1 << 59}, []int64{0}
@@ -142,37 +144,6 @@ func TestWhatGoMakesImportAccepts(t *testing.T) {
 	assert.Error(t, err, "0-bit dtype")
 	_, err = dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{4}}, nil)
 	assert.Error(t, err, "NULL data for 4 elements")
-}
-
-func TestImportRefusesSubbyteCodesOfTheWrongWidth(t *testing.T) {
-	for _, dt := range []dlpack.DataType{
-		{Code: dlpack.DataTypeCodeFloat4E2m1fn, Bits: 8, Lanes: 1},
-		{Code: dlpack.DataTypeCodeFloat6E2m3fn, Bits: 8, Lanes: 1},
-		{Code: dlpack.DataTypeCodeFloat6E3m2fn, Bits: 4, Lanes: 1},
-	} {
-		spec := goodSpec()
-		spec.DType = dt
-		r := cproducer.New(spec)
-		_, err := dltensor.Import(r.Versioned())
-		assert.ErrorIs(t, err, dltensor.ErrMalformed, "%+v", dt)
-		assert.Equal(t, 1, r.Calls())
-	}
-}
-
-// TestZeroExtentDoesNotDependOnItsPlace: a shape with a 0 extent is judged
-// the same wherever the 0 sits.
-func TestZeroExtentDoesNotDependOnItsPlace(t *testing.T) {
-	verdict := func(shape, strides []int64) bool {
-		spec := goodSpec()
-		spec.NDim, spec.Shape, spec.Strides = int32(len(shape)), shape, strides
-		tensor, err := dltensor.Import(cproducer.New(spec).Versioned())
-		if err == nil {
-			tensor.Close()
-		}
-		return err == nil
-	}
-	assert.Equal(t, verdict([]int64{1 << 40, 1 << 40, 0}, []int64{1, 1, 1}), verdict([]int64{0, 1 << 40, 1 << 40}, []int64{1, 1, 1}))
-	assert.Equal(t, verdict([]int64{2, 0}, []int64{math.MinInt64, 1}), verdict([]int64{0, 2}, []int64{1, math.MinInt64}))
 }
 
 // TestIsCopiedOnlyWhenTheConsumerOwnsTheCopy: a copy Go still holds is

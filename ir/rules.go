@@ -112,9 +112,9 @@ var Checks = []Check{
 	{"stride_limit", "every stride, in elements and in bytes, is below 2^(P-1) (the first one past is named)",
 		[]string{"stride", "dim", "log2"}},
 	{"span_limit", "the elements' span, in elements and in bytes, is below 2^(P-1)", []string{"log2"}},
-	{"offset_limit", "the end of the last element lies at most 2^(P-1) bytes from data", []string{"byte_offset", "log2"}},
+	{"offset_limit", "the end of the last element lies less than 2^(P-1) bytes from data", []string{"byte_offset", "log2"}},
 	{"data_null", "data is not NULL unless its nullable rule allows it", []string{"count"}},
-	{"address_limit", "every byte of every element has an address in [0, 2^P)", []string{"data", "byte_offset"}},
+	{"address_limit", "every byte of every element, and the end of the last, has an address in [0, 2^P)", []string{"data", "byte_offset"}},
 	{"device_unreadable", "reading memory on the CPU needs a host-readable device type", []string{"device_type", "device_id"}},
 	{"dtype_name", "a dtype name is one of the release's", []string{"name", "known"}},
 }

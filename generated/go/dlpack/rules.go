@@ -228,12 +228,13 @@ const (
 	// RuleSpanLimit: the elements' span, in elements and in bytes, is below
 	// 2^(P-1).
 	RuleSpanLimit
-	// RuleOffsetLimit: the end of the last element lies at most 2^(P-1) bytes from
-	// data.
+	// RuleOffsetLimit: the end of the last element lies less than 2^(P-1) bytes
+	// from data.
 	RuleOffsetLimit
 	// RuleDataNull: data is not NULL unless its nullable rule allows it.
 	RuleDataNull
-	// RuleAddressLimit: every byte of every element has an address in [0, 2^P).
+	// RuleAddressLimit: every byte of every element, and the end of the last, has
+	// an address in [0, 2^P).
 	RuleAddressLimit
 	// RuleDeviceUnreadable: reading memory on the CPU needs a host-readable device
 	// type.
