@@ -3,6 +3,7 @@
 package dltensor_test
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -174,4 +175,33 @@ func TestDeleterCalledTwiceIsDiagnosed(t *testing.T) {
 	dltensor.DeleteVersioned(m)
 	assert.Equal(t, misuses+1, dltensor.InvalidDeletes())
 	assert.Zero(t, dltensor.LiveExports())
+}
+
+// TestGoMadeTensorsKeepTheLimits: FromC and Strided make the import checks,
+// with the same rules and words, on 64-bit and 32-bit pointers alike.
+func TestGoMadeTensorsKeepTheLimits(t *testing.T) {
+	rule := func(err error) string {
+		var broken *dltensor.RuleError
+		require.ErrorAs(t, err, &broken)
+		return broken.Rule.String()
+	}
+	last := uint64(^uintptr(0)) // the highest address
+	top := cproducer.New(goodSpec())
+	top.SetAddress(last - 15) // never read: C writes it, Go only passes it on
+	_, err := dltensor.FromC(top.Versioned().DLTensor.Data, dltensor.Layout{DataType: f32, Shape: []int64{2}, ByteOffset: 32}, nil)
+	assert.Equal(t, "address_limit", rule(err))
+	assert.ErrorContains(t, err, fmt.Sprintf("the elements lie outside the address space: data %d with byte_offset 32", last-15))
+
+	floats := int64((last/2 + 1) / 4) // 2^(P-1) bytes of float32
+	one := []float32{1}
+	_, err = dltensor.Strided(one, []int64{floats}, []int64{0}, 0)
+	assert.Equal(t, "size_limit", rule(err))
+	_, err = dltensor.Strided(one, []int64{2}, []int64{floats}, 0)
+	assert.Equal(t, "stride_limit", rule(err))
+	broadcast, err := dltensor.Strided(one, []int64{floats - 1}, []int64{0}, 0)
+	require.NoError(t, err, "one element fewer fits")
+	broadcast.Close()
+	_, err = dltensor.Strided(one, []int64{1}, []int64{1, 1}, 0)
+	assert.Equal(t, "strides_count", rule(err))
+	assert.ErrorContains(t, err, "2 strides for 1 dimensions")
 }
