@@ -9,6 +9,12 @@
 //
 // Pointers to C data are typed Go pointers or unsafe.Pointer; function
 // pointers are uintptr, since Go cannot call C function pointers directly.
+// An integer field that holds an enum or flags group (ir.Field.Holds) gets
+// that type. rules.go holds the import rules as tables a checker reads
+// (docs/rules.md): MaxDims, when each pointer field may be NULL, the facts
+// of device types and type codes as methods (HostReadable, Addressable,
+// FixedBits, Known), DataType's String and ParseDataType over the schema's
+// dtype names, and Rule, the message of every check.
 package golang
 
 import (
