@@ -1,139 +1,102 @@
 package devices
 
 import (
+	"bytes"
 	"math"
 	"math/rand"
 	"testing"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/devices/internal/layouttest"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// view is an Array over a Go slice, with the element at index 0 at base.
-func view[T any](buf []T, base int64, shape, strides []int64) Array {
-	var zero T
-	return Array{Data: unsafe.Pointer(&buf[base]), Shape: shape, Strides: strides, ItemSize: int(unsafe.Sizeof(zero))}
+// view is an Array over a byte buffer, with the element at index 0 at
+// item base.
+func view(buf []byte, size int, base int64, shape, strides []int64) Array {
+	return Array{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, Data: unsafe.Pointer(unsafe.SliceData(buf)), ByteOffset: uint64(base) * uint64(size), Shape: shape, Strides: strides, ItemSize: size}
 }
 
-// reference copies element by element through the index space.
-func reference[T any](dst []T, dbase int64, ds []int64, src []T, sbase int64, ss []int64, shape []int64) {
-	if n, _ := Elements(shape); n == 0 {
-		return
-	}
-	idx := make([]int64, len(shape))
-	for {
-		d, s := dbase, sbase
-		for k := range idx {
-			d += idx[k] * ds[k]
-			s += idx[k] * ss[k]
-		}
-		dst[d] = src[s]
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
-}
-
-// layout picks random strides (any sign, some zero for a broadcast source)
-// and returns them with the base offset and buffer length they need.
-func layout(r *rand.Rand, shape []int64, allowZero bool) (strides []int64, base, length int64) {
-	strides = make([]int64, len(shape))
-	step := int64(1)
-	perm := r.Perm(len(shape))
-	for _, k := range perm {
-		s := step * int64(1+r.Intn(2))
-		if allowZero && r.Intn(5) == 0 {
-			s = 0
-		}
-		if r.Intn(3) == 0 {
-			s = -s
-		}
-		strides[k] = s
-		step *= max(shape[k], 1) * 2
-	}
-	lo, hi := int64(0), int64(0)
-	for k, s := range strides {
-		if shape[k] == 0 {
-			continue
-		}
-		if s < 0 {
-			lo += (shape[k] - 1) * s
-		} else {
-			hi += (shape[k] - 1) * s
-		}
-	}
-	return strides, -lo, hi - lo + 1
-}
-
-func testCopy[T ~uint8 | ~uint16 | ~uint32 | ~uint64](t *testing.T, r *rand.Rand) {
-	for trial := 0; trial < 300; trial++ {
-		ndim := r.Intn(5)
-		shape := make([]int64, ndim)
-		for i := range shape {
-			shape[i] = int64(r.Intn(5))
-			if r.Intn(8) == 0 {
-				shape[i] = 1
-			}
-		}
-		ss, sbase, slen := layout(r, shape, true)
+// testCopies copies random layouts of shapes from makeShape and compares
+// every byte of the destination buffer with the reference.
+func testCopies(t *testing.T, r *rand.Rand, trials int, makeShape func() []int64) {
+	t.Helper()
+	for trial := 0; trial < trials; trial++ {
+		size := []int{1, 2, 3, 4, 8, 16}[r.Intn(6)]
+		shape := makeShape()
+		ss, sbase, slen := layouttest.Strides(r, shape, true)
 		var ds []int64
 		var dbase, dlen int64
 		if r.Intn(2) == 0 {
 			ds, dbase, dlen = ContiguousStrides(shape), 0, max(elements(shape), 1)
 		} else {
-			ds, dbase, dlen = layout(r, shape, false)
+			ds, dbase, dlen = layouttest.Strides(r, shape, false)
 		}
-		src := make([]T, slen)
-		for i := range src {
-			src[i] = T(r.Uint64())
+		src := make([]byte, slen*int64(size))
+		r.Read(src)
+		got, want := make([]byte, dlen*int64(size)), make([]byte, dlen*int64(size))
+		require.NoError(t, Copy(view(got, size, dbase, shape, ds), view(src, size, sbase, shape, ss)))
+		layouttest.Copy(want, dbase, ds, src, sbase, ss, shape, size)
+		if !bytes.Equal(want, got) {
+			t.Fatalf("%d-byte items, shape %v, dst strides %v, src strides %v: wrong copy", size, shape, ds, ss)
 		}
-		got, want := make([]T, dlen), make([]T, dlen)
-		require.NoError(t, CPU{}.Copy(view(got, dbase, shape, ds), view(src, sbase, shape, ss)))
-		reference(want, dbase, ds, src, sbase, ss, shape)
-		require.Equal(t, want, got, "shape %v dst strides %v src strides %v", shape, ds, ss)
 	}
 }
 
 func TestCopyMatchesReferenceForAnyStrides(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	t.Run("1 byte", func(t *testing.T) { testCopy[uint8](t, r) })
-	t.Run("2 bytes", func(t *testing.T) { testCopy[uint16](t, r) })
-	t.Run("4 bytes", func(t *testing.T) { testCopy[uint32](t, r) })
-	t.Run("8 bytes", func(t *testing.T) { testCopy[uint64](t, r) })
+	t.Run("small", func(t *testing.T) {
+		testCopies(t, r, 2000, func() []int64 { return layouttest.Shape(r, r.Intn(5), 5) })
+	})
+	// Shapes of odd and even sizes, so that tiles, their 4x4 blocks and the
+	// edges all run.
+	t.Run("tiled", func(t *testing.T) {
+		testCopies(t, r, 100, func() []int64 { return layouttest.Tiled(r) })
+	})
+	// Small tiles, so that copies cross many tile edges.
+	t.Run("many tiles", func(t *testing.T) {
+		defer func(side int64) { tileSide = side }(tileSide)
+		tileSide = 8
+		testCopies(t, r, 100, func() []int64 { return layouttest.Tiled(r) })
+	})
+	t.Run("parallel", func(t *testing.T) {
+		defer func(b int64, w func() int, side int64) { parallelBytes, maxWorkers, tileSide = b, w, side }(parallelBytes, maxWorkers, tileSide)
+		parallelBytes, maxWorkers, tileSide = 64, func() int { return 3 }, 8
+		testCopies(t, r, 1000, func() []int64 { return layouttest.Shape(r, r.Intn(5), 12) })
+		testCopies(t, r, 40, func() []int64 { return layouttest.Tiled(r) })
+	})
 }
 
-func TestTransposeTiles(t *testing.T) {
-	for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}} {
-		rows, cols := dims[0], dims[1]
-		src := make([]uint64, rows*cols)
-		for i := range src {
-			src[i] = uint64(i)
-		}
-		// src is cols x rows row-major, read transposed.
-		got := make([]uint64, rows*cols)
-		require.NoError(t, CPU{}.Copy(view(got, 0, []int64{rows, cols}, []int64{cols, 1}), view(src, 0, []int64{rows, cols}, []int64{1, rows})))
-		for r := int64(0); r < rows; r++ {
-			for c := int64(0); c < cols; c++ {
-				require.Equal(t, src[c*rows+r], got[r*cols+c])
+func TestTransposes(t *testing.T) {
+	defer func(b, side int64) { parallelBytes, tileSide = b, side }(parallelBytes, tileSide)
+	for _, parallel := range []int64{1 << 62, 256} {
+		parallelBytes, tileSide = parallel, 32
+		for _, size := range []int{4, 8} {
+			for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}, {257, 131}} {
+				rows, cols := dims[0], dims[1]
+				src := make([]byte, rows*cols*int64(size))
+				for i := range src {
+					src[i] = byte(i * 7 / 3)
+				}
+				// src is cols x rows row-major, read transposed.
+				got := make([]byte, len(src))
+				require.NoError(t, Copy(view(got, size, 0, []int64{rows, cols}, []int64{cols, 1}), view(src, size, 0, []int64{rows, cols}, []int64{1, rows})))
+				want := make([]byte, len(src))
+				layouttest.Copy(want, 0, []int64{cols, 1}, src, 0, []int64{1, rows}, []int64{rows, cols}, size)
+				require.Equal(t, want, got, "%d x %d of %d bytes", rows, cols, size)
 			}
 		}
 	}
 }
 
 func TestCopyRejectsMismatchedShapes(t *testing.T) {
-	buf := make([]uint32, 8)
-	err := CPU{}.Copy(view(buf, 0, []int64{2, 4}, []int64{4, 1}), view(buf, 0, []int64{4, 2}, []int64{2, 1}))
+	buf := make([]byte, 32)
+	err := Copy(view(buf, 4, 0, []int64{2, 4}, []int64{4, 1}), view(buf, 4, 0, []int64{4, 2}, []int64{2, 1}))
 	assert.ErrorContains(t, err, "shapes")
+	err = CPU{}.Copy(view(buf, 4, 0, []int64{2, 4}, []int64{4, 1}), view(buf, 4, 0, []int64{4, 2}, []int64{2, 1}))
+	assert.ErrorContains(t, err, "shapes", "the CPU backend checks too")
 }
 
 func TestUnknownDeviceHasNoBackend(t *testing.T) {
@@ -164,10 +127,10 @@ func TestRegisterInstallsABackend(t *testing.T) {
 		delete(backends, dlpack.DeviceTypeExtDev)
 		mu.Unlock()
 	}()
-	b, err := For(dlpack.DeviceTypeExtDev)
-	require.NoError(t, err)
-	src, dst := []uint32{1, 2, 3}, make([]uint32, 3)
-	require.NoError(t, b.Copy(view(dst, 0, []int64{3}, []int64{1}), view(src, 0, []int64{3}, []int64{1})))
+	src, dst := []byte{1, 2, 3, 4, 5, 6}, make([]byte, 6)
+	from, to := view(src, 2, 0, []int64{3}, []int64{1}), view(dst, 2, 0, []int64{3}, []int64{1})
+	from.Device.DeviceType, to.Device.DeviceType = dlpack.DeviceTypeExtDev, dlpack.DeviceTypeExtDev
+	require.NoError(t, Copy(to, from))
 	assert.Equal(t, src, dst)
 	assert.Equal(t, 1, copies)
 }

@@ -1,14 +1,40 @@
-// Package devices is dlgen's copy engine: one small interface per device
-// type (allocate, free, copy, sync, each told which device id) and a
-// registry by DLDeviceType.
+// Package devices is dlgen's copy engine: it allocates memory on devices and
+// copies N-dimensional data between them, described as DLPack describes a
+// tensor.
 //
-// The CPU backend is built in: every CPU device id is the same host
-// memory. It allocates Go memory (refusing sizes beyond Go's heap limit
-// with an error, not a panic), copies contiguous data at memcpy speed and
-// copies N-dimensional strided data with any strides (negative, zero,
-// size-0 dimensions) into a contiguous or strided target. Other device
-// types report "no backend for kDLxxx", wrapping ErrNoBackend, until a
-// backend is registered for them.
+// An Array is one side of a copy: a device, DLTensor's data field and byte
+// offset, extents, strides in elements and the element size. On the CPU,
+// Data is an address; on a device it is whatever DLPack says the data field
+// holds there (a cl_mem for OpenCL), which Go never dereferences.
+//
+// A Backend serves one device type: Allocate, Free, Copy and Sync, each told
+// the device id. The package functions of the same names find the backend
+// through a registry by DLDeviceType (For, Register). A copy between the
+// CPU and a device goes through the device's backend, a copy within one
+// device type through that type's; between two other device types there is
+// none (copy through the CPU).
+//
+// Copies may be asynchronous. A copy is complete, its destination readable
+// and its source free to change or be freed, once Sync has returned for each
+// device other than the CPU that it touches. Copies that touch one device
+// take effect in the order they were submitted; copies from different
+// goroutines are not ordered, and memory used through two devices needs a
+// Sync of the first before the second uses it.
+//
+// Built in:
+//   - CPU (kDLCPU, any device id: every id is the host's memory). Go memory
+//     from Allocate; contiguous data copied by memmove, any strided layout
+//     by a cache-blocked engine that splits large copies over goroutines.
+//     Copies are complete when Copy returns.
+//   - OpenCL (kDLOpenCL), loaded at run time from the system's OpenCL ICD
+//     loader (libOpenCL.so.1) when first asked for. Device id N is the N-th
+//     device over all platforms in the loader's order (OpenCLDevices names
+//     them). Without the loader or a platform, or in a build without cgo,
+//     For answers "OpenCL not available: <why>", wrapping ErrNoBackend.
+//
+// Other device types report "no backend for kDLxxx", wrapping ErrNoBackend,
+// until a backend is registered for them. Package devicetest is the suite
+// every backend must pass.
 package devices
 
 import (
@@ -21,39 +47,61 @@ import (
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 )
 
-// Array describes N-dimensional data in memory: the device, the address
-// of the element at index 0, the extents, and strides counted in elements.
+// Array describes one side of a copy: N-dimensional data on a device.
 type Array struct {
-	Device   dlpack.Device
-	Data     unsafe.Pointer
-	Shape    []int64
+	Device dlpack.Device
+	// Data is DLTensor's data field: a host address on the CPU, a device
+	// handle elsewhere (a cl_mem for OpenCL).
+	Data unsafe.Pointer
+	// ByteOffset is the distance in bytes from Data to the element at
+	// index 0, as DLTensor's byte_offset.
+	ByteOffset uint64
+	Shape      []int64
+	// Strides are in elements, of any sign; 0 repeats an element (only a
+	// source may do that).
 	Strides  []int64
 	ItemSize int
 }
 
-// Backend moves data on one kind of device; the device id says which one.
+// Backend moves data on one device type; the device id says which device.
+//
+// Copy receives arrays that the package's Copy checked: the same rank,
+// shape and item size, at least one element, non-nil data, no destination
+// dimension that repeats an element (stride 0); one side is on the
+// backend's device type, the other on that type or on the CPU. Elements
+// that overlap in the destination, or between destination and source, get
+// unspecified values.
 type Backend interface {
-	// Allocate returns nbytes of memory on dev, zeroed.
+	// Allocate returns nbytes of zeroed memory on dev (nil for 0 bytes),
+	// or an error for an unknown device or a size the device cannot hold.
 	Allocate(dev dlpack.Device, nbytes int) (unsafe.Pointer, error)
-	// Free releases memory from Allocate.
-	Free(dev dlpack.Device, p unsafe.Pointer)
-	// Copy copies src into dst; both have the same shape and item size, and
-	// either may be on any device this backend serves.
+	// Free releases memory from Allocate; nil is ignored. Copies still
+	// running on the memory finish first.
+	Free(dev dlpack.Device, data unsafe.Pointer) error
+	// Copy submits a copy of src into dst and may return before it is
+	// done; see Sync.
 	Copy(dst, src Array) error
-	// Sync waits for outstanding copies on dev.
+	// Sync waits until every copy submitted with a side on dev is complete,
+	// and reports any that failed.
 	Sync(dev dlpack.Device) error
 }
 
-// ErrNoBackend is wrapped by For's error for a device type with no backend.
+// ErrNoBackend is wrapped by every error that says no backend serves a
+// device type.
 var ErrNoBackend = errors.New("no backend")
 
 var (
-	mu       sync.RWMutex
-	backends = map[dlpack.DeviceType]Backend{dlpack.DeviceTypeCPU: CPU{}}
+	mu sync.RWMutex
+	// backends holds the registered backends; a built-in one is made on
+	// first use, so that OpenCL is loaded only when it is asked for.
+	backends = map[dlpack.DeviceType]func() (Backend, error){
+		dlpack.DeviceTypeCPU:    func() (Backend, error) { return CPU{}, nil },
+		dlpack.DeviceTypeOpenCL: openCL,
+	}
 )
 
-// Register installs the backend for a device type, replacing any other;
-// a nil backend removes it.
+// Register installs the backend for a device type, replacing any other,
+// built-in ones included; a nil backend removes it.
 func Register(t dlpack.DeviceType, b Backend) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -61,17 +109,108 @@ func Register(t dlpack.DeviceType, b Backend) {
 		delete(backends, t)
 		return
 	}
-	backends[t] = b
+	backends[t] = func() (Backend, error) { return b, nil }
 }
 
 // For returns the backend of a device type.
 func For(t dlpack.DeviceType) (Backend, error) {
 	mu.RLock()
-	defer mu.RUnlock()
-	if b, ok := backends[t]; ok {
-		return b, nil
+	get, ok := backends[t]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("devices: %w for %v", ErrNoBackend, t)
 	}
-	return nil, fmt.Errorf("devices: %w for %v", ErrNoBackend, t)
+	return get()
+}
+
+// Allocate returns nbytes of zeroed memory on dev from its backend.
+func Allocate(dev dlpack.Device, nbytes int) (unsafe.Pointer, error) {
+	b, err := For(dev.DeviceType)
+	if err != nil {
+		return nil, err
+	}
+	return b.Allocate(dev, nbytes)
+}
+
+// Free releases memory that Allocate returned for dev.
+func Free(dev dlpack.Device, data unsafe.Pointer) error {
+	b, err := For(dev.DeviceType)
+	if err != nil {
+		return err
+	}
+	return b.Free(dev, data)
+}
+
+// Sync waits for the copies submitted with a side on dev.
+func Sync(dev dlpack.Device) error {
+	b, err := For(dev.DeviceType)
+	if err != nil {
+		return err
+	}
+	return b.Sync(dev)
+}
+
+// Copy checks dst and src and submits the copy to the backend that serves
+// them: the device side's for a copy between the CPU and a device. The copy
+// is complete once Sync has returned for each device other than the CPU
+// that it touches.
+func Copy(dst, src Array) error {
+	if err := check(dst, src); err != nil {
+		return err
+	}
+	b, err := route(dst.Device.DeviceType, src.Device.DeviceType)
+	if err != nil {
+		return err
+	}
+	if n, _ := Elements(src.Shape); n == 0 {
+		return nil
+	}
+	return b.Copy(dst, src)
+}
+
+// notAvailable is For's error for kDLOpenCL when OpenCL cannot be loaded.
+func notAvailable(why string) error {
+	return fmt.Errorf("devices: %w for kDLOpenCL: OpenCL not available: %s", ErrNoBackend, why)
+}
+
+func route(dst, src dlpack.DeviceType) (Backend, error) {
+	switch {
+	case dst == src || src == dlpack.DeviceTypeCPU:
+		return For(dst)
+	case dst == dlpack.DeviceTypeCPU:
+		return For(src)
+	}
+	return nil, fmt.Errorf("devices: %w copies from %v to %v; copy through the CPU", ErrNoBackend, src, dst)
+}
+
+// check refuses what no backend can copy.
+func check(dst, src Array) error {
+	switch {
+	case len(dst.Shape) != len(src.Shape) || len(dst.Strides) != len(dst.Shape) || len(src.Strides) != len(src.Shape):
+		return fmt.Errorf("devices: copy between shape %v strides %v and shape %v strides %v", dst.Shape, dst.Strides, src.Shape, src.Strides)
+	case dst.ItemSize != src.ItemSize || src.ItemSize <= 0:
+		return fmt.Errorf("devices: copy between items of %d and %d bytes", dst.ItemSize, src.ItemSize)
+	}
+	for i, e := range src.Shape {
+		if e != dst.Shape[i] || e < 0 {
+			return fmt.Errorf("devices: copy between shapes %v and %v", dst.Shape, src.Shape)
+		}
+	}
+	n, ok := Elements(src.Shape)
+	switch {
+	case !ok:
+		return fmt.Errorf("devices: shape %v has more elements than an int64 counts", src.Shape)
+	case n == 0:
+		return nil
+	case dst.Data == nil || src.Data == nil:
+		return errors.New("devices: copy of elements to or from nil data")
+	}
+	for i, s := range dst.Strides {
+		if s == 0 && dst.Shape[i] > 1 {
+			return fmt.Errorf("devices: destination strides %v repeat elements in dimension %d", dst.Strides, i)
+		}
+	}
+	return nil
 }
 
 // ContiguousStrides returns the row-major strides of shape, in elements.

@@ -496,7 +496,7 @@ func (s *storage) first() unsafe.Pointer {
 }
 
 func (s *storage) array() devices.Array {
-	return devices.Array{Device: s.device, Data: s.first(), Shape: s.shape, Strides: s.strides, ItemSize: s.itemSize()}
+	return devices.Array{Device: s.device, Data: s.data, ByteOffset: s.byteOffset, Shape: s.shape, Strides: s.strides, ItemSize: s.itemSize()}
 }
 
 // readable checks what every view needs and returns the storage.
@@ -587,25 +587,15 @@ func (t *Tensor) ReadBytes() ([]byte, error) { return t.byteView() }
 // Contiguous returns a writable, row-major copy on the same device.
 func (t *Tensor) Contiguous() (*Tensor, error) { return t.CopyTo(t.s.device) }
 
-// CopyTo copies the tensor, made row-major, to dev through the copy engine
-// of dev's type (the same engine must serve both devices). The copy is
-// writable and marked Copied.
+// CopyTo copies the tensor, made row-major, to dev: between the CPU and a
+// device through the device's backend, within one device type through that
+// type's (see package devices). The copy is complete when CopyTo returns; it
+// is writable and marked Copied.
 func (t *Tensor) CopyTo(dev dlpack.Device) (*Tensor, error) {
 	if t.closed.Load() {
 		return nil, ErrClosed
 	}
 	s := t.s
-	from, err := devices.For(s.device.DeviceType)
-	if err != nil {
-		return nil, err
-	}
-	to, err := devices.For(dev.DeviceType)
-	if err != nil {
-		return nil, err
-	}
-	if from != to {
-		return nil, fmt.Errorf("dltensor: no copy engine from %v to %v: %w", s.device.DeviceType, dev.DeviceType, ErrNoBackend)
-	}
 	nbytes, ok := s.contiguousBytes()
 	if !ok || nbytes > math.MaxInt {
 		return nil, fmt.Errorf("dltensor: a copy of %v elements of %d bits does not fit in memory", s.shape, s.elementBits())
@@ -616,28 +606,38 @@ func (t *Tensor) CopyTo(dev dlpack.Device) (*Tensor, error) {
 		if !s.contiguous() {
 			return nil, fmt.Errorf("dltensor: a strided copy of packed %d-bit elements: %w", s.elementBits(), ErrNotContiguous)
 		}
-		src = devices.Array{Device: s.device, Data: s.first(), Shape: []int64{nbytes}, Strides: []int64{1}, ItemSize: 1}
+		src = devices.Array{Device: s.device, Data: s.data, ByteOffset: s.byteOffset, Shape: []int64{nbytes}, Strides: []int64{1}, ItemSize: 1}
 		dstShape = src.Shape
 	}
-	mem, err := to.Allocate(dev, int(nbytes))
+	mem, err := devices.Allocate(dev, int(nbytes))
 	if err != nil {
+		return nil, err
+	}
+	dst := devices.Array{Device: dev, Data: mem, Shape: dstShape, Strides: devices.ContiguousStrides(dstShape), ItemSize: src.ItemSize}
+	if err := copyAndSync(dst, src); err != nil {
+		_ = devices.Free(dev, mem)
 		return nil, err
 	}
 	c := &storage{
 		device: dev, dtype: s.dtype, shape: t.Shape(), strides: devices.ContiguousStrides(s.shape),
 		data: mem, padded: s.padded, copied: true, goMem: dev.DeviceType == dlpack.DeviceTypeCPU,
 	}
-	dst := devices.Array{Device: dev, Data: mem, Shape: dstShape, Strides: devices.ContiguousStrides(dstShape), ItemSize: src.ItemSize}
-	if err := to.Copy(dst, src); err != nil {
-		to.Free(dev, mem)
-		return nil, err
-	}
-	if err := to.Sync(dev); err != nil {
-		to.Free(dev, mem)
-		return nil, err
-	}
 	if !c.goMem {
-		c.release = func() { to.Free(dev, mem) }
+		c.release = func() { _ = devices.Free(dev, mem) }
 	}
 	return newTensor(c), nil
+}
+
+// copyAndSync copies and waits until the copy is complete on both sides.
+func copyAndSync(dst, src devices.Array) error {
+	if err := devices.Copy(dst, src); err != nil {
+		return err
+	}
+	if err := devices.Sync(dst.Device); err != nil {
+		return err
+	}
+	if src.Device != dst.Device {
+		return devices.Sync(src.Device)
+	}
+	return nil
 }

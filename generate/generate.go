@@ -1,8 +1,9 @@
 // Package generate is everything cmd/dlgen does, minus flag parsing: Run
 // settles one request (schema, release, languages, mode) in one place, then
 // renders the backends and writes their files, checks them against what is
-// on disk, lists what changed between two releases, or lists the rules that
-// judge such changes.
+// on disk, lists what changed between two releases, lists the rules that
+// judge such changes, or tells what release a C header is and how it
+// differs from it (package cheader).
 //
 // A backend's error is named once, by the driver ("go backend: ..."); an
 // element of the schema a backend refuses (a *backend.Error) becomes a
@@ -26,6 +27,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -36,6 +38,7 @@ import (
 	"github.com/dlgen/dlgen/backend/c"
 	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
+	"github.com/dlgen/dlgen/cheader"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/pmezard/go-difflib/difflib"
@@ -70,6 +73,11 @@ type Request struct {
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
 	DiffRules  bool   // list the rules of DiffFrom instead of generating
+	// PythonPackage is the dotted name python/ gets inside the package that
+	// vendors it; "" writes top-level modules.
+	PythonPackage string
+	Identify      string // a C header to identify instead of generating
+	SchemaYAML    bool   // with Identify: write what the header adds to the schema, as YAML
 }
 
 // UsageError is a request that cannot be carried out as asked: flags that
@@ -113,6 +121,9 @@ func Run(req Request, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if req.Identify != "" {
+		return identify(s, req.Identify, req.SchemaYAML, stdout)
+	}
 	v, err := parseRelease(s, req.Version, "-dlpack-version")
 	if err != nil {
 		return err
@@ -124,7 +135,8 @@ func Run(req Request, stdout io.Writer) error {
 		}
 		return diff(s, from, v, stdout)
 	}
-	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang)})
+	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
+		PythonPackage: req.PythonPackage})
 	if err != nil {
 		return err
 	}
@@ -153,11 +165,29 @@ func (req Request) validate() error {
 	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
 		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
 	}
-	if _, err := selectBackends("", splitList(req.Lang)); err != nil {
+	selected, err := selectBackends("", splitList(req.Lang))
+	if err != nil {
 		return err
 	}
 	if req.DiffRules && req != (Request{DiffRules: true}) {
 		return usagef("-diff-rules lists the rules of -diff, the same for every schema and release, and combines with no other flag")
+	}
+	if req.PythonPackage != "" {
+		if err := python.CheckPackage(req.PythonPackage); err != nil {
+			return usagef("%v", err)
+		}
+		if !slices.ContainsFunc(selected, func(b backend.Backend) bool { return b.Name() == "python" }) {
+			return usagef("-python-package applies to -lang python only")
+		}
+	}
+	if req.SchemaYAML && req.Identify == "" {
+		return usagef("-schema-yaml applies to -identify only")
+	}
+	if req.Identify != "" {
+		if req.Check || req.DiffFrom != "" || req.Lang != "" || req.Out != "" || req.Version != "" || req.PythonPackage != "" {
+			return usagef("-identify combines with -schema and -schema-yaml only: it reads a header and writes nothing")
+		}
+		return nil
 	}
 	if req.DiffFrom == "" {
 		return nil
@@ -169,6 +199,8 @@ func (req Request) validate() error {
 		return usagef("-lang does not apply to -diff, which compares the ABI every language shares")
 	case req.Out != "":
 		return usagef("-out does not apply to -diff, which writes nothing")
+	case req.PythonPackage != "":
+		return usagef("-python-package does not apply to -diff, which writes nothing")
 	}
 	return nil
 }
@@ -185,13 +217,13 @@ func load(file string) (s *ir.Schema, name string, err error) {
 // parseRelease parses the value of flag, "" meaning the newest release.
 func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
 	if text == "" {
-		return release(s, ir.Version{})
+		return s.Newest(), nil
 	}
-	v, err := ir.ParseVersion(text)
+	v, err := s.ParseRelease(text)
 	if err != nil {
-		return v, usagef("%s: %v (known: %s)", flag, err, strings.Join(versions(s), ", "))
+		return v, usagef("%s: %v", flag, err)
 	}
-	return release(s, v)
+	return v, nil
 }
 
 // release settles which release to emit: v, or the newest if v is zero.
@@ -249,12 +281,39 @@ func listRules(stdout io.Writer) error {
 	return w.Flush()
 }
 
+// identify prints the release the header at path matches and how it
+// differs from it (a difference is a DriftError), or, with schemaYAML, what
+// it adds to the schema's newest release, as schema YAML.
+func identify(s *ir.Schema, path string, schemaYAML bool, stdout io.Writer) error {
+	h, err := cheader.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if schemaYAML {
+		out, err := cheader.Additions(s, h)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(out)
+		return err
+	}
+	r := cheader.Identify(s, h)
+	fmt.Fprint(stdout, r)
+	if len(r.Findings) > 0 {
+		return &DriftError{msg: fmt.Sprintf("%s differs from DLPack %s", path, r.Release)}
+	}
+	return nil
+}
+
 // Options says what to generate from a loaded schema.
 type Options struct {
 	Schema     *ir.Schema
 	SchemaName string     // how generated files name the schema
 	Version    ir.Version // zero means the newest
 	Langs      []string   // empty means all
+	// PythonPackage is the Python backend's Package: the dotted name of
+	// python/ inside the package that vendors it, "" for top-level modules.
+	PythonPackage string
 }
 
 // Files renders the selected backends for the selected release, sorted by
@@ -271,6 +330,10 @@ func Files(opts Options) ([]backend.File, error) {
 	api := opts.Schema.At(v)
 	var files []backend.File
 	for _, b := range selected {
+		if py, ok := b.(python.Backend); ok {
+			py.Package = opts.PythonPackage
+			b = py
+		}
 		fs, err := render(b, api)
 		if err != nil {
 			return nil, err

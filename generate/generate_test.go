@@ -35,11 +35,11 @@ func TestGolden(t *testing.T) {
 	for _, r := range s.Releases {
 		files, err := Files(Options{Schema: s, SchemaName: schema.DefaultFile, Version: r.Version})
 		require.NoError(t, err)
-		archive := &txtar.Archive{Comment: []byte("dlgen output for DLPack v" + r.Version.String() + "; refresh with go test ./generate -update\n")}
+		archive := &txtar.Archive{Comment: []byte("dlgen output for DLPack " + r.Version.Title() + "; refresh with go test ./generate -update\n")}
 		for _, f := range files {
 			archive.Files = append(archive.Files, txtar.File{Name: f.Path, Data: f.Content})
 		}
-		path := filepath.Join("testdata", "golden", "v"+r.Version.String()+".txtar")
+		path := filepath.Join("testdata", "golden", goldenName(r.Version))
 		if *update {
 			require.NoError(t, os.WriteFile(path, txtar.Format(archive), 0o644))
 			continue
@@ -52,6 +52,14 @@ func TestGolden(t *testing.T) {
 			assert.Equal(t, string(f.Data), string(archive.Files[i].Data), "%s of v%s is stale; run go test ./generate -update", f.Name, r.Version)
 		}
 	}
+}
+
+// goldenName is the golden file of release v: v1.3.txtar, main.txtar.
+func goldenName(v ir.Version) string {
+	if v.Main {
+		return v.String() + ".txtar"
+	}
+	return "v" + v.String() + ".txtar"
 }
 
 // TestGeneratedIsCurrent is the CI drift check for the checked-in output.
@@ -99,7 +107,7 @@ func TestEveryFileCarriesTheMarker(t *testing.T) {
 
 func TestUnknownVersionListsKnownOnes(t *testing.T) {
 	_, err := Files(Options{Schema: defaultSchema(t), Version: ir.Version{Major: 0, Minor: 9}})
-	assert.EqualError(t, err, "unknown DLPack version 0.9 (known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3)")
+	assert.EqualError(t, err, "unknown DLPack version 0.9 (known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3, main)")
 }
 
 func TestUnknownLanguage(t *testing.T) {
@@ -248,4 +256,22 @@ func TestBackendErrorsNameTheBackendOnce(t *testing.T) {
 	require.ErrorAs(t, err, &positioned)
 	assert.Regexp(t, `^narrow\.yaml:\d+:\d+: go backend: DLDevice\.device_type: enum DLDeviceType is stored as int8_t`, err.Error())
 	assert.Equal(t, 1, strings.Count(err.Error(), "backend:"), err.Error())
+}
+
+// TestPythonPackageClaimsNoTopLevelName: vendored as a package, every
+// release's modules find their own declarations relatively, never by a
+// top-level name another vendored copy could answer to.
+func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
+	s := defaultSchema(t)
+	absolute := regexp.MustCompile(`(?m)^(cimport dlpack|from dlpack(_cython)? cimport)`)
+	for _, r := range s.Releases {
+		files, err := Files(Options{Schema: s, Version: r.Version, Langs: []string{"python"}, PythonPackage: "mylib._vendor.python"})
+		require.NoError(t, err)
+		paths := map[string]bool{}
+		for _, f := range files {
+			paths[f.Path] = true
+			assert.False(t, absolute.Match(f.Content), "%s %s cimports by a top-level name", r.Version, f.Path)
+		}
+		assert.True(t, paths["python/__init__.py"], "%s: no __init__.py", r.Version)
+	}
 }

@@ -113,6 +113,7 @@ func (s *Struct) at(v Version) *Struct {
 		if f.Life.In(v) {
 			cf := *f
 			cf.Type = copyType(f.typeAt(v))
+			cf.Doc = f.Reworded.docAt(v, f.Doc)
 			c.Fields = append(c.Fields, &cf)
 		}
 	}
@@ -127,6 +128,14 @@ func (f *Field) typeAt(v Version) *Type {
 	return f.Type
 }
 
+// docAt is the doc in release v of an element whose doc is now doc.
+func (r *Reword) docAt(v Version, doc string) string {
+	if r != nil && v.Less(r.In) {
+		return r.From
+	}
+	return doc
+}
+
 func (e *Enum) at(v Version) *Enum {
 	c := *e
 	c.Values = nil
@@ -134,6 +143,7 @@ func (e *Enum) at(v Version) *Enum {
 		if ev.Life.In(v) {
 			cv := *ev
 			cv.Name, cv.Previous = spellingAt(ev.Name, ev.Renamed, v)
+			cv.Doc = ev.Reworded.docAt(v, ev.Doc)
 			c.Values = append(c.Values, &cv)
 		}
 	}

@@ -37,31 +37,75 @@ import (
 	"strings"
 )
 
-// Version is a DLPack release, such as 1.3.
-type Version struct{ Major, Minor int }
+// Version is a DLPack release, such as 1.3, or upstream's main branch.
+type Version struct {
+	Major, Minor int
+	// Main marks upstream's unreleased main branch after release
+	// Major.Minor, whose version macros it still carries: newer than
+	// Major.Minor, older than any later release. A schema lists it last,
+	// and never makes it the default.
+	Main bool
+}
 
-// ParseVersion parses "MAJOR.MINOR".
+// MainName is how schemas and the command line spell the main branch.
+const MainName = "main"
+
+// ParseVersion parses a release number, "MAJOR.MINOR", each part a decimal
+// number without leading zeros ("1.3", never "1.03" or "01.3"). The main
+// branch is not a number: Schema.ParseRelease resolves "main".
 func ParseVersion(s string) (Version, error) {
 	major, minor, ok := strings.Cut(s, ".")
-	if !ok {
-		return Version{}, fmt.Errorf("version %q is not of the form MAJOR.MINOR", s)
+	if !ok || !decimal(major) || !decimal(minor) {
+		return Version{}, fmt.Errorf("version %q is not of the form MAJOR.MINOR (decimal numbers without leading zeros)", s)
 	}
 	ma, err1 := strconv.ParseUint(major, 10, 16)
 	mi, err2 := strconv.ParseUint(minor, 10, 16)
-	if err1 != nil || err2 != nil || major == "" || minor == "" {
-		return Version{}, fmt.Errorf("version %q is not of the form MAJOR.MINOR", s)
+	if err1 != nil || err2 != nil {
+		return Version{}, fmt.Errorf("version %q is out of range", s)
 	}
-	return Version{int(ma), int(mi)}, nil
+	return Version{Major: int(ma), Minor: int(mi)}, nil
 }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+// decimal reports whether s is a decimal number as releases spell them:
+// digits only, and no leading zero unless it is "0".
+func decimal(s string) bool {
+	if s == "" || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// String is the release as the schema spells it: "1.3", or "main".
+func (v Version) String() string {
+	if v.Main {
+		return MainName
+	}
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor)
+}
+
+// Title is the release as prose names it: "v1.3", or "main (unreleased,
+// after v1.3)".
+func (v Version) Title() string {
+	if v.Main {
+		return fmt.Sprintf("%s (unreleased, after v%d.%d)", MainName, v.Major, v.Minor)
+	}
+	return "v" + v.String()
+}
 
 // Less reports whether v is older than w.
 func (v Version) Less(w Version) bool {
 	if v.Major != w.Major {
 		return v.Major < w.Major
 	}
-	return v.Minor < w.Minor
+	if v.Minor != w.Minor {
+		return v.Minor < w.Minor
+	}
+	return !v.Main && w.Main
 }
 
 // Pos is a position in a schema file.
@@ -96,6 +140,13 @@ type Retype struct {
 	From *Type
 }
 
+// Reword records that before release In an element's doc read From: the
+// release added a note to upstream's comment.
+type Reword struct {
+	In   Version
+	From string
+}
+
 // Schema is every declaration of every supported release.
 type Schema struct {
 	Name        string
@@ -110,11 +161,26 @@ type Schema struct {
 // Release is one supported DLPack release.
 type Release struct {
 	Version Version
-	Pos     Pos
+	// Commit is the dmlc/dlpack commit whose header the release's facts
+	// were checked against; the main branch always names one.
+	Commit string
+	Pos    Pos
 }
 
-// Newest returns the newest supported release.
-func (s *Schema) Newest() Version { return s.Releases[len(s.Releases)-1].Version }
+// Newest returns the newest release, the default one: the main branch is
+// never the default.
+func (s *Schema) Newest() Version {
+	for i := len(s.Releases) - 1; i > 0; i-- {
+		if !s.Releases[i].Version.Main {
+			return s.Releases[i].Version
+		}
+	}
+	return s.Releases[0].Version
+}
+
+// Latest returns the last release listed: the main branch when the schema
+// has it, else Newest.
+func (s *Schema) Latest() Version { return s.Releases[len(s.Releases)-1].Version }
 
 // Lookup returns the release v, if supported.
 func (s *Schema) Lookup(v Version) (Release, bool) {
@@ -124,6 +190,36 @@ func (s *Schema) Lookup(v Version) (Release, bool) {
 		}
 	}
 	return Release{}, false
+}
+
+// ParseRelease parses a release of s as the command line spells it:
+// "MAJOR.MINOR", or "main" for the main branch. The error lists the known
+// releases.
+func (s *Schema) ParseRelease(text string) (Version, error) {
+	v, err := ParseVersion(text)
+	if text == MainName {
+		v, err = Version{}, fmt.Errorf("this schema has no %s release", MainName)
+		if last := s.Latest(); last.Main {
+			v, err = last, nil
+		}
+	}
+	if err == nil {
+		if _, ok := s.Lookup(v); !ok {
+			err = fmt.Errorf("unknown DLPack version %s", v)
+		}
+	}
+	if err != nil {
+		return v, fmt.Errorf("%w (known: %s)", err, strings.Join(s.versions(), ", "))
+	}
+	return v, nil
+}
+
+func (s *Schema) versions() []string {
+	out := make([]string, len(s.Releases))
+	for i, r := range s.Releases {
+		out[i] = r.Version.String()
+	}
+	return out
 }
 
 // MacroKind tells backends how to spell a macro.
@@ -201,11 +297,12 @@ func (s *Struct) CType(v Version) string {
 
 // Field is a struct member.
 type Field struct {
-	Name    string
-	Type    *Type
-	Doc     string
-	Life    Life
-	Retyped *Retype // its type before a release
+	Name     string
+	Type     *Type
+	Doc      string
+	Life     Life
+	Retyped  *Retype // its type before a release
+	Reworded *Reword // its doc before a release
 	// Holds is the *Enum or *Flags whose values an integer field holds
 	// (DLDataType.code holds DLDataTypeCode), stored as the field's type;
 	// nil for other fields.
@@ -238,11 +335,12 @@ type Enum struct {
 
 // Enumerator is one named value of an Enum.
 type Enumerator struct {
-	Name    string
-	Value   int64
-	Doc     string
-	Life    Life
-	Renamed *Rename
+	Name     string
+	Value    int64
+	Doc      string
+	Life     Life
+	Renamed  *Rename
+	Reworded *Reword // its doc before a release
 	// Previous is, in an API, the enumerator's spelling before its rename
 	// when the release comes after it; "" otherwise.
 	Previous string

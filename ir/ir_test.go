@@ -11,22 +11,57 @@ import (
 func TestParseVersion(t *testing.T) {
 	v, err := ParseVersion("1.3")
 	require.NoError(t, err)
-	assert.Equal(t, Version{1, 3}, v)
-	assert.True(t, Version{0, 8}.Less(Version{1, 0}))
-	assert.True(t, Version{1, 2}.Less(Version{1, 10}))
-	for _, bad := range []string{"1", "1.", ".3", "1.3.0", "a.b", "-1.0", ""} {
+	assert.Equal(t, Version{Major: 1, Minor: 3}, v)
+	v, err = ParseVersion("0.10")
+	require.NoError(t, err)
+	assert.Equal(t, Version{Major: 0, Minor: 10}, v)
+	assert.True(t, Version{Major: 0, Minor: 8}.Less(Version{Major: 1, Minor: 0}))
+	assert.True(t, Version{Major: 1, Minor: 2}.Less(Version{Major: 1, Minor: 10}))
+	for _, bad := range []string{"1", "1.", ".3", "1.3.0", "a.b", "-1.0", "", "+1.3", "1.+3", "1.03", "01.3", "00.6", "1.3 ", "main"} {
 		_, err := ParseVersion(bad)
 		assert.Error(t, err, bad)
 	}
 }
 
+// The main branch sorts after the release whose numbers it carries and
+// before any later one, and is named apart from it.
+func TestMainBranchOrdersAfterItsRelease(t *testing.T) {
+	v13, main, v14 := Version{Major: 1, Minor: 3}, Version{Major: 1, Minor: 3, Main: true}, Version{Major: 1, Minor: 4}
+	assert.True(t, v13.Less(main))
+	assert.False(t, main.Less(v13))
+	assert.False(t, main.Less(main))
+	assert.True(t, main.Less(v14))
+	assert.Equal(t, "main", main.String())
+	assert.Equal(t, "main (unreleased, after v1.3)", main.Title())
+	assert.Equal(t, "v1.3", v13.Title())
+	assert.True(t, Life{Since: v13}.In(main), "main has what 1.3 has")
+	assert.False(t, Life{Since: main}.In(v13))
+}
+
+func TestParseReleaseNamesTheKnown(t *testing.T) {
+	s := &Schema{Releases: []Release{{Version: Version{Major: 1, Minor: 2}}, {Version: Version{Major: 1, Minor: 3}}}}
+	_, err := s.ParseRelease("main")
+	assert.EqualError(t, err, "this schema has no main release (known: 1.2, 1.3)")
+	assert.Equal(t, Version{Major: 1, Minor: 3}, s.Newest())
+	s.Releases = append(s.Releases, Release{Version: Version{Major: 1, Minor: 3, Main: true}})
+	v, err := s.ParseRelease("main")
+	require.NoError(t, err)
+	assert.Equal(t, Version{Major: 1, Minor: 3, Main: true}, v)
+	assert.Equal(t, Version{Major: 1, Minor: 3}, s.Newest(), "main is never the default")
+	assert.Equal(t, v, s.Latest())
+	_, err = s.ParseRelease("1.03")
+	assert.EqualError(t, err, `version "1.03" is not of the form MAJOR.MINOR (decimal numbers without leading zeros) (known: 1.2, 1.3, main)`)
+	_, err = s.ParseRelease("1.4")
+	assert.EqualError(t, err, "unknown DLPack version 1.4 (known: 1.2, 1.3, main)")
+}
+
 func TestLife(t *testing.T) {
-	until := Version{1, 0}
-	l := Life{Since: Version{0, 6}, Until: &until}
-	assert.True(t, l.In(Version{0, 6}))
-	assert.True(t, l.In(Version{0, 8}))
-	assert.False(t, l.In(Version{1, 0}), "until is exclusive")
-	assert.False(t, Life{Since: Version{1, 2}}.In(Version{1, 1}))
+	until := Version{Major: 1, Minor: 0}
+	l := Life{Since: Version{Major: 0, Minor: 6}, Until: &until}
+	assert.True(t, l.In(Version{Major: 0, Minor: 6}))
+	assert.True(t, l.In(Version{Major: 0, Minor: 8}))
+	assert.False(t, l.In(Version{Major: 1, Minor: 0}), "until is exclusive")
+	assert.False(t, Life{Since: Version{Major: 1, Minor: 2}}.In(Version{Major: 1, Minor: 1}))
 }
 
 func TestParseTypeRoundTripsToC(t *testing.T) {

@@ -30,17 +30,24 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		HeaderGuard: r.ident(m["header_guard"], "header_guard"),
 	}
 	for _, n := range r.seq(m["versions"], "versions") {
-		vm := r.mapping(n, "a version", "version!", "notes")
+		vm := r.mapping(n, "a version", "version!", "notes", "commit")
 		if vm == nil || vm["version"] == nil {
 			continue
 		}
-		v := r.version(vm["version"], "version")
-		if len(d.releases) > 0 && !d.releases[len(d.releases)-1].Less(v) {
-			r.errorf(vm["version"], "versions must be listed oldest first without repeats; %s follows %s", v, d.releases[len(d.releases)-1])
+		v, ok := d.listed(vm["version"])
+		if !ok {
+			continue
+		}
+		r.text(vm["notes"], "notes") // for readers of the schema; no output carries it
+		rel := ir.Release{Version: v, Commit: r.str(vm["commit"], "commit"), Pos: r.pos(vm["version"])}
+		switch {
+		case vm["commit"] != nil && !commitRE.MatchString(rel.Commit):
+			r.errorf(vm["commit"], "commit %q is not a git commit id (7 to 40 lowercase hexadecimal digits)", rel.Commit)
+		case v.Main && rel.Commit == "":
+			r.errorf(n, "the %s release must name the upstream commit its facts were checked against (commit)", ir.MainName)
 		}
 		d.releases = append(d.releases, v)
-		r.text(vm["notes"], "notes") // for readers of the schema; no output carries it
-		s.Releases = append(s.Releases, ir.Release{Version: v, Pos: r.pos(vm["version"])})
+		s.Releases = append(s.Releases, rel)
 	}
 	if m["versions"] != nil && len(s.Releases) == 0 {
 		r.errorf(m["versions"], "versions must list at least one release")
@@ -65,6 +72,31 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		s.Rules = d.rules(m["rules"])
 	}
 	return s
+}
+
+// listed reads the version of an entry of versions: a release number
+// newer than the one before, or main, numbered as the release before it
+// and listed last.
+func (d *decoder) listed(n *yaml.Node) (ir.Version, bool) {
+	var prev *ir.Version
+	if len(d.releases) > 0 {
+		prev = &d.releases[len(d.releases)-1]
+	}
+	switch {
+	case prev != nil && prev.Main:
+		d.errorf(n, "%s must be the last of the versions", ir.MainName)
+		return ir.Version{}, false
+	case n.Value == ir.MainName && prev == nil:
+		d.errorf(n, "%s cannot be the first of the versions: it carries the version numbers of the release before it", ir.MainName)
+		return ir.Version{}, false
+	case n.Value == ir.MainName:
+		return ir.Version{Major: prev.Major, Minor: prev.Minor, Main: true}, true
+	}
+	v := d.version(n, "version")
+	if prev != nil && !prev.Less(v) {
+		d.errorf(n, "versions must be listed oldest first without repeats; %s follows %s", v, prev)
+	}
+	return v, true
 }
 
 func (d *decoder) pythonName(n *yaml.Node) *ir.PythonName {
@@ -179,6 +211,15 @@ func (d *decoder) retype(n *yaml.Node, life ir.Life, what string) *ir.Retype {
 	return &ir.Retype{In: in, From: d.typ(from, "retyped.from of "+what)}
 }
 
+// reword reads a reworded entry: the element's doc before a release.
+func (d *decoder) reword(n *yaml.Node, life ir.Life) *ir.Reword {
+	in, from, ok := d.history(n, "reworded", life)
+	if !ok {
+		return nil
+	}
+	return &ir.Reword{In: in, From: d.text(from, "reworded.from")}
+}
+
 func (d *decoder) find(v ir.Version) (int, bool) {
 	for i, r := range d.releases {
 		if r == v {
@@ -262,14 +303,19 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 	}
 	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	if m["typedef_since"] != nil {
-		v := d.release(m["typedef_since"], "typedef_since")
+		// A release after every listed one says that no listed release
+		// has the typedef yet, as when upstream adds it in its next one.
+		v := d.version(m["typedef_since"], "typedef_since")
+		if last := d.releases[len(d.releases)-1]; !last.Less(v) {
+			v = d.release(m["typedef_since"], "typedef_since")
+		}
 		if v.Less(s.Life.Since) || s.Tag == "" {
 			d.errorf(m["typedef_since"], "typedef_since %s needs a struct tag and a release from since %s on", v, s.Life.Since)
 		}
 		s.TypedefSince = &v
 	}
 	for _, fn := range d.seq(m["fields"], "fields") {
-		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "holds", "nullable", "nullable_changed", "doc")
+		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "reworded", "holds", "nullable", "nullable_changed", "doc")
 		if fm == nil {
 			continue
 		}
@@ -282,6 +328,7 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 			d.holds = append(d.holds, held{field: f, owner: s.Name, name: d.ident(fm["holds"], "holds"), pos: d.pos(fm["holds"])})
 		}
 		f.Nullable = d.nullable(fm, f)
+		f.Reworded = d.reword(fm["reworded"], f.Life)
 		s.Fields = append(s.Fields, f)
 	}
 	if m["fields"] != nil && len(s.Fields) == 0 {
@@ -310,13 +357,14 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 	d.cxxBase(e, m["cxx_base"])
 	seen := map[int64]string{}
 	for _, vn := range d.seq(m["values"], "values") {
-		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "host_readable", "opaque", "bits", "dtypes", "doc")
+		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "reworded", "host_readable", "opaque", "bits", "dtypes", "doc")
 		if vm == nil {
 			continue
 		}
 		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.text(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
 		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
 		ev.Renamed = d.rename(vm["renamed"], ev.Life)
+		ev.Reworded = d.reword(vm["reworded"], ev.Life)
 		d.enumeratorRules(e, ev, vm)
 		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
 			d.errorf(vm["value"], "value %d of %s does not fit the storage type %s [%d, %d]", ev.Value, ev.Name, e.Storage, lo, hi)

@@ -41,7 +41,7 @@ func TestRolesResolvePerRelease(t *testing.T) {
 		case "1.2":
 			assert.Equal(t, "__c_dlpack_exchange_api__", p.ExchangeAPIAttribute.Name, "renamed in 1.3")
 			assert.Nil(t, p.ExchangeAPICapsule, "an integer address in 1.2")
-		case "1.3":
+		case "1.3", "main":
 			assert.Equal(t, "__dlpack_c_exchange_api__", p.ExchangeAPIAttribute.Name)
 			assert.Equal(t, "dlpack_exchange_api", p.ExchangeAPICapsule.Name)
 		default:

@@ -302,18 +302,29 @@ func (r *reader) boolean(n *yaml.Node, what string) bool {
 	return false
 }
 
-func (r *reader) version(n *yaml.Node, what string) ir.Version {
-	s := r.str(n, what)
+// version reads a release number, or main when the schema lists it.
+func (d *decoder) version(n *yaml.Node, what string) ir.Version {
+	s := d.str(n, what)
 	if n == nil || s == "" {
+		return ir.Version{}
+	}
+	if s == ir.MainName {
+		if k := len(d.releases); k > 0 && d.releases[k-1].Main {
+			return d.releases[k-1]
+		}
+		d.errorf(n, "%s: %s is not one of the schema's versions", what, ir.MainName)
 		return ir.Version{}
 	}
 	v, err := ir.ParseVersion(s)
 	if err != nil {
-		r.errorf(n, "%s: %v", what, err)
+		d.errorf(n, "%s: %v", what, err)
 	}
 	return v
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var (
+	identRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	commitRE = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+)
 
 func isIdent(s string) bool { return identRE.MatchString(s) }

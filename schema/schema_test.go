@@ -17,7 +17,7 @@ func TestDefaultSchemaLoads(t *testing.T) {
 	for _, r := range s.Releases {
 		versions = append(versions, r.Version.String())
 	}
-	assert.Equal(t, []string{"0.6", "0.7", "0.8", "1.0", "1.1", "1.2", "1.3"}, versions)
+	assert.Equal(t, []string{"0.6", "0.7", "0.8", "1.0", "1.1", "1.2", "1.3", "main"}, versions)
 }
 
 // base is a small valid schema; each case below breaks one thing in it.

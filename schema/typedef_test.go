@@ -54,3 +54,18 @@ func TestTypedefSinceRejects(t *testing.T) {
 func withStruct(src, decl string) string {
 	return strings.Replace(src, "python:\n", decl+"python:\n", 1)
 }
+
+// A typedef that arrives after every listed release leaves the struct
+// declared by its tag in all of them; a release between listed ones is
+// still an error.
+func TestTypedefSinceAfterTheListedReleases(t *testing.T) {
+	later := strings.Replace(lateTypedef, `typedef_since: "1.0"`, `typedef_since: "1.1"`, 1)
+	s, err := Load("base.yaml", []byte(strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", later, 1)))
+	require.NoError(t, err)
+	for _, r := range s.Releases {
+		assert.Equal(t, "struct DLDevice", s.At(r.Version).Structs()[0].CType(r.Version), "%s", r.Version)
+	}
+	between := strings.Replace(lateTypedef, `typedef_since: "1.0"`, `typedef_since: "0.8"`, 1)
+	_, err = Load("base.yaml", []byte(strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", between, 1)))
+	requirePositioned(t, err, "base.yaml", "typedef_since 0.8 is not one of the schema's versions")
+}

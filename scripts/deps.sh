@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine:
-# Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind),
-# a Python venv in .venv with pinned packages (and others: MXNet, pre-commit,
-# other CPython releases), and the Go modules.
+# Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
+# OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
+# MXNet, pre-commit, other CPython releases), and the Go modules.
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,7 @@ packages=(
   python3-venv
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3
+  ocl-icd-libopencl1 pocl-opencl-icd              # OpenCL (the ICD loader, PoCL's CPU driver) for the devices suite
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -142,6 +143,39 @@ if [ ! -s "$trixie-libdlpack-dev/dlpack/dlpack.h" ] || [ ! -s "$trixie-libtorch-
     dpkg-deb --fsys-tarfile "$state"/debs/"${pkg%%:*}"_*.deb | tar -xO "./${pkg#*:}" >"$trixie-${pkg%%:*}/dlpack/dlpack.h"
   done
   rm -rf "$state"
+fi
+
+# NumPy 2.4 from its PyPI sdist, which tests/numpy builds with dlgen's DLPack
+# 1.0 header in place of the copy NumPy vendors, and a venv with what builds
+# and tests it. The sdist comes from PyPI's simple index (PEP 691), checked
+# against its pinned hash: `pip download --no-binary` would compile all of
+# NumPy just to read its metadata (meson-python has no metadata hook).
+numpy_sdist=numpy-2.4.6.tar.gz
+numpy_sha256=f3a3570c4a2a16746ac2c31a7c7c7b0c186b95ce902e33db6f28094ed7387dda
+if [ ! -s ".cache/numpy/$numpy_sdist" ]; then
+  echo "deps: the $numpy_sdist sdist"
+  mkdir -p .cache/numpy
+  rm -f .cache/numpy/numpy-*.tar.gz
+  .venv/bin/python - "$numpy_sdist" "$numpy_sha256" ".cache/numpy/$numpy_sdist" <<'PY'
+import hashlib, json, os, sys, urllib.request
+name, sha256, dest = sys.argv[1:]
+index = urllib.request.Request("https://pypi.org/simple/numpy/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+files = json.load(urllib.request.urlopen(index, timeout=180))["files"]
+url = next(f["url"] for f in files if f["filename"] == name)
+data = urllib.request.urlopen(url, timeout=180).read()
+if hashlib.sha256(data).hexdigest() != sha256:
+    sys.exit(f"deps: {name} from PyPI does not have the pinned sha256 {sha256}")
+with open(dest + ".part", "wb") as out:
+    out.write(data)
+os.replace(dest + ".part", dest)
+PY
+fi
+if ! cmp -s tests/requirements-numpy.txt .cache/numpy/venv/.requirements 2>/dev/null; then
+  echo "deps: NumPy build venv in .cache/numpy/venv"
+  rm -rf .cache/numpy/venv
+  python3.11 -m venv .cache/numpy/venv
+  .cache/numpy/venv/bin/pip install -q --disable-pip-version-check -r tests/requirements-numpy.txt
+  cp tests/requirements-numpy.txt .cache/numpy/venv/.requirements
 fi
 
 go mod download

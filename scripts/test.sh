@@ -2,10 +2,13 @@
 # The whole test suite, as CI runs it: installs what it needs, then checks
 # formatting, vet, generated-file drift, every Go test under -race (golden,
 # CLI, end-to-end compiles, ABI against upstream headers, cgo layout, the
-# dltensor runtime, the copy engine, the example c-shared bridge from C under
-# sanitizers and valgrind, dltensor against tvm-ffi's C++ runtime, which runs
-# itself under -race and cgocheck2; the wheels of `make wheels`, installed
-# with pip, and the pre-commit hook), the runtime again under cgocheck2, the
+# dltensor runtime, the copy engine with its backend suite on the CPU and on
+# OpenCL through PoCL, where a missing OpenCL device fails, the example
+# c-shared bridge from C under sanitizers and valgrind, dltensor against
+# tvm-ffi's C++ runtime, which runs itself under -race and cgocheck2; the
+# wheels of `make wheels`, installed with pip, and the pre-commit hook; NumPy
+# built from its sdist with dlgen's v1.0 header passing NumPy's DLPack
+# tests), the runtime and the copy engine again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
@@ -23,9 +26,9 @@ go vet ./...
 echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
-go test -race -count=1 ./...
-echo "== dltensor and the bridge under GOEXPERIMENT=cgocheck2"
-GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices ./tests/bridge
+go test -race -count=1 -timeout 30m ./...   # a cold NumPy build (tests/numpy) takes minutes
+echo "== dltensor, the copy engine (CPU and OpenCL) and the bridge under GOEXPERIMENT=cgocheck2"
+GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices/... ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"

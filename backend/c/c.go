@@ -3,6 +3,14 @@
 // guards (_Static_assert / static_assert) on every C data model of ir.ABIs,
 // each behind a preprocessor condition that identifies the compilers and
 // targets following it (layout.go).
+//
+// Backports: a struct whose typedef upstream added in a later release
+// (ir.Struct.TypedefSince) gets that typedef in the headers of earlier
+// releases too, as the frameworks' patched copies have it, wherever a
+// repeated typedef is legal (C11 and later, C++), so that code declaring its
+// own still compiles. DLGEN_BACKPORTS, defined to 0 before the include,
+// gives upstream's declarations exactly; defined to 1, the backports in
+// every language mode (C99 included).
 package c
 
 import (
@@ -46,10 +54,11 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 // The view is what the template ranges over: every decision is made here,
 // the template only lays text out.
 type header struct {
-	Marker, License, Version, Schema, Guard string
-	Macros                                  []macro
-	Decls                                   []decl
-	ABIs                                    []abiGuards
+	Marker, License, Title, Schema, Guard string
+	Macros                                []macro
+	Decls                                 []decl
+	ABIs                                  []abiGuards
+	Backports                             bool // some decl has a Backport
 }
 
 type macro struct {
@@ -59,13 +68,16 @@ type macro struct {
 type decl struct {
 	Kind, Name, Tag, Doc, CXXBase, Decl string
 	NoTypedef                           bool // a struct declared by its tag only
-	Members                             []member
+	// Backport is, for a struct declared by its tag only, the release
+	// whose header adds its typedef ("" when none does).
+	Backport string
+	Members  []member
 }
 
 type member struct{ Name, Doc, Decl string }
 
 func (b Backend) view(api *ir.API) (header, error) {
-	h := header{Marker: backend.Marker, License: backend.SPDX, Version: api.Version().String(), Schema: b.Schema, Guard: api.HeaderGuard}
+	h := header{Marker: backend.Marker, License: backend.SPDX, Title: api.Version().Title(), Schema: b.Schema, Guard: api.HeaderGuard}
 	for _, m := range api.Macros {
 		mv := macro{Name: m.Name, Doc: m.Doc}
 		switch m.Kind {
@@ -83,6 +95,10 @@ func (b Backend) view(api *ir.API) (header, error) {
 		switch d := d.(type) {
 		case *ir.Struct:
 			v := decl{Kind: "struct", Name: d.Name, Tag: d.Tag, Doc: d.Doc, NoTypedef: !d.Typedef(api.Version())}
+			if v.NoTypedef && d.TypedefSince != nil {
+				v.Backport = d.TypedefSince.String()
+				h.Backports = true
+			}
 			for _, f := range d.Fields {
 				v.Members = append(v.Members, member{Name: f.Name, Doc: f.Doc, Decl: f.Type.C(f.Name)})
 			}

@@ -94,7 +94,7 @@ func render(f *jen.File) ([]byte, error) {
 func (g *gen) mainFile(schema string) ([]byte, error) {
 	f := newFile()
 	v := g.api.Version()
-	f.PackageComment(fmt.Sprintf("Package dlpack mirrors the C ABI of DLPack v%s in pure Go.", v))
+	f.PackageComment(fmt.Sprintf("Package dlpack mirrors the C ABI of DLPack %s in pure Go.", v.Title()))
 	f.PackageComment("")
 	f.PackageComment("Every struct has the size and field offsets of its C counterpart (named in")
 	f.PackageComment("its doc comment) on every GOARCH with cgo, so a *ManagedTensor may be")

@@ -7,7 +7,11 @@
 //     protocol and the C exchange API, and dlpack.pxd, the header's
 //     declarations for Cython (`from dlpack cimport DLTensor`); the driver
 //     places the C header the .pyx includes at python/dlpack/dlpack.h;
-//   - .pyi stubs for both modules.
+//   - .pyi stubs for both modules;
+//   - with Backend.Package set (dlgen -python-package), __init__.py: the
+//     directory is then that package, vendored inside another one, and the
+//     modules cimport their own declarations relatively (`from . cimport
+//     dlpack`), so that nothing in them claims a top-level name.
 //
 // Only what varies by release is generated: the declarations, rendered from
 // the IR through templates/. The protocol is hand-written Python and Cython
@@ -43,6 +47,44 @@ var protocol embed.FS
 // Backend is the Python backend.
 type Backend struct {
 	Schema string
+	// Package is the dotted name python/ has inside the package that
+	// vendors it ("mylib._vendor.python"), or "" for top-level modules.
+	Package string
+}
+
+// CheckPackage says whether name can be Backend.Package: dotted Python
+// identifiers, the last of them python, the directory dlgen writes.
+func CheckPackage(name string) error {
+	parts := strings.Split(name, ".")
+	for _, p := range parts {
+		if !identifier(p) {
+			return fmt.Errorf("-python-package %q is not a dotted Python name", name)
+		}
+	}
+	if parts[len(parts)-1] != Dir {
+		return fmt.Errorf("-python-package %q must end in .%s: it names the %s/ directory dlgen writes (-out yourpkg/_vendor -python-package yourpkg._vendor.%s)", name, Dir, Dir, Dir)
+	}
+	return nil
+}
+
+func identifier(s string) bool {
+	for i, r := range s {
+		letter := r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return s != "" && !keywords[s]
+}
+
+// keywords are Python's reserved words, which cannot name a package.
+var keywords = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields("False None True and as assert async await break class continue def del elif " +
+		"else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
+		keywords[k] = true
+	}
 }
 
 func (Backend) Name() string { return "python" }
@@ -93,6 +135,12 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 			output{path: "dlpack_cython.pyi", template: "dlpack.pyi.tmpl", cython: true},
 		)
 	}
+	if b.Package != "" {
+		if err := CheckPackage(b.Package); err != nil {
+			return nil, err
+		}
+		outputs = append(outputs, output{path: "__init__.py", template: "package_init.py.tmpl"})
+	}
 	var files []backend.File
 	for _, o := range outputs {
 		content, err := b.render(m, o)
@@ -107,7 +155,10 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 func (b Backend) render(m *module, o output) ([]byte, error) {
 	view := *m
 	view.Cython = o.cython
-	imports := append([]string(nil), o.imports...)
+	var imports []string
+	for _, stmt := range o.imports {
+		imports = append(imports, b.ownCimport(stmt))
+	}
 	var body strings.Builder
 	for _, name := range o.sources {
 		text, err := protocol.ReadFile("protocol/" + name)
@@ -115,7 +166,9 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 			return nil, err
 		}
 		imp, rest := splitSource(string(text))
-		imports = append(imports, imp...)
+		for _, stmt := range imp {
+			imports = append(imports, b.ownCimport(stmt))
+		}
 		body.WriteString("\n\n" + rest)
 	}
 	view.Imports = importBlock(imports)
@@ -127,7 +180,8 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 		}
 	}
 	view.Body = strings.TrimRight(body.String(), "\n")
-	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr, "pylist": pylist})
+	tmpl, err := templates.Parse(o.template, map[string]any{"comment": comment, "docstring": docstring, "pystr": pystr, "pylist": pylist,
+		"pkgpath": func(pkg string) string { return strings.ReplaceAll(pkg, ".", "/") }})
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +190,23 @@ func (b Backend) render(m *module, o output) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", o.path, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// ownCimport spells a cimport of the module's own declarations (dlpack.pxd)
+// for where the module lives: as written (`cimport dlpack`) for top-level
+// modules, relative to the package otherwise, so that it can only find the
+// dlpack.pxd beside it.
+func (b Backend) ownCimport(stmt string) string {
+	if b.Package == "" {
+		return stmt
+	}
+	switch {
+	case stmt == "cimport dlpack":
+		return "from . cimport dlpack"
+	case strings.HasPrefix(stmt, "from dlpack cimport "):
+		return "from .dlpack" + strings.TrimPrefix(stmt, "from dlpack")
+	}
+	return stmt
 }
 
 // protocolNames are the public names the hand-written sources add to a
@@ -285,6 +356,8 @@ func importBlock(stmts []string) string {
 // module is the view the templates render.
 type module struct {
 	Marker, License, Version, Schema string
+	Package                          string // the package python/ is, "" for top-level modules
+	Title                            string // the release as prose names it (ir.Version.Title)
 	Major, Minor                     int
 	Constants                        []constant
 	Enums                            []enum
@@ -336,7 +409,7 @@ type check struct {
 
 func (b Backend) module(api *ir.API) (*module, error) {
 	v := api.Version()
-	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Schema: b.Schema}
+	m := &module{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Title: v.Title(), Schema: b.Schema, Package: b.Package}
 	if vm := api.Versions; vm.Major != nil {
 		m.Major, m.Minor = int(vm.Major.Value), int(vm.Minor.Value)
 	}

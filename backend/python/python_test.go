@@ -49,3 +49,35 @@ func TestPylistSortsConstantsThenClassesThenTheRest(t *testing.T) {
 		t.Errorf("pylist =\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestPackageCimportsItsOwnDeclarationsRelatively(t *testing.T) {
+	b := Backend{Package: "mylib._vendor.python"}
+	for stmt, want := range map[string]string{
+		"cimport dlpack":                          "from . cimport dlpack",
+		"from dlpack cimport DLTensor":            "from .dlpack cimport DLTensor",
+		"from dlpack cimport (\n    DLTensor,\n)": "from .dlpack cimport (\n    DLTensor,\n)",
+		"cimport cython":                          "cimport cython",
+		"from dlpack_cython cimport Tensor":       "from dlpack_cython cimport Tensor",
+		"from libc.stdint cimport int64_t":        "from libc.stdint cimport int64_t",
+	} {
+		if got := b.ownCimport(stmt); got != want {
+			t.Errorf("ownCimport(%q) = %q, want %q", stmt, got, want)
+		}
+		if got := (Backend{}).ownCimport(stmt); got != stmt {
+			t.Errorf("top-level ownCimport(%q) = %q", stmt, got)
+		}
+	}
+}
+
+func TestCheckPackage(t *testing.T) {
+	for _, ok := range []string{"python", "mylib._vendor.python", "a1.b_2.python"} {
+		if err := CheckPackage(ok); err != nil {
+			t.Errorf("CheckPackage(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "mylib", "mylib._vendor", ".python", "mylib..python", "1lib.python", "my-lib.python", "class.python", "mylib.python."} {
+		if err := CheckPackage(bad); err == nil {
+			t.Errorf("CheckPackage(%q) accepted", bad)
+		}
+	}
+}

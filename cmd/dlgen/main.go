@@ -24,8 +24,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // printed below, to stdout when asked for
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-check]\n", strings.Join(generate.Languages(), ","))
+		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]\n", strings.Join(generate.Languages(), ","))
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
+		fmt.Fprintf(w, "       dlgen [-schema FILE] [-schema-yaml] -identify FILE.h\n")
 		fmt.Fprintf(w, "       dlgen -diff-rules\n")
 		fmt.Fprintf(w, "       dlgen -version\n")
 		fs.SetOutput(w)
@@ -38,7 +39,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.SchemaFile, "schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
+	fs.StringVar(&req.PythonPackage, "python-package", "", "vendor the Python modules as the package `NAME` (yourpkg._vendor.python, with -out yourpkg/_vendor): relative cimports, an __init__.py, no top-level names")
 	fs.StringVar(&req.DiffFrom, "diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
+	fs.StringVar(&req.Identify, "identify", "", "write nothing; name the release the DLPack header `FILE.h` is and list how it differs from it, exit 1 if it does")
+	fs.BoolVar(&req.SchemaYAML, "schema-yaml", false, "with -identify: print, as schema YAML, what the header adds to the schema's newest release")
 	fs.BoolVar(&req.DiffRules, "diff-rules", false, "write nothing; list the rules of -diff with their category and purpose")
 	showVersion := fs.Bool("version", false, "print dlgen's version and exit")
 	switch err := fs.Parse(args); {

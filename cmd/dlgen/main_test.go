@@ -75,7 +75,7 @@ func TestRewritesNothingWhenCurrent(t *testing.T) {
 func TestUnknownVersion(t *testing.T) {
 	code, _, stderr := dlgen(t, "-out", t.TempDir(), "-dlpack-version", "2.0")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "unknown DLPack version 2.0 (known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3)")
+	assert.Contains(t, stderr, "unknown DLPack version 2.0 (known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3, main)")
 	code, _, stderr = dlgen(t, "-dlpack-version", "one")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "known: 0.6")
@@ -143,6 +143,110 @@ func TestDiffBetweenReleases(t *testing.T) {
 	assert.Contains(t, stderr, "unknown DLPack version 0.5")
 }
 
+// A release is spelled as upstream tags it: 1.03 was once taken as 1.3.
+func TestReleaseNumbersAreStrict(t *testing.T) {
+	for _, flag := range []string{"-dlpack-version", "-diff"} {
+		for _, bad := range []string{"1.03", "01.3", "+1.3", "1.3.0", "v1.3"} {
+			code, stdout, stderr := dlgen(t, "-out", t.TempDir(), flag, bad)
+			if flag == "-diff" {
+				code, stdout, stderr = dlgen(t, flag, bad)
+			}
+			assert.Equal(t, 2, code, "%s %s", flag, bad)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, flag+`: version "`+bad+`" is not of the form MAJOR.MINOR`, "%s %s", flag, bad)
+			assert.Contains(t, stderr, "(known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3, main)", "%s %s", flag, bad)
+		}
+	}
+}
+
+// Upstream's main branch is a release of its own, never the default.
+func TestMainBranch(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := dlgen(t, "-out", dir, "-dlpack-version", "main")
+	require.Equal(t, 0, code, stderr)
+	for path, wants := range map[string][]string{
+		"c/dlpack/dlpack.h":       {"kDLTPU = 19,", "kDLTPUHost = 20,", "kDLAscend = 21", "kDLBcomplex = 18U", "#define DLPACK_MINOR_VERSION 3", "DLPack main (unreleased, after v1.3)"},
+		"go/dlpack/dlpack.go":     {"DeviceTypeTPU DeviceType = 19", "DeviceTypeTPUHost DeviceType = 20", "DeviceTypeAscend DeviceType = 21", "DataTypeCodeBcomplex DataTypeCode = 18", "MinorVersion = 3"},
+		"python/dlpack_ctypes.py": {"kDLTPU = 19", "kDLTPUHost = 20", "kDLAscend = 21", "kDLBcomplex = 18", `DLPACK_VERSION_STRING = "main"`},
+	} {
+		text, err := os.ReadFile(filepath.Join(dir, path))
+		require.NoError(t, err)
+		for _, want := range wants {
+			assert.Contains(t, string(text), want, path)
+		}
+	}
+	// The default stays the newest release, and -check tells them apart.
+	code, stdout, _ := dlgen(t, "-out", dir, "-check", "-lang", "c")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "-  kDLAscend = 21\n")
+
+	code, stdout, stderr = dlgen(t, "-diff", "1.3", "-dlpack-version", "main")
+	assert.Equal(t, 0, code, stderr)
+	for _, name := range []string{"kDLTPU", "kDLTPUHost", "kDLAscend", "kDLBcomplex"} {
+		assert.Contains(t, stdout, "INFO ADDITION: new "+name, stdout)
+	}
+	assert.Len(t, strings.Split(strings.TrimSpace(stdout), "\n"), 4, "main adds these four and nothing else")
+}
+
+// -identify names the release of a header and lists how it differs: exit
+// 0 when it is the release exactly, 1 when it differs, 2 when it is no
+// DLPack header.
+func TestIdentify(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := dlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "1.1")
+	require.Equal(t, 0, code, stderr)
+	path := filepath.Join(dir, "c", "dlpack", "dlpack.h")
+	code, stdout, stderr := dlgen(t, "-identify", path)
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, path+": DLPack v1.1, as dlgen declares it\n", stdout)
+
+	text, err := os.ReadFile(path)
+	require.NoError(t, err)
+	patched := filepath.Join(dir, "patched.h")
+	require.NoError(t, os.WriteFile(patched, bytes.Replace(text, []byte("int64_t* strides;"), []byte("const int64_t* strides;"), 1), 0o644))
+	code, stdout, stderr = dlgen(t, "-identify", patched)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, patched+": DLPack v1.1, with 1 difference from dlgen's declarations of v1.1:\n"+
+		"  field DLTensor.strides: type const int64_t*; v1.1 has int64_t*\n", stdout)
+	assert.Contains(t, stderr, "differs from DLPack 1.1")
+
+	notC := filepath.Join(dir, "notes.h")
+	require.NoError(t, os.WriteFile(notC, []byte("DLPack is nice.\n"), 0o644))
+	noDLPack := filepath.Join(dir, "other.h")
+	require.NoError(t, os.WriteFile(noDLPack, []byte("typedef int other_t;\n"), 0o644))
+	for file, want := range map[string]string{
+		filepath.Join(dir, "missing.h"): "no such file",
+		notC:                            "not a C header dlgen can read",
+		noDLPack:                        "no DLPack declarations",
+	} {
+		code, stdout, stderr = dlgen(t, "-identify", file)
+		assert.Equal(t, 2, code, file)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, want)
+	}
+
+	// What a header adds to the schema's newest release, as schema YAML.
+	code, _, stderr = dlgen(t, "-identify", patched, "-schema-yaml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "patched.h is DLPack 1.1, older than the schema's newest release main")
+	code, _, stderr = dlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "main")
+	require.Equal(t, 0, code, stderr)
+	text, err = os.ReadFile(path)
+	require.NoError(t, err)
+	ahead := filepath.Join(dir, "ahead.h")
+	require.NoError(t, os.WriteFile(ahead, bytes.Replace(text, []byte("kDLAscend = 21\n"), []byte("kDLAscend = 21,\n  kDLNext = 22\n"), 1), 0o644))
+	code, stdout, stderr = dlgen(t, "-identify", ahead, "-schema-yaml")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "# What "+ahead+" declares beyond the schema's newest release, main, as DLPack main.")
+	assert.Contains(t, stdout, "declarations:\n  - enum: DLDeviceType\n    values:\n      - {name: kDLNext, value: 22, since: main}\n")
+
+	for _, args := range [][]string{{"-identify", path, "-lang", "c"}, {"-identify", path, "-dlpack-version", "1.1"}, {"-identify", path, "-check"}, {"-schema-yaml"}} {
+		code, _, stderr = dlgen(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Contains(t, stderr, "-identify", "%v", args)
+	}
+}
+
 // Generating v1.3 and then checking v0.6 Python once passed although the
 // Cython files of v1.3 were still there.
 func TestCheckReportsLeftOverFiles(t *testing.T) {
@@ -167,12 +271,36 @@ func TestCheckReportsLeftOverFiles(t *testing.T) {
 	assert.Equal(t, 0, code, stdout)
 }
 
+func TestPythonPackageIsVendoredInPlace(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-lang", "python", "-out", dir, "-python-package", "mylib._vendor.python"}
+	code, _, stderr := dlgen(t, args...)
+	require.Equal(t, 0, code, stderr)
+	init, err := os.ReadFile(filepath.Join(dir, "python", "__init__.py"))
+	require.NoError(t, err)
+	assert.Contains(t, string(init), "mylib._vendor.python")
+	code, stdout, _ := dlgen(t, append(args, "-check")...)
+	assert.Equal(t, 0, code, stdout)
+	// The same directory as top-level modules: the package's files differ.
+	code, stdout, _ = dlgen(t, "-lang", "python", "-out", dir, "-check")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "Only in "+filepath.ToSlash(filepath.Join(dir, "python"))+": __init__.py")
+	assert.Contains(t, stdout, "\n-from . cimport dlpack\n")
+	assert.Contains(t, stdout, "\n+cimport dlpack\n")
+}
+
 func TestFlagsThatDoNotCombineAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-check", "-diff", "1.2"},
 		{"-diff", "1.2", "-lang", "cobol"},
 		{"-diff", "1.2", "-lang", "c"},
 		{"-diff", "1.2", "-out", "somewhere"},
+		{"-diff", "1.2", "-python-package", "mylib._vendor.python"},
+		{"-lang", "c", "-python-package", "mylib._vendor.python"},
+		{"-python-package", "mylib._vendor"},
+		{"-python-package", "mylib..python"},
+		{"-python-package", "my-lib.python"},
+		{"-python-package", "class.python"},
 		{"-check", "-lang", "cobol"},
 		{"-lang", "c,cobol", "-dlpack-version", "9.9"},
 		{"-diff", "9.9"},

@@ -1,7 +1,7 @@
 """The example framework's own tests: both Array types (Cython and pure
-ctypes) against NumPy, PyTorch, JAX and tvm-ffi, both ways. Run with the
-vendored modules built and on the path (tests/python/test_example_framework.py
-does that): zero-copy shown by writes seen on the other side, owner lifetime
+ctypes) against NumPy, PyTorch, JAX and tvm-ffi, both ways. Run with
+fillarray built as its README says and this directory on the path
+(tests/python/test_example_framework.py does that): zero-copy shown by writes seen on the other side, owner lifetime
 in both deletion orders, every libfill buffer freed exactly once, refcounts
 back to baseline."""
 import gc
@@ -10,8 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-import cyarray
-import pyarray
+from fillarray import cyarray, pyarray
 
 VARIANTS = {"cython": cyarray, "ctypes": pyarray}
 
@@ -130,13 +129,19 @@ def test_torch_exchange_api_both_directions():
     fails still reaches PyTorch, and a torch.Tensor subclass whose
     __dlpack__ fails still reaches the Array."""
     torch = pytest.importorskip("torch")
-    import dlpack_cython as dl
+    from fillarray._vendor.python import dlpack_cython as dl
 
+    # A subclass's instances go through a table only where the subclass
+    # publishes one (its __dlpack__ may differ): these vouch for the parent's.
     class NoDunderArray(cyarray.Array):
+        __dlpack_c_exchange_api__ = cyarray.Array.__dlpack_c_exchange_api__
+
         def __dlpack__(self, **kwargs):
             raise AssertionError("__dlpack__ called")
 
     class NoDunderTensor(torch.Tensor):
+        __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__
+
         def __dlpack__(self, **kwargs):
             raise AssertionError("__dlpack__ called")
 

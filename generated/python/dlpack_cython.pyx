@@ -31,7 +31,7 @@ from cpython.buffer cimport (
     PyObject_GetBuffer,
 )
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.exc cimport PyErr_NormalizeException, PyErr_SetObject
+from cpython.exc cimport PyErr_Clear, PyErr_NormalizeException, PyErr_SetObject
 from cpython.object cimport PyTypeObject
 from cpython.pycapsule cimport (
     PyCapsule_CheckExact,
@@ -55,7 +55,7 @@ from dlpack cimport (
     DLPackManagedTensorToPyObjectNoSync,
     DLTensor,
 )
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 import enum
@@ -404,7 +404,7 @@ def _request_managed(x, versioned):
 # Widths for the codes whose names do not carry one (kDLFloat: float16,
 # float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
 _WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
-           "complex": (64, 128), "bool": (8,)}
+           "complex": (64, 128), "bcomplex": (32,), "bool": (8,)}
 
 
 def _dtype_names():
@@ -1292,25 +1292,57 @@ cdef DLPackExchangeAPI* _init_exchange_api() noexcept:
 
 
 # --- The C exchange API: consumer ----------------------------------------------
+#
+# A producer's table is a faster road to what its __dlpack__ gives, and
+# from_dlpack takes it only where it cannot answer differently, by three
+# rules. The first two hold for any producer:
+#   - The table serves instances of the type that publishes it (in the
+#     type's own __dict__) only. A subclass may change what __dlpack__ does
+#     (or refuses) without publishing a table of its own: its instances go
+#     through __dlpack__.
+#   - When the table's entry fails, its error is dropped and __dlpack__
+#     answers: the producer's refusal is the one __dlpack__ makes, with the
+#     exception type __dlpack__ raises (PyTorch's entry raises RuntimeError
+#     for sparse, quantized and meta tensors where __dlpack__ raises
+#     BufferError).
+#   - Where a producer's entry is known to export what its __dlpack__
+#     refuses, the consumer asks first what __dlpack__ would have asked, and
+#     hands those tensors to __dlpack__. Only PyTorch is known to (2.10 to
+#     2.15 at least): its entry exports tensors that require grad, and
+#     conjugate views with the bit not applied (silently wrong values).
+#     Instances of torch.Tensor and its subclasses are checked after the
+#     entry: requires_grad for element types that can have gradients (not
+#     integers or bool), is_conj() for complex ones, so that an ordinary
+#     integer tensor costs nothing more and a float one one attribute read.
+#     A check that raises (a subclass that allows only DLPack calls) also
+#     hands the tensor to __dlpack__.
+# PyTorch's __dlpack__ itself exports negative-bit views (torch._neg_view,
+# z.conj().imag) with the bit not applied; the table does the same, so the
+# two agree, and that one is PyTorch's to fix (call resolve_neg() first).
 
-cdef int _call_from_py(DLPackExchangeAPI* api, object x, DLManagedTensorVersioned** out) except -1:
-    return api.managed_tensor_from_py_object_no_sync(<void*>x, out)
-
-
+# Per type: the address of the table from_dlpack uses, 0 for none, with
+# _CHECK_TORCH or'ed in (tables are pointer-aligned) for PyTorch's types.
 cdef dict _api_by_type = {}
+cdef size_t _CHECK_TORCH = 1
 
 
-cdef DLPackExchangeAPI* _exchange_api_of(object x) except? NULL:
-    """The producer's table for this major version, or NULL; cached per
-    type, as the protocol allows."""
-    cdef object cls = type(x)
+cdef size_t _consumer_table(object cls) except? 0:
+    """The table from_dlpack uses for instances of cls (see the rules above),
+    tagged; 0 if none. Cached per type, as the protocol allows."""
     cached = _api_by_type.get(cls)
     if cached is not None:
-        return <DLPackExchangeAPI*><size_t>cached
-    cdef DLPackExchangeAPI* api = _lookup_exchange_api(cls)
+        return <size_t>cached
+    cdef size_t tagged = 0
+    own = getattr(cls, "__dict__", {})
+    if _EXCHANGE_API_ATTRIBUTE in own or (_PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None
+                                          and _PREVIOUS_EXCHANGE_API_ATTRIBUTE in own):
+        tagged = <size_t>_lookup_exchange_api(cls)
+        if tagged and any(getattr(base, "__module__", None) == "torch" and getattr(base, "__qualname__", None) == "Tensor"
+                          for base in cls.__mro__):
+            tagged |= _CHECK_TORCH
     if len(_api_by_type) < 1024:
-        _api_by_type[cls] = <size_t>api
-    return api
+        _api_by_type[cls] = tagged
+    return tagged
 
 
 cdef DLPackExchangeAPI* _lookup_exchange_api(object cls) except? NULL:
@@ -1332,13 +1364,34 @@ cdef DLPackExchangeAPIHeader* _table_of(object attr) except? NULL:
     return NULL
 
 
+cdef bint _torch_would_refuse(object x, DLManagedTensorVersioned* m):
+    """What PyTorch's __dlpack__ checks and its table does not (see above)."""
+    cdef uint8_t code = m.dl_tensor.dtype.code
+    if code == dlpack.kDLInt or code == dlpack.kDLUInt or code == dlpack.kDLBool:
+        return False  # no gradient, no conjugate bit
+    return x.requires_grad or (code == dlpack.kDLComplex and x.is_conj())
+
+
 cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x) except? NULL:
     """x's managed tensor through its type's exchange API (not validated
-    yet), or NULL if the type has none."""
+    yet), or NULL where from_dlpack must ask __dlpack__ (the rules above)."""
     cdef DLManagedTensorVersioned* out = NULL
-    cdef DLPackExchangeAPI* api = _exchange_api_of(x)
-    if api != NULL:
-        _call_from_py(api, x, &out)
+    cdef size_t tagged = _consumer_table(type(x))
+    cdef DLPackExchangeAPI* api = <DLPackExchangeAPI*>(tagged & ~_CHECK_TORCH)
+    if api == NULL:
+        return NULL
+    if api.managed_tensor_from_py_object_no_sync(<void*>x, &out) != 0 or out == NULL:
+        PyErr_Clear()  # __dlpack__ makes the producer's refusal
+        return NULL
+    if tagged & _CHECK_TORCH:
+        try:
+            refused = _torch_would_refuse(x, out)
+        except Exception:
+            refused = True
+        if refused:
+            if out.deleter != NULL:
+                out.deleter(out)
+            return NULL
     return out
 
 

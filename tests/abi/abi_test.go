@@ -67,12 +67,16 @@ func TestMatchesUpstreamHeaders(t *testing.T) {
 	}
 }
 
+// TestEveryReleaseHasAnUpstreamHeader: upstream's main branch aside, which
+// no package ships and the tests never download.
 func TestEveryReleaseHasAnUpstreamHeader(t *testing.T) {
 	s, err := schema.Default()
 	require.NoError(t, err)
 	var want, got []ir.Version
 	for _, r := range s.Releases {
-		want = append(want, r.Version)
+		if !r.Version.Main {
+			want = append(want, r.Version)
+		}
 	}
 	for _, u := range upstreams {
 		got = append(got, u.release)

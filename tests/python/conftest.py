@@ -132,7 +132,7 @@ class Producer:
 
 
 with open(os.path.join(ROOT, "schema", "dlpack.yaml")) as f:
-    RELEASES = re.findall(r'^  - version: "(\d+\.\d+)"', f.read(), re.M)
+    RELEASES = re.findall(r'^  - version: "?(\d+\.\d+|main)"?$', f.read(), re.M)
 
 
 @pytest.fixture(scope="session")

@@ -23,9 +23,10 @@ def need(tool):
 
 def test_vendored_output_is_current():
     need("go")
-    r = subprocess.run(["go", "run", "./cmd/dlgen", "-lang", "python", "-out", EXAMPLE, "-check"], cwd=ROOT,
+    r = subprocess.run(["go", "run", "./cmd/dlgen", "-lang", "python", "-python-package", "fillarray._vendor.python",
+                        "-out", os.path.join(EXAMPLE, "fillarray", "_vendor"), "-check"], cwd=ROOT,
                        capture_output=True, text=True)
-    assert r.returncode == 0, "examples/framework/python is stale:\n" + r.stdout + r.stderr
+    assert r.returncode == 0, "examples/framework/fillarray/_vendor/python is stale:\n" + r.stdout + r.stderr
 
 
 def test_example_framework(tmp_path):
@@ -33,15 +34,16 @@ def test_example_framework(tmp_path):
     build = tmp_path / "framework"
     shutil.copytree(EXAMPLE, build)
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-shared", "-fPIC",
-                    "-o", "pure/libfill.so", "csrc/fill.c"], cwd=build, check=True)
+                    "-o", "fillarray/libfill.so", "csrc/fill.c"], cwd=build, check=True)
     cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
-    env = dict(os.environ, PYTHONPATH=str(build / "python"))
-    for where, module in (("python", "dlpack_cython.pyx"), ("cython", "cyarray.pyx")):
-        r = subprocess.run([cythonize, "-i", module], cwd=build / where, capture_output=True, text=True, env=env)
-        log = r.stdout + r.stderr
-        assert r.returncode == 0, log
-        assert not [line for line in log.splitlines() if "warning" in line.lower() and ".pyx" in line], log
-    env["PYTHONPATH"] = os.pathsep.join(str(build / d) for d in ("python", "cython", "pure"))
+    # As a user builds it: from the project's root, nothing of this checkout on the path.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([cythonize, "-i", "fillarray/_vendor/python/dlpack_cython.pyx", "fillarray/cyarray.pyx"],
+                       cwd=build, capture_output=True, text=True, env=env)
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log
+    assert not [line for line in log.splitlines() if "warning" in line.lower() and ".pyx" in line], log
+    env["PYTHONPATH"] = str(build)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_framework.py"],
                        cwd=build, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
@@ -52,7 +54,7 @@ def test_line_counts_the_readme_quotes_are_true():
     """Each "# --- DLPack ...: N lines ---" marker counts the code lines
     (neither blank nor comment) up to the next marker."""
     counted = {}
-    for name in ("pure/pyarray.py", "cython/cyarray.pyx"):
+    for name in ("fillarray/pyarray.py", "fillarray/cyarray.pyx"):
         section = None
         with open(os.path.join(EXAMPLE, name)) as f:
             for line in f:

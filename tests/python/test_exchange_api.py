@@ -104,6 +104,9 @@ def test_consumer_uses_the_table_not_dunder_dlpack(cy):
     wrapper_type = tvm_ffi.core.DLTensorTestWrapper
 
     class NoDunder(wrapper_type):
+        # A subclass vouches for its parent's table by publishing it too.
+        __dlpack_c_exchange_api__ = wrapper_type.__dlpack_c_exchange_api__
+
         def __dlpack__(self, **kwargs):
             raise AssertionError("__dlpack__ must not be called when the exchange API exists")
 
@@ -113,20 +116,78 @@ def test_consumer_uses_the_table_not_dunder_dlpack(cy):
     assert a[2] == 9
 
 
+def test_a_subclass_that_publishes_no_table_goes_through_dunder_dlpack(cy):
+    """Its __dlpack__ may refuse what the parent's table would export."""
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+
+    class Refusing(tvm_ffi.core.DLTensorTestWrapper):
+        def __dlpack__(self, **kwargs):
+            raise BufferError("this subclass exports nothing")
+
+    with pytest.raises(BufferError, match="exports nothing"):
+        cy.from_dlpack(Refusing(tvm_ffi.from_dlpack(np.arange(3.0))))
+
+
+def ctypes_table(entry, major):
+    """A table of this major version whose from_py entry is entry(obj, out)."""
+    api = ct.DLPackExchangeAPI()
+    api.header.version.major = major
+    fields = dict(ct.DLPackExchangeAPI._fields_)
+    api.managed_tensor_from_py_object_no_sync = fields["managed_tensor_from_py_object_no_sync"](entry)
+    return api
+
+
 def test_consumer_walks_prev_api_to_its_major(cy):
-    real = _get_pointer(cy.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    a = np.arange(3, dtype=np.float32)
+    calls = []
+
+    def entry(obj, out):
+        calls.append(obj)
+        out[0] = ctypes.cast(cy.to_managed(a)[0], ctypes.POINTER(ct.DLManagedTensorVersioned))
+        return 0
+
+    current = ctypes_table(entry, cy.DLPACK_MAJOR_VERSION)
     future = ct.DLPackExchangeAPI()
     future.header.version.major = cy.DLPACK_MAJOR_VERSION + 1
-    future.header.prev_api = ctypes.cast(real, ctypes.POINTER(ct.DLPackExchangeAPIHeader))
+    future.header.prev_api = ctypes.pointer(current.header)
 
     class Future:
         __dlpack_c_exchange_api__ = _new_capsule(ctypes.addressof(future), b"dlpack_exchange_api", None)
 
-    # The real table is reached through prev_api; it accepts only its own
-    # Tensor type, which proves where the call went.
-    with pytest.raises(TypeError, match="dlpack_cython.Tensor"):
-        cy.from_dlpack(Future())
-    assert future  # kept alive for the call
+    x = Future()
+    t = cy.from_dlpack(x)
+    assert calls == [id(x)], "the entry of the table reached through prev_api"
+    np.from_dlpack(t)[1] = 7
+    assert a[1] == 7
+
+
+def test_a_failing_entry_leaves_the_answer_to_dunder_dlpack(cy):
+    """A table must not refuse differently from __dlpack__: its error is
+    dropped, and __dlpack__ gives the tensor, or its own refusal."""
+    # dlpack_cython's own table, whose entry raises TypeError for anything
+    # but its Tensor: a table that fails with its error set.
+    capsule = cy.Tensor.__dlpack_c_exchange_api__
+
+    class Answering:
+        __dlpack_c_exchange_api__ = capsule
+
+        def __dlpack__(self, **kwargs):
+            return a.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return a.__dlpack_device__()
+
+    class Refusing(Answering):
+        __dlpack_c_exchange_api__ = capsule
+
+        def __dlpack__(self, **kwargs):
+            raise BufferError("__dlpack__'s own refusal")
+
+    a = np.arange(4.0)
+    assert cy.from_dlpack(Answering()).data_ptr == a.ctypes.data
+    with pytest.raises(BufferError, match="own refusal") as e:
+        cy.from_dlpack(Refusing())
+    assert e.value.__context__ is None, "the table's error is gone, not chained"
 
 
 def test_tvm_ffi_consumes_through_our_table(cy):

@@ -18,9 +18,12 @@ def ruff(*args, cwd=ROOT):
     return r.returncode, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("package", [None, "mylib._vendor.python"])
 @pytest.mark.parametrize("release", RELEASES)
-def test_generated_python_passes_ruff(dlgen, tmp_path, release):
-    subprocess.run([dlgen, "-lang", "python", "-dlpack-version", release, "-out", str(tmp_path)], check=True)
+def test_generated_python_passes_ruff(dlgen, tmp_path, release, package):
+    vendored = ["-python-package", package] if package else []
+    subprocess.run([dlgen, "-lang", "python", "-dlpack-version", release, *vendored, "-out", str(tmp_path)],
+                   check=True)
     pydir = tmp_path / "python"
     files = sorted(str(p) for p in pydir.iterdir() if p.suffix in (".py", ".pyi"))
     assert files

@@ -9,7 +9,7 @@ import sys
 # Widths for the codes whose names do not carry one (kDLFloat: float16,
 # float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
 _WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
-           "complex": (64, 128), "bool": (8,)}
+           "complex": (64, 128), "bcomplex": (32,), "bool": (8,)}
 
 
 def _dtype_names():

@@ -42,7 +42,6 @@ import os
 import re
 import struct
 import sys
-import threading
 from math import prod
 from typing import NamedTuple
 
@@ -766,7 +765,7 @@ def _request_managed(x, versioned):
 # Widths for the codes whose names do not carry one (kDLFloat: float16,
 # float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
 _WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
-           "complex": (64, 128), "bool": (8,)}
+           "complex": (64, 128), "bcomplex": (32,), "bool": (8,)}
 
 
 def _dtype_names():
@@ -978,10 +977,17 @@ def _deleter(fn):
 # the clock over the first word of the managed struct, which this module
 # owns. The structs live in slots of raw memory that is never given back to
 # the system, so a late deleter call is harmless, even after the interpreter
-# has gone. _sweep() takes back what consumers are done with: an export whose
-# capsule only this module still holds and still carries its unused name
-# (dropped unconsumed), or whose first word changed (deleted). It runs after
-# garbage collections and whenever the number of exports has doubled.
+# has gone. What consumers are done with is taken back by this module's own
+# code, never theirs: an export whose capsule only this module still holds
+# and still carries its unused name (dropped unconsumed), or whose first word
+# changed (deleted).
+#
+# Each export is looked at by this module's next export, then after 2, 4,
+# 8, ... more exports: an export released soon comes back at once (a loop
+# handing each buffer to NumPy keeps two or three alive, however many other
+# exports consumers hold), one released after n exports within about n more,
+# and one a consumer holds long costs ever less to watch. After each garbage
+# collection, _sweep() looks at them all.
 
 _libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
 _EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
@@ -990,13 +996,20 @@ _EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
 _SLOT_NDIM = 8
 _SLOT = (max(_VSIZE, _LSIZE) + 16 * _SLOT_NDIM + 7) // 8 * 8
 _ARENA_SLOTS = 128
-_free_slots = []  # (address, bytes view, words view, offset) of unused slots
-# Exports by struct address: [(tensor, its lease) kept alive, capsule or None once consumed,
-# the struct's first word as written, the capsule's unused name, slot or None].
+# Unused slots, as (address, bytes view, words view, offset, offset in words).
+_free_slots = []
+# An export is a list: [(tensor, its lease) kept alive (None once given back),
+# capsule (None once consumed), the struct's first word as written, the
+# capsule's unused name, slot or None, the struct's address, exports to wait
+# before the next look]. _exports has them by address; _fresh those not
+# looked at yet; _due, by export count, those to look at then.
 _exports = {}
-_sweep_lock = threading.Lock()
-_SWEEP_MIN = 64
-_sweep_at = _SWEEP_MIN
+_fresh = []
+_due = {}
+_exports_made = 0
+# One looker at a time, never reentered (a collection's sweep during a look
+# skips): the token is taken by list.pop, atomic, cheaper than a Lock.
+_look_token = [None]
 
 
 def _new_arena():
@@ -1006,43 +1019,86 @@ def _new_arena():
         raise MemoryError
     view = (ctypes.c_char * size).from_address(base)
     words = memoryview(view).cast("B").cast("Q")
-    _free_slots.extend((base + i * _SLOT, view, words, i * _SLOT) for i in range(_ARENA_SLOTS))
+    _free_slots.extend((base + offset, view, words, offset, offset >> 3)
+                       for offset in range(0, size, _SLOT))
 
 
 def _first_word(address, slot):
     if slot is not None:
-        return slot[2][slot[3] >> 3]
+        return slot[2][slot[4]]
     return int.from_bytes(_string_at(address, 8), "little")
 
 
-def _give_back(address, entry):
-    del _exports[address]
+def _give_back(entry):
+    del _exports[entry[5]]
+    entry[0] = entry[1] = None
     if entry[4] is not None:
         _free_slots.append(entry[4])
     else:
-        _raw_free(address)
+        _raw_free(entry[5])
+
+
+def _done(entry, word):
+    """Whether the consumer is done with an export whose first word is now
+    word (see above)."""
+    if word != entry[2]:
+        return True  # deleted
+    capsule = entry[1]
+    if capsule is None or _refcount(capsule) > 3:  # someone besides entry and this frame holds it
+        return False
+    if _capsule_is_valid(capsule, entry[3]):
+        return True  # dropped unconsumed
+    entry[1] = None  # consumed: its consumer calls the deleter
+    return False
+
+
+def _look_at(batch, now):
+    """Looks at the exports of batch, emptying it (see above)."""
+    while batch:
+        entry = batch.pop()
+        if entry[0] is None:
+            continue  # a sweep gave it back
+        slot = entry[4]
+        if _done(entry, slot[2][slot[4]] if slot is not None else _first_word(entry[5], None)):
+            _give_back(entry)
+            continue
+        wait = entry[6] = 2 * entry[6]
+        later = _due.get(now + wait)
+        if later is None:
+            _due[now + wait] = [entry]
+        else:
+            later.append(entry)
+
+
+def _look_at_due():
+    """At each export: looks at the exports due (see above)."""
+    global _exports_made
+    try:
+        _look_token.pop()
+    except IndexError:
+        return  # another thread is at it: the next export looks
+    try:
+        _exports_made = now = _exports_made + 1
+        due = _due.pop(now, None)
+        if due is not None:
+            _look_at(due, now)
+        _look_at(_fresh, now)  # popped one by one: what another thread appends meanwhile stays
+    finally:
+        _look_token.append(None)
 
 
 def _sweep():
-    """Takes back the exports consumers are done with (see above)."""
-    global _sweep_at
-    if not _sweep_lock.acquire(blocking=False):
-        return  # a collection during a sweep: the running one covers it
+    """Takes back every export consumers are done with (see above)."""
     try:
-        for address, entry in list(_exports.items()):
-            if entry[1] is not None:
-                if _refcount(entry[1]) > 2:  # someone besides entry holds the capsule
-                    continue
-                unmarked = _first_word(address, entry[4]) == entry[2]
-                if unmarked and _capsule_is_valid(entry[1], entry[3]):
-                    _give_back(address, entry)  # dropped unconsumed
-                    continue
-                entry[1] = None  # consumed: its consumer calls the deleter
-            if _first_word(address, entry[4]) != entry[2]:
-                _give_back(address, entry)
-        _sweep_at = max(_SWEEP_MIN, 2 * len(_exports))
+        _look_token.pop()
+    except IndexError:
+        return  # a collection while exports are looked at: the next sweep
+    try:
+        for entry in list(_exports.values()):
+            if _done(entry, _first_word(entry[5], entry[4])):
+                _give_back(entry)
     finally:
-        _sweep_lock.release()
+        _look_token.append(None)
 
 
 def _sweep_after_collection(phase, info):
@@ -1367,7 +1423,8 @@ def _private_copy(t):
 
 def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
-    and t stays alive until the sweep finds the export done."""
+    and t stays alive until a look finds the export done (see above)."""
+    _look_at_due()  # first: what it gives back, this export may reuse
     ndim = len(t.shape)
     head = _VSIZE if versioned else _LSIZE
     if ndim <= _SLOT_NDIM:
@@ -1395,15 +1452,14 @@ def _export(t, versioned, flags):
     if ndim:
         _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
     # The tensor's lease too: it must outlive the export even if t is closed first.
-    entry = [(t, t._keep), None, _first_word(address, slot), name, slot]
+    entry = [(t, t._keep), None, _first_word(address, slot), name, slot, address, 1]
     _exports[address] = entry
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
-        _give_back(address, entry)
+        _give_back(entry)
         raise
-    if len(_exports) >= _sweep_at:
-        _sweep()
+    _fresh.append(entry)
     return capsule
 
 

@@ -1,8 +1,8 @@
 # cython: language_level=3
-# distutils: sources = ../csrc/fill.c
-# distutils: include_dirs = ../csrc ../python
+# distutils: sources = csrc/fill.c
+# distutils: include_dirs = csrc
 """cyarray: a Cython array type over libfill, speaking DLPack both ways (and
-the C exchange API) through the vendored dlpack_cython module.
+the C exchange API) through its vendored dlpack_cython module.
 
     a = Array.ramp((2, 3))           # libfill allocates and fills
     torch.from_dlpack(a)             # zero-copy, through the C exchange API
@@ -11,11 +11,11 @@ the C exchange API) through the vendored dlpack_cython module.
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int64_t
 
-cimport dlpack_cython as dl
-from dlpack cimport DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, kDLCPU, kDLFloat
-from dlpack_cython cimport Tensor
+cimport fillarray._vendor.python.dlpack_cython as dl
+from fillarray._vendor.python.dlpack cimport DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, kDLCPU, kDLFloat
+from fillarray._vendor.python.dlpack_cython cimport Tensor
 
-from dlpack_cython import from_dlpack
+from fillarray._vendor.python.dlpack_cython import from_dlpack
 
 
 cdef extern from "fill.h":

@@ -9,7 +9,7 @@ import ctypes
 import math
 import os
 
-import dlpack_ctypes as dl  # vendored: dlgen -lang python -out vendor
+from ._vendor.python import dlpack_ctypes as dl  # vendored: dlgen -python-package fillarray._vendor.python
 
 lib = ctypes.CDLL(os.environ.get("LIBFILL", os.path.join(os.path.dirname(__file__), "libfill.so")))
 lib.fill_alloc.restype = ctypes.c_void_p

@@ -1,0 +1,1 @@
+"""Third-party code fillarray vendors: dlgen's output under python/."""
