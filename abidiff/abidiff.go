@@ -74,9 +74,28 @@ var Rules = []Rule{
 }
 
 type diff struct {
-	old, new *ir.API
-	rule     Rule
-	findings []Finding
+	old, new             *ir.API
+	oldLayout, newLayout layouts
+	rule                 Rule
+	findings             []Finding
+}
+
+// layouts are a release's layout checks on every data model, by data
+// model, struct and field ("" for the struct's size).
+type layouts map[[3]string]ir.LayoutCheck
+
+func layoutsOf(a *ir.API) layouts {
+	m := layouts{}
+	for _, abi := range ir.ABIs {
+		for _, c := range a.LayoutChecks(abi) {
+			field := ""
+			if c.Field != nil {
+				field = c.Field.Name
+			}
+			m[[3]string{abi.Name, c.Struct.Name, field}] = c
+		}
+	}
+	return m
 }
 
 func (d *diff) report(format string, args ...any) {
@@ -85,7 +104,7 @@ func (d *diff) report(format string, args ...any) {
 
 // Compare runs every rule from old to new.
 func Compare(old, new *ir.API) []Finding {
-	d := &diff{old: old, new: new}
+	d := &diff{old: old, new: new, oldLayout: layoutsOf(old), newLayout: layoutsOf(new)}
 	for _, r := range Rules {
 		d.rule = r
 		r.check(d)
@@ -161,7 +180,8 @@ func byModel(describe func(abi ir.ABI) (old, new string)) string {
 func structSizeSame(d *diff) {
 	d.pairs(func(o, n *ir.Struct) {
 		change := byModel(func(abi ir.ABI) (string, string) {
-			return fmt.Sprintf("%d bytes", abi.Layout(o).Size), fmt.Sprintf("%d bytes", abi.Layout(n).Size)
+			return fmt.Sprintf("%d bytes", d.oldLayout[[3]string{abi.Name, o.Name, ""}].Size),
+				fmt.Sprintf("%d bytes", d.newLayout[[3]string{abi.Name, n.Name, ""}].Size)
 		})
 		if change != "" {
 			d.report("%s is %s", o.Name, change)
@@ -180,21 +200,19 @@ func fieldNoDelete(d *diff) {
 	})
 }
 
-// fieldLayout is where field name of s lies on abi, "" if s lacks it.
-func fieldLayout(abi ir.ABI, s *ir.Struct, name string) string {
-	for _, f := range abi.Layout(s).Fields {
-		if f.Name == name {
-			return fmt.Sprintf("at %d (%d bytes)", f.Offset, f.Size)
-		}
+// field is where field name of struct s lies on abi, "" if s lacks it.
+func (l layouts) field(abi ir.ABI, s, name string) string {
+	if c, ok := l[[3]string{abi.Name, s, name}]; ok {
+		return fmt.Sprintf("at %d (%d bytes)", c.Offset, c.Size)
 	}
 	return ""
 }
 
 // moved describes how field name, present in both o and n, moved or
 // changed size; "" if it did on no data model.
-func moved(o, n *ir.Struct, name string) string {
+func (d *diff) moved(o, n *ir.Struct, name string) string {
 	return byModel(func(abi ir.ABI) (string, string) {
-		return fieldLayout(abi, o, name), fieldLayout(abi, n, name)
+		return d.oldLayout.field(abi, o.Name, name), d.newLayout.field(abi, n.Name, name)
 	})
 }
 
@@ -206,7 +224,7 @@ func fieldOffsetSame(d *diff) {
 			if g == nil {
 				continue
 			}
-			change := moved(o, n, f.Name)
+			change := d.moved(o, n, f.Name)
 			switch {
 			case change == "":
 			case g.Type.C("") != f.Type.C(""):
@@ -230,7 +248,7 @@ func fieldTypeSame(d *diff) {
 	d.pairs(func(o, n *ir.Struct) {
 		nf := fields(n)
 		for _, f := range o.Fields {
-			if g := nf[f.Name]; g != nil && g.Type.C("") != f.Type.C("") && moved(o, n, f.Name) == "" {
+			if g := nf[f.Name]; g != nil && g.Type.C("") != f.Type.C("") && d.moved(o, n, f.Name) == "" {
 				d.report("%s.%s is %s, was %s", o.Name, f.Name, g.Type.C(""), f.Type.C(""))
 			}
 		}

@@ -216,9 +216,9 @@ func (a *additions) declarations() {
 			continue
 		}
 		if e := a.h.Enum(name); e != nil {
-			underlying := scalar("int32_t")
-			underlying.LineComment = "C cannot tell: the base type of its C++ spelling, or the field type it is stored in"
-			a.decls = append(a.decls, mapping(false, "enum", e.Name, "since", version(a.since), "underlying", underlying,
+			storage := scalar("int32_t")
+			storage.LineComment = "C cannot tell: the type its values are kept in, and C++'s base (cxx_base) if fixed"
+			a.decls = append(a.decls, mapping(false, "enum", e.Name, "since", version(a.since), "storage", storage,
 				"values", sequence(a.newEnumerators(nil, e)...)))
 		}
 		if st := a.h.Struct(name); st != nil && !known[st.Tag] {

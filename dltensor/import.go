@@ -43,17 +43,16 @@ func unclaim(p unsafe.Pointer) {
 // re-exports calls the deleter exactly once.
 func Import(m *dlpack.ManagedTensorVersioned) (*Tensor, error) {
 	if m == nil {
-		return nil, malformed("import of a NULL tensor")
+		return nil, fmt.Errorf("dltensor: import of a NULL tensor: %w", ErrMalformed)
 	}
 	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	if major := m.Version.Major; major != dlpack.MajorVersion {
+	if v := m.Version; v.Major != dlpack.MajorVersion {
 		deleteManaged(m, false) // m is gone after this: report what was read before
-		return nil, malformed("DLPack major version %d, this runtime speaks %d.%d", major, dlpack.MajorVersion, dlpack.MinorVersion)
+		return nil, broken(dlpack.RuleVersionMajor, v.Major, v.Minor, dlpack.MajorVersion, dlpack.MinorVersion)
 	}
-	nullStridesOK := m.Version.Minor < 2 // NULL strides meant contiguous before 1.2
-	s, err := describe(&m.DLTensor, nullStridesOK, m.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0)
+	s, err := describe(&m.DLTensor, m.Version, m.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0)
 	if err != nil {
 		deleteManaged(m, false)
 		return nil, err
@@ -83,7 +82,7 @@ func deleteManaged(m *dlpack.ManagedTensorVersioned, legacy bool) {
 // packed.
 func ImportLegacy(m *dlpack.ManagedTensor) (*Tensor, error) {
 	if m == nil {
-		return nil, malformed("import of a NULL tensor")
+		return nil, fmt.Errorf("dltensor: import of a NULL tensor: %w", ErrMalformed)
 	}
 	// Stored in the versioned field, flagged legacy: the layouts differ, so
 	// it is only ever passed back to DeleteLegacy.
@@ -91,7 +90,7 @@ func ImportLegacy(m *dlpack.ManagedTensor) (*Tensor, error) {
 	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	s, err := describe(&m.DLTensor, true, false)
+	s, err := describe(&m.DLTensor, dlpack.Version{}, false) // older than every versioned tensor
 	if err != nil {
 		deleteManaged(managed, true)
 		return nil, err

@@ -26,11 +26,23 @@
 //     LeakedImports). A legacy import is writable, since the legacy format
 //     cannot say otherwise; call SetReadOnly to treat it as read-only.
 //
-// Every tensor dltensor makes passes the same validation as Import: what
-// Go exports, Import accepts. A tensor with no elements is exported with
-// NULL data and byte offset 0, as DLTensor.data's doc asks; Import accepts
-// any data pointer (NULL or not, with any byte offset) for one and never
-// reads through it.
+// Every tensor dltensor makes passes the same checks as Import: what Go
+// exports, Import accepts. The checks are DLPack's rules as dlgen states
+// them for every language (docs/rules.md), read from the tables of package
+// dlpack, and a refusal is a *RuleError that names the rule and says it in
+// the words every dlgen module uses; tests/conformance/corpus.json pins
+// them. Among them: every element count, byte offset and byte extent stays
+// below 2^(P-1) for P-bit pointers, and every byte of every element has an
+// address below 2^P. A tensor with no elements is exported with NULL data
+// and byte offset 0, as DLTensor.data's doc asks; Import accepts any data
+// pointer (NULL or not) for one and never reads through it.
+//
+// A tensor on a device the CPU cannot read, of a type this release knows
+// or not, is imported and held: it can be exported again or closed, but
+// View, ReadView, Bytes and ReadBytes refuse it with ErrNotOnCPU, and
+// copies need a backend registered for its type (ErrNoBackend otherwise).
+// Host-readable memory (CPU, CUDA and ROCm pinned host memory, CUDA managed
+// memory) is read in place.
 //
 // Handing tensors out: Export returns a DLManagedTensorVersioned (metadata
 // in C memory, one reference held) whose deleter is a C trampoline into
@@ -44,7 +56,7 @@
 // owns it alone and the export carries DLPACK_FLAG_BITMASK_IS_COPIED.
 //
 // Using the data: View and ReadView return a typed Go slice over a
-// contiguous CPU tensor without copying (View refuses read-only handles;
+// contiguous host-readable tensor without copying (View refuses read-only handles;
 // ReadView allows them, and the caller must not write); Bytes and
 // ReadBytes do the same as raw bytes, for element types with no Go type
 // (bfloat16, float16, float8, sub-byte types). Contiguous and CopyTo copy
@@ -57,7 +69,8 @@
 // Errors can be told apart with errors.Is: ErrClosed, ErrReadOnly,
 // ErrNotContiguous, ErrElementType, ErrNotOnCPU, ErrNoBackend,
 // ErrNeedsVersioned (ExportLegacy), ErrMalformed (the producer's deleter
-// ran) and ErrAlreadyImported (it did not).
+// ran) and ErrAlreadyImported (it did not); errors.As with a *RuleError
+// tells which rule a tensor broke.
 //
 // Close is nil-safe, as are DeleteVersioned and DeleteLegacy: a deferred
 // t.Close() does nothing when the constructor returned an error.
@@ -92,7 +105,7 @@ import (
 )
 
 // MaxDims is the largest ndim any tensor may have.
-const MaxDims = 64
+const MaxDims = dlpack.MaxDims
 
 var (
 	// ErrMalformed: the tensor breaks the DLPack rules. For an import, the
@@ -298,7 +311,7 @@ func FromSlice[T Element](s []T, shape ...int64) (*Tensor, error) {
 		shape = []int64{int64(len(s))}
 	}
 	if len(shape) > MaxDims {
-		return nil, fmt.Errorf("dltensor: %d dimensions, at most %d: %w", len(shape), MaxDims, ErrMalformed)
+		return nil, broken(dlpack.RuleNdimRange, len(shape), MaxDims)
 	}
 	st, err := fromSlice(s, shape, contiguousStrides(shape), 0)
 	if err != nil {
@@ -330,10 +343,10 @@ func fromSlice[T Element](s []T, shape, strides []int64, byteOffset uint64) (*st
 		shape: append([]int64(nil), shape...), strides: append([]int64(nil), strides...),
 		byteOffset: byteOffset, data: unsafe.Pointer(unsafe.SliceData(s)), goMem: true,
 	}
-	if err := st.validate(false); err != nil {
+	if err := st.check(current); err != nil {
 		return nil, err
 	}
-	if lo, hi, ok := st.byteRange(); ok && (lo < 0 || hi > int64(len(s))*int64(unsafe.Sizeof(*new(T)))) {
+	if lo, hi, ok := st.byteRange(); ok && (lo < 0 || hi > uint64(len(s))*uint64(unsafe.Sizeof(*new(T)))) {
 		return nil, fmt.Errorf("dltensor: shape %v, strides %v and byte offset %d reach outside a slice of %d elements: %w",
 			shape, strides, byteOffset, len(s), ErrMalformed)
 	}
@@ -368,7 +381,7 @@ func FromC(data unsafe.Pointer, l Layout, free func(unsafe.Pointer)) (*Tensor, e
 		l.Device.DeviceType = dlpack.DeviceTypeCPU
 	}
 	if len(l.Shape) > MaxDims {
-		return nil, fmt.Errorf("dltensor: %d dimensions, at most %d: %w", len(l.Shape), MaxDims, ErrMalformed)
+		return nil, broken(dlpack.RuleNdimRange, len(l.Shape), MaxDims)
 	}
 	strides := l.Strides
 	if strides == nil {
@@ -378,7 +391,7 @@ func FromC(data unsafe.Pointer, l Layout, free func(unsafe.Pointer)) (*Tensor, e
 		device: l.Device, dtype: l.DataType, byteOffset: l.ByteOffset, data: data, padded: l.SubbytePadded,
 		shape: append([]int64(nil), l.Shape...), strides: append([]int64(nil), strides...),
 	}
-	if err := st.validate(false); err != nil {
+	if err := st.check(current); err != nil {
 		return nil, err
 	}
 	if free != nil {
@@ -491,8 +504,9 @@ func (t *Tensor) readable() (*storage, error) {
 	switch s := t.s; {
 	case t.closed.Load():
 		return nil, ErrClosed
-	case s.device.DeviceType != dlpack.DeviceTypeCPU:
-		return nil, fmt.Errorf("dltensor: memory on %v: %w", s.device.DeviceType, ErrNotOnCPU)
+	case !s.device.DeviceType.HostReadable():
+		return nil, &RuleError{Rule: dlpack.RuleDeviceUnreadable, err: ErrNotOnCPU,
+			Message: dlpack.RuleDeviceUnreadable.Format(int32(s.device.DeviceType), s.device.DeviceID)}
 	case !s.contiguous():
 		return nil, fmt.Errorf("dltensor: strides %v for shape %v; use Contiguous: %w", s.strides, s.shape, ErrNotContiguous)
 	default:
@@ -518,7 +532,7 @@ func typedView[T Element](t *Tensor) ([]T, error) {
 	return unsafe.Slice((*T)(s.first()), n), nil
 }
 
-// View returns the elements of a contiguous CPU tensor as a Go slice that
+// View returns the elements of a contiguous host-readable tensor as a Go slice that
 // aliases its memory; ErrReadOnly for a read-only handle. Keep the handle
 // open while the slice is in use.
 func View[T Element](t *Tensor) ([]T, error) {
@@ -556,7 +570,7 @@ func (t *Tensor) byteView() ([]byte, error) {
 	return unsafe.Slice((*byte)(s.first()), n), nil
 }
 
-// Bytes returns the memory of a contiguous CPU tensor of any element type
+// Bytes returns the memory of a contiguous host-readable tensor of any element type
 // as raw bytes (packed sub-byte elements share bytes); ErrReadOnly for a
 // read-only handle.
 func (t *Tensor) Bytes() ([]byte, error) {

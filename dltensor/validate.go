@@ -1,89 +1,217 @@
 package dltensor
 
 import (
-	"fmt"
-	"math"
 	"math/bits"
-	"strings"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 )
 
-func malformed(format string, args ...any) error {
-	return fmt.Errorf("dltensor: "+format+": %w", append(args, ErrMalformed)...)
+// The checks of docs/rules.md, in their order, reading the rule tables of
+// package dlpack (generated from the schema): every tensor this package
+// imports or makes passes them, and a refusal is a *RuleError in the words
+// every dlgen module uses for it.
+
+// ptrBits is P, the width of a pointer: every element count, byte offset and
+// byte extent stays below 2^(P-1), and every address, the end of the last
+// element's included, below 2^P.
+const ptrBits = 8 * unsafe.Sizeof(uintptr(0))
+
+// bound is 2^(P-1).
+const bound = uint64(1) << (ptrBits - 1)
+
+// maxAddress is 2^P - 1, the highest address.
+const maxAddress = ^uint64(0) >> (64 - ptrBits)
+
+// RuleError is a tensor that breaks a rule: Rule says which, Message is its
+// words, the same in every language dlgen writes. It wraps ErrMalformed,
+// or ErrNotOnCPU for memory the CPU cannot read.
+type RuleError struct {
+	Rule    dlpack.Rule
+	Message string
+	err     error
 }
 
-// describe copies a foreign DLTensor's description and validates it.
-func describe(dl *dlpack.Tensor, nullStridesOK, padded bool) (*storage, error) {
+func (e *RuleError) Error() string { return "dltensor: " + e.Message + ": " + e.err.Error() }
+
+// Unwrap returns ErrMalformed or ErrNotOnCPU.
+func (e *RuleError) Unwrap() error { return e.err }
+
+// broken is the error of a tensor that breaks rule r; args are the
+// parameters of its message, integers as plain integer types (not enum
+// types, whose String would show).
+func broken(r dlpack.Rule, args ...any) error {
+	return &RuleError{Rule: r, Message: r.Format(args...), err: ErrMalformed}
+}
+
+// current is the version of the tensors this package makes.
+var current = dlpack.Version{Major: dlpack.MajorVersion, Minor: dlpack.MinorVersion}
+
+// nullAllowed reports whether rule n lets a pointer field be NULL in a
+// tensor of version v (zero for a legacy tensor, older than every
+// versioned one) with ndim dimensions, empty when it has no elements.
+func nullAllowed(n dlpack.Nullable, v dlpack.Version, ndim int, empty bool) bool {
+	when := n.When
+	if changed := (dlpack.Version{Major: n.Changed[0], Minor: n.Changed[1]}); changed != (dlpack.Version{}) && older(v, changed) {
+		when = n.Before
+	}
+	switch when {
+	case dlpack.NullAlways:
+		return true
+	case dlpack.NullIfNdimZero:
+		return ndim == 0
+	case dlpack.NullIfNoElements:
+		return empty
+	}
+	return false
+}
+
+// older compares versions as versions: major first, then minor.
+func older(v, w dlpack.Version) bool {
+	return v.Major < w.Major || v.Major == w.Major && v.Minor < w.Minor
+}
+
+// describe copies a foreign DLTensor's description and checks it; v is the
+// tensor's version (zero for a legacy one). The major version is the
+// caller's to check, before anything else is read.
+func describe(dl *dlpack.Tensor, v dlpack.Version, padded bool) (*storage, error) {
 	ndim := int(dl.Ndim)
-	if ndim < 0 || ndim > MaxDims {
-		return nil, malformed("ndim %d outside [0, %d]", ndim, MaxDims)
+	if ndim < 0 || ndim > dlpack.MaxDims {
+		return nil, broken(dlpack.RuleNdimRange, ndim, dlpack.MaxDims)
+	}
+	if dl.Shape == nil && !nullAllowed(dlpack.TensorShapeNullable, v, ndim, false) {
+		return nil, broken(dlpack.RuleShapeNull, ndim)
+	}
+	if dl.Strides == nil && !nullAllowed(dlpack.TensorStridesNullable, v, ndim, false) {
+		from := dlpack.TensorStridesNullable.Changed
+		return nil, broken(dlpack.RuleStridesNull, ndim, v.Major, v.Minor, from[0], from[1])
 	}
 	s := &storage{device: dl.Device, dtype: dl.Dtype, data: dl.Data, byteOffset: dl.ByteOffset, padded: padded}
 	if ndim > 0 {
-		if dl.Shape == nil {
-			return nil, malformed("shape is NULL for %d dimensions", ndim)
-		}
 		dims := make([]int64, 2*ndim) // shape and strides in one allocation
 		s.shape, s.strides = dims[:ndim:ndim], dims[ndim:]
 		copy(s.shape, unsafe.Slice(dl.Shape, ndim))
-		switch {
-		case dl.Strides != nil:
+		if dl.Strides != nil {
 			copy(s.strides, unsafe.Slice(dl.Strides, ndim))
-		case !nullStridesOK:
-			return nil, malformed("strides is NULL, which DLPack 1.2+ forbids for ndim %d", ndim)
-		default:
+		} else { // row-major, as NULL meant
 			copy(s.strides, contiguousStrides(s.shape))
 		}
 	}
-	if err := s.validate(nullStridesOK); err != nil {
+	if err := s.check(v); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// subbyteWidth is the only width the sub-byte float codes allow.
-var subbyteWidth = map[dlpack.DataTypeCode]uint8{
-	dlpack.DataTypeCodeFloat4E2m1fn: 4,
-	dlpack.DataTypeCodeFloat6E2m3fn: 6,
-	dlpack.DataTypeCodeFloat6E3m2fn: 6,
-}
-
-// validate checks everything DLPack requires of s; every tensor this
-// package makes or imports passes through it.
-func (s *storage) validate(nullStridesOK bool) error {
-	if len(s.shape) > MaxDims {
-		return malformed("ndim %d outside [0, %d]", len(s.shape), MaxDims)
+// check makes the checks that follow the pointer fields', in the order of
+// docs/rules.md, on a tensor of version v; every tensor this package makes
+// or imports passes through it.
+func (s *storage) check(v dlpack.Version) error {
+	if len(s.shape) > dlpack.MaxDims {
+		return broken(dlpack.RuleNdimRange, len(s.shape), dlpack.MaxDims)
 	}
 	if len(s.strides) != len(s.shape) {
-		return malformed("%d strides for %d dimensions", len(s.strides), len(s.shape))
+		return broken(dlpack.RuleStridesCount, len(s.strides), len(s.shape))
 	}
-	if strings.HasPrefix(s.device.DeviceType.String(), "DeviceType(") {
-		return malformed("unknown device type %d", int32(s.device.DeviceType))
-	}
-	code := s.dtype.Code
+	code, width := s.dtype.Code, s.dtype.Bits
 	switch {
-	case strings.HasPrefix(code.String(), "DataTypeCode("):
-		return malformed("unknown dtype code %d", s.dtype.Code)
-	case code == dlpack.DataTypeCodeOpaqueHandle:
-		return malformed("opaque-handle elements cannot be addressed")
-	case s.dtype.Bits == 0 || s.dtype.Lanes == 0:
-		return malformed("dtype with %d bits and %d lanes", s.dtype.Bits, s.dtype.Lanes)
-	case subbyteWidth[code] != 0 && s.dtype.Bits != subbyteWidth[code]:
-		return malformed("%v elements of %d bits (DLPack requires %d)", code, s.dtype.Bits, subbyteWidth[code])
+	case !code.Known():
+		return broken(dlpack.RuleDtypeUnknown, uint8(code))
+	case !code.Addressable():
+		return broken(dlpack.RuleDtypeOpaque, uint8(code), code.String())
+	case width == 0 || s.dtype.Lanes == 0:
+		return broken(dlpack.RuleDtypeZero, width, s.dtype.Lanes)
+	case code.FixedBits() != 0 && width != code.FixedBits():
+		return broken(dlpack.RuleDtypeBits, uint8(code), code.String(), width, code.FixedBits())
 	}
-	if anyNegative(s.shape) {
-		return malformed("negative extent in shape %v", s.shape)
+	for i, n := range s.shape {
+		if n < 0 {
+			return broken(dlpack.RuleShapeNegative, n, i)
+		}
 	}
-	if err := s.checkExtent(); err != nil {
+	if err := s.checkLimits(); err != nil {
 		return err
 	}
-	if s.elements() > 0 && s.data == nil {
-		return malformed("data is NULL for %d elements", s.elements())
+	n := s.elements()
+	if s.data == nil && !nullAllowed(dlpack.TensorDataNullable, v, len(s.shape), n == 0) {
+		return broken(dlpack.RuleDataNull, n)
+	}
+	if n == 0 {
+		return nil // nothing is addressed
+	}
+	low, high := s.reach()
+	lowBytes, _ := s.bytesFor(low)
+	endBytes, _ := s.bytesFor(high + 1)
+	// The first byte lies byte_offset - lowBytes from data, the end
+	// byte_offset + endBytes: checkLimits bounds both.
+	addr := uint64(uintptr(s.data))
+	if lowBytes > s.byteOffset && addr < lowBytes-s.byteOffset || addr > maxAddress-(s.byteOffset+endBytes) {
+		return broken(dlpack.RuleAddressLimit, uintptr(s.data), s.byteOffset)
 	}
 	return nil
+}
+
+// checkLimits makes the address-space checks that need no data pointer.
+func (s *storage) checkLimits() error {
+	const log2 = ptrBits - 1
+	if s.byteOffset >= bound {
+		return broken(dlpack.RuleByteOffsetLimit, s.byteOffset, log2)
+	}
+	count := uint64(1) // every 0 extent read as 1: the verdict never depends on where a 0 sits
+	for _, n := range s.shape {
+		hi, lo := bits.Mul64(count, uint64(max(n, 1)))
+		if hi != 0 || lo >= bound {
+			return broken(dlpack.RuleSizeLimit, log2)
+		}
+		count = lo
+	}
+	if !s.fits(count) {
+		return broken(dlpack.RuleSizeLimit, log2)
+	}
+	for i, st := range s.strides {
+		if !s.fits(abs(st)) {
+			return broken(dlpack.RuleStrideLimit, st, i, log2)
+		}
+	}
+	if s.elements() == 0 {
+		return nil
+	}
+	low, high := s.reach()
+	span, carry := bits.Add64(low, high, 1)
+	if carry != 0 || !s.fits(span) {
+		return broken(dlpack.RuleSpanLimit, log2)
+	}
+	if end, _ := s.bytesFor(high + 1); s.byteOffset+end >= bound {
+		return broken(dlpack.RuleOffsetLimit, s.byteOffset, log2)
+	}
+	return nil
+}
+
+// reach is how many elements the strides reach below the first element
+// and above it, saturated at 2^64-1; the tensor must have elements.
+func (s *storage) reach() (low, high uint64) {
+	for i, n := range s.shape {
+		hi, r := bits.Mul64(uint64(n-1), abs(s.strides[i]))
+		if hi != 0 {
+			r = ^uint64(0)
+		}
+		var carry uint64
+		if s.strides[i] < 0 {
+			low, carry = bits.Add64(low, r, 0)
+			low |= -carry
+		} else {
+			high, carry = bits.Add64(high, r, 0)
+			high |= -carry
+		}
+	}
+	return low, high
+}
+
+// fits reports whether n elements, and the bytes they take, are below
+// 2^(P-1).
+func (s *storage) fits(n uint64) bool {
+	b, ok := s.bytesFor(n)
+	return n < bound && ok && b < bound
 }
 
 // elementBits is the width of one element, all lanes.
@@ -97,96 +225,42 @@ func (s *storage) packed() bool { return s.elementBits() < 8 && !s.padded }
 // sub-byte elements, which packed ones only use as a byte granule).
 func (s *storage) itemSize() int { return int((s.elementBits() + 7) / 8) }
 
-// bytesFor is the number of bytes n consecutive elements occupy.
+// bytesFor is the number of bytes n consecutive elements occupy; false if
+// it reaches 2^64.
 func (s *storage) bytesFor(n uint64) (uint64, bool) {
 	if s.packed() {
-		hi, bits := mul64(n, uint64(s.elementBits()))
-		return (bits + 7) / 8, hi == 0 && bits <= math.MaxUint64-7
+		hi, lo := bits.Mul64(n, uint64(s.elementBits()))
+		lo, carry := bits.Add64(lo, 7, 0)
+		hi += carry
+		return hi<<61 | lo>>3, hi>>3 == 0
 	}
-	hi, b := mul64(n, uint64(s.itemSize()))
+	hi, b := bits.Mul64(n, uint64(s.itemSize()))
 	return b, hi == 0
 }
 
 // contiguousBytes is the size of a row-major copy of s, if it is
-// addressable.
+// addressable (a checked tensor's is, below 2^(P-1)).
 func (s *storage) contiguousBytes() (int64, bool) {
 	b, ok := s.bytesFor(uint64(s.elements()))
-	return int64(b), ok && b <= math.MaxInt64
+	return int64(b), ok && b < bound
 }
 
-// byteRange is where the elements lie, in bytes relative to data: [lo,
-// hi). ok is false for a tensor with no element (nothing is addressed).
-func (s *storage) byteRange() (lo, hi int64, ok bool) {
+// byteRange is where the elements of a checked tensor lie, in bytes from
+// data: [lo, hi). ok is false for a tensor with no element (nothing is
+// addressed).
+func (s *storage) byteRange() (lo int64, hi uint64, ok bool) {
 	if s.elements() == 0 {
 		return 0, 0, false
 	}
-	var neg, pos int64 // element index reach below and above the first
-	for i, n := range s.shape {
-		reach := (n - 1) * s.strides[i]
-		if reach < 0 {
-			neg += reach
-		} else {
-			pos += reach
-		}
-	}
-	// checkExtent proved these cannot overflow.
-	if s.packed() {
-		first := int64(s.byteOffset) * 8
-		return (first + neg*s.elementBits()) / 8, (first + (pos+1)*s.elementBits() + 7) / 8, true
-	}
-	item := int64(s.itemSize())
-	return int64(s.byteOffset) + neg*item, int64(s.byteOffset) + (pos+1)*item, true
+	low, high := s.reach()
+	lowBytes, _ := s.bytesFor(low)
+	endBytes, _ := s.bytesFor(high + 1)
+	return int64(s.byteOffset) - int64(lowBytes), s.byteOffset + endBytes, true
 }
 
-// checkExtent proves that the element count and every element's byte
-// address, relative to data, are computable without overflow, whatever
-// extent is 0 and wherever it sits.
-func (s *storage) checkExtent() error {
-	if s.byteOffset > math.MaxInt64/8 {
-		return malformed("byte_offset %d overflows", s.byteOffset)
-	}
-	var span uint64 // sum of (n-1)*|stride|, in elements
-	for i, n := range s.shape {
-		st := s.strides[i]
-		if st == math.MinInt64 {
-			return malformed("stride %d overflows", st)
-		}
-		hi, reach := mul64(uint64(max(n-1, 0)), uint64(abs(st)))
-		var carry uint64
-		span, carry = bits.Add64(span, reach, 0)
-		if hi != 0 || carry != 0 {
-			return malformed("shape %v with strides %v overflows", s.shape, s.strides)
-		}
-	}
-	nonzero, ok := devices.Elements(nonzeroExtents(s.shape))
-	if !ok {
-		return malformed("shape %v overflows", s.shape)
-	}
-	if _, ok := s.bytesFor(uint64(nonzero)); !ok || span >= math.MaxInt64/8 {
-		return malformed("tensor exceeds the addressable extent (%v x %d bits, strides %v)", s.shape, s.elementBits(), s.strides)
-	}
-	b, ok := s.bytesFor(span + 1)
-	if !ok || b > math.MaxInt64/8-s.byteOffset {
-		return malformed("tensor exceeds the addressable extent (%v x %d bits, strides %v)", s.shape, s.elementBits(), s.strides)
-	}
-	return nil
-}
-
-// nonzeroExtents is shape with every 0 read as 1: a tensor whose count
-// would overflow but for a 0 extent is refused wherever the 0 sits.
-func nonzeroExtents(shape []int64) []int64 {
-	out := make([]int64, len(shape))
-	for i, n := range shape {
-		out[i] = max(n, 1)
-	}
-	return out
-}
-
-func mul64(a, b uint64) (hi, lo uint64) { return bits.Mul64(a, b) }
-
-func abs(x int64) int64 {
+func abs(x int64) uint64 {
 	if x < 0 {
-		return -x
+		return -uint64(x)
 	}
-	return x
+	return uint64(x)
 }

@@ -248,8 +248,8 @@ func TestBackendErrorsNameTheBackendOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	// A value the Go backend cannot hold, through Files.
-	src := strings.Replace(string(schema.DefaultBytes()), "  - enum: DLDeviceType\n    since: \"0.6\"\n    underlying: int32_t\n",
-		"  - enum: DLDeviceType\n    since: \"0.6\"\n    underlying: int8_t\n", 1)
+	src := strings.Replace(string(schema.DefaultBytes()), "  - enum: DLDeviceType\n    since: \"0.6\"\n    storage: int32_t\n",
+		"  - enum: DLDeviceType\n    since: \"0.6\"\n    storage: int8_t\n", 1)
 	s, err := schema.Load("narrow.yaml", []byte(src))
 	require.NoError(t, err)
 	_, err = Files(Options{Schema: s, Langs: []string{"go"}})

@@ -1,19 +1,29 @@
 package ir
 
 // API is one release of the schema, resolved: only what exists in that
-// release, every rename and retype applied, every macro's value and every
-// role settled. Backends render an API.
+// release, every rename and retype applied (with the previous spelling
+// kept), every macro's value and every role settled. Backends render an
+// API.
 type API struct {
 	HeaderGuard string
 	Release     Release
 	Macros      []*Macro // each with its Value in this release
-	Decls       []Decl   // named types point at declarations of this API
+	Decls       []Decl   // named types and Field.Holds point at declarations of this API
 	Versions    VersionMacros
 	Protocol    Protocol
+	Enum        EnumsByRole
+	Flag        FlagsByRole
+	Rules       Rules
 }
 
 // Version is the release this API describes.
 func (a *API) Version() Version { return a.Release.Version }
+
+// Versioned reports whether the release has the versioned protocol
+// (DLManagedTensorVersioned, its flags and capsules), as its roles say: a
+// loaded schema gives such a release major and minor version macros,
+// versioned capsule names and the read-only and is-copied flags.
+func (a *API) Versioned() bool { return a.Protocol.VersionedCapsule != nil }
 
 // At returns the API of release v, which must be one of s.Releases (a
 // precondition: callers settle the release first, see Lookup).
@@ -22,7 +32,7 @@ func (s *Schema) At(v Version) *API {
 	if !ok {
 		panic("ir: At called with unsupported release " + v.String())
 	}
-	api := &API{HeaderGuard: s.HeaderGuard, Release: rel}
+	api := &API{HeaderGuard: s.HeaderGuard, Release: rel, Rules: s.Rules}
 	for _, m := range s.Macros {
 		if m.Life.In(v) {
 			c := m.at(v)
@@ -31,8 +41,18 @@ func (s *Schema) At(v Version) *API {
 		}
 	}
 	for _, d := range s.Decls {
-		if d.DeclLife().In(v) {
-			api.Decls = append(api.Decls, declAt(d, v))
+		if !d.DeclLife().In(v) {
+			continue
+		}
+		c := declAt(d, v)
+		api.Decls = append(api.Decls, c)
+		switch c := c.(type) {
+		case *Enum:
+			api.Enum.Set(c)
+		case *Flags:
+			for _, b := range c.Bits {
+				api.Flag.Set(b)
+			}
 		}
 	}
 	link(api.Decls)
@@ -52,10 +72,20 @@ func (m *Macro) at(v Version) *Macro {
 
 func (p *PythonName) at(v Version) *PythonName {
 	c := *p
-	if p.Renamed != nil && v.Less(p.Renamed.In) {
-		c.Name = p.Renamed.From
-	}
+	c.Name, c.Previous = spellingAt(p.Name, p.Renamed, v)
 	return &c
+}
+
+// spellingAt is how an element called name, with rename r, is spelled in
+// release v, and how it was spelled before (when v follows the rename).
+func spellingAt(name string, r *Rename, v Version) (now, previous string) {
+	switch {
+	case r == nil:
+		return name, ""
+	case v.Less(r.In):
+		return r.From, ""
+	}
+	return name, r.From
 }
 
 // declAt copies d as it is in release v. Types are deep copies, so that
@@ -112,15 +142,13 @@ func (e *Enum) at(v Version) *Enum {
 	for _, ev := range e.Values {
 		if ev.Life.In(v) {
 			cv := *ev
-			if ev.Renamed != nil && v.Less(ev.Renamed.In) {
-				cv.Name = ev.Renamed.From
-			}
+			cv.Name, cv.Previous = spellingAt(ev.Name, ev.Renamed, v)
 			cv.Doc = ev.Reworded.docAt(v, ev.Doc)
 			c.Values = append(c.Values, &cv)
 		}
 	}
-	if e.CXXFixedSince != nil && v.Less(*e.CXXFixedSince) {
-		c.CXXFixedSince = nil
+	if e.CXXBaseSince != nil && v.Less(*e.CXXBaseSince) {
+		c.CXXBase, c.CXXBaseSince = "", nil
 	}
 	return &c
 }
@@ -155,6 +183,9 @@ func link(decls []Decl) {
 		case *Struct:
 			for _, f := range d.Fields {
 				relink(f.Type)
+				if f.Holds != nil {
+					f.Holds = byName[f.Holds.DeclName()]
+				}
 			}
 		case *FuncType:
 			relink(&Type{Kind: Func, Sig: d.Sig})
@@ -198,6 +229,20 @@ func (a *API) Enums() []*Enum {
 	for _, d := range a.Decls {
 		if e, ok := d.(*Enum); ok {
 			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// DataTypeNames lists the names of element types, in the order of the
+// type codes and of each code's names; none without a dtype_code enum.
+func (a *API) DataTypeNames() []NamedDataType {
+	var out []NamedDataType
+	if e := a.Enum.DataTypeCode; e != nil {
+		for _, ev := range e.Values {
+			for _, n := range ev.DataTypes {
+				out = append(out, NamedDataType{Name: n.Name, Code: ev.Value, Bits: n.Bits})
+			}
 		}
 	}
 	return out

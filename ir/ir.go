@@ -5,11 +5,30 @@
 //
 // A Schema holds all releases at once; Schema.At resolves one release
 // completely and returns an API, the flat view that backends render: only
-// what exists in that release, renames and retypes applied, each macro
-// with its value, and what backends rely on held by role (VersionMacros,
-// Protocol) rather than found by spelling. Schemas are built by package
-// schema, which also validates them (every role a release needs is
-// present), so everything here may assume well-formed input.
+// what exists in that release, renames and retypes applied (the previous
+// spelling kept as Previous), each macro with its value, and what backends
+// rely on held by role rather than found by spelling: version macros
+// (VersionMacros), Python names (Protocol), the device-type and type-code
+// enums (EnumsByRole), the read-only, is-copied and padded flags
+// (FlagsByRole), and the versioned protocol (API.Versioned). A field that
+// holds an enum's values or a flags group's bits says so (Field.Holds);
+// an enum's Storage, the type its values are kept in, is apart from the
+// type C++ declares it on (CXXBase). LayoutChecks is the one list of layout
+// facts every binding guards and the ABI diff compares.
+//
+// The rules a consumer checks before it touches a foreign tensor are data
+// here too (rules.go): when each pointer field may be NULL (Field.Nullable,
+// by the tensor's own version), which device types the CPU reads
+// (Enumerator.HostReadable), which type codes allow one width or cannot be
+// addressed (Enumerator.Bits, Enumerator.Opaque), the names of element
+// types (Enumerator.DataTypes, API.DataTypeNames), and Rules: the limit on
+// dimensions and one message per Check, the vocabulary every language's
+// hand-written checker implements in the same order. docs/rules.md is the
+// manual.
+//
+// Schemas are built by package schema, which also validates them (every
+// role a release needs is present), so everything here may assume
+// well-formed input.
 package ir
 
 import (
@@ -136,6 +155,7 @@ type Schema struct {
 	Macros      []*Macro
 	Decls       []Decl // in C declaration order
 	Python      []*PythonName
+	Rules       Rules
 }
 
 // Release is one supported DLPack release.
@@ -283,16 +303,29 @@ type Field struct {
 	Life     Life
 	Retyped  *Retype // its type before a release
 	Reworded *Reword // its doc before a release
+	// Holds is the *Enum or *Flags whose values an integer field holds
+	// (DLDataType.code holds DLDataTypeCode), stored as the field's type;
+	// nil for other fields.
+	Holds Decl
+	// Nullable says when a pointer field may be NULL (NullNever for other
+	// fields).
+	Nullable Nullable
 	Pos      Pos
 }
 
-// Enum is a C enum whose values are stored as Underlying.
+// Enum is a C enum whose values are kept in Storage.
 type Enum struct {
-	Name       string
-	Underlying string // a fixed-width C integer type, e.g. int32_t
-	// CXXFixedSince is the release from which the C++ spelling declares the
-	// underlying type (enum : int32_t); nil if never.
-	CXXFixedSince    *Version
+	Name string
+	// Storage is the fixed-width C integer type the values are kept in:
+	// the type of a field that holds them, and Go's and Rust's type for
+	// the enum. A field of the enum type itself takes a C int.
+	Storage string
+	// CXXBase is the type C++ declares the enum on (enum : int32_t) from
+	// release CXXBaseSince; "" if never. An API carries it only from that
+	// release on.
+	CXXBase          string
+	CXXBaseSince     *Version
+	Role             EnumRole
 	UnsignedLiterals bool // enumerators are written with a U suffix
 	Doc              string
 	Life             Life
@@ -308,7 +341,18 @@ type Enumerator struct {
 	Life     Life
 	Renamed  *Rename
 	Reworded *Reword // its doc before a release
-	Pos      Pos
+	// Previous is, in an API, the enumerator's spelling before its rename
+	// when the release comes after it; "" otherwise.
+	Previous string
+	// HostReadable: a device type whose memory the CPU reads directly.
+	HostReadable bool
+	// Opaque: a type code whose elements cannot be addressed.
+	Opaque bool
+	// Bits is the only width a type code allows; 0 for any.
+	Bits int
+	// DataTypes are the names of a type code's element types.
+	DataTypes []DataTypeName
+	Pos       Pos
 }
 
 // Flags is a group of single-bit mask macros for one integer field.
@@ -325,6 +369,7 @@ type Flags struct {
 type Flag struct {
 	Name string
 	Bit  int
+	Role FlagRole
 	Doc  string
 	Life Life
 	Pos  Pos
@@ -359,7 +404,10 @@ type PythonName struct {
 	Doc     string
 	Life    Life
 	Renamed *Rename
-	Pos     Pos
+	// Previous is, in an API, the name's spelling before its rename when
+	// the release comes after it; "" otherwise.
+	Previous string
+	Pos      Pos
 }
 
 func (d *Struct) DeclName() string   { return d.Name }

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,18 +97,7 @@ func TestIntRange(t *testing.T) {
 // every kind of member: on i386 System V a 64-bit integer is 4-byte aligned,
 // on the other 32-bit targets 8-byte aligned.
 func TestLayoutPacksLikeC(t *testing.T) {
-	mustType := func(s string) *Type {
-		typ, err := ParseType(s)
-		require.NoError(t, err)
-		return typ
-	}
-	s := &Struct{Name: "S", Fields: []*Field{
-		{Name: "c", Type: mustType("uint8_t")},
-		{Name: "p", Type: mustType("void*")},
-		{Name: "h", Type: mustType("uint16_t")},
-		{Name: "q", Type: mustType("uint64_t")},
-		{Name: "i", Type: mustType("int32_t")},
-	}}
+	s := structOf(t, "uint8_t", "void*", "uint16_t", "uint64_t", "int32_t")
 	lp := ABI64.Layout(s)
 	assert.Equal(t, []int{0, 8, 16, 24, 32}, offsets(lp))
 	assert.Equal(t, 40, lp.Size)
@@ -127,4 +117,57 @@ func offsets(l Layout) []int {
 		out = append(out, f.Offset)
 	}
 	return out
+}
+
+func TestMessagePartsSplitTextAndParameters(t *testing.T) {
+	check, ok := CheckByID("dtype_bits")
+	require.True(t, ok)
+	m := &Message{Check: check, Text: "{name} elements have {required} bits, not {bits}"}
+	assert.Equal(t, []MessagePart{
+		{Param: 1}, {Text: " elements have "}, {Param: 3}, {Text: " bits, not "}, {Param: 2},
+	}, m.Parts())
+	m.Text = "no parameters"
+	assert.Equal(t, []MessagePart{{Text: "no parameters"}}, m.Parts())
+}
+
+func TestChecksHaveUniqueIDsAndParams(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Checks {
+		assert.Regexp(t, `^[a-z]+(_[a-z0-9]+)*$`, c.ID)
+		assert.False(t, seen[c.ID], c.ID)
+		seen[c.ID] = true
+		assert.NotEmpty(t, c.Purpose, c.ID)
+		params := map[string]bool{}
+		for _, p := range c.Params {
+			assert.False(t, params[p], "%s: %s twice", c.ID, p)
+			params[p] = true
+		}
+	}
+}
+
+// TestLayoutChecksListSizeThenFields: the one list every binding guards.
+func TestLayoutChecksListSizeThenFields(t *testing.T) {
+	s := structOf(t, "uint8_t", "uint64_t")
+	api := &API{Decls: []Decl{s}}
+	assert.Equal(t, []LayoutCheck{
+		{Struct: s, Size: 16},
+		{Struct: s, Field: s.Fields[0], Offset: 0, Size: 1},
+		{Struct: s, Field: s.Fields[1], Offset: 8, Size: 8},
+	}, api.LayoutChecks(ABI64))
+	assert.Equal(t, []LayoutCheck{
+		{Struct: s, Size: 12},
+		{Struct: s, Field: s.Fields[0], Offset: 0, Size: 1},
+		{Struct: s, Field: s.Fields[1], Offset: 4, Size: 8},
+	}, api.LayoutChecks(ABI32Int64Align4))
+}
+
+// structOf is a struct S with one field of each C type, named f0, f1, ...
+func structOf(t *testing.T, types ...string) *Struct {
+	s := &Struct{Name: "S"}
+	for i, c := range types {
+		typ, err := ParseType(c)
+		require.NoError(t, err)
+		s.Fields = append(s.Fields, &Field{Name: fmt.Sprintf("f%d", i), Type: typ})
+	}
+	return s
 }

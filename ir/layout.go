@@ -83,3 +83,28 @@ func (abi ABI) SizeAlign(t *Type) (size, align int) {
 
 // RoundUp rounds n up to a multiple of align.
 func RoundUp(n, align int) int { return (n + align - 1) / align * align }
+
+// LayoutCheck is one fact of a struct's C layout on one data model: its
+// size (Field nil) or one field's offset and size. Every binding guards
+// them (C and Go at compile time, Python at import, Rust in tests) and the
+// ABI diff compares them between releases, all from LayoutChecks.
+type LayoutCheck struct {
+	Struct *Struct
+	Field  *Field // nil for the struct's size
+	Offset int    // the field's offset; 0 for the size
+	Size   int    // the field's size, or the struct's
+}
+
+// LayoutChecks lists, struct by struct in declaration order, each
+// struct's size and then every field's offset and size on abi.
+func (a *API) LayoutChecks(abi ABI) []LayoutCheck {
+	var out []LayoutCheck
+	for _, s := range a.Structs() {
+		l := abi.Layout(s)
+		out = append(out, LayoutCheck{Struct: s, Size: l.Size})
+		for i, f := range l.Fields {
+			out = append(out, LayoutCheck{Struct: s, Field: s.Fields[i], Offset: f.Offset, Size: f.Size})
+		}
+	}
+	return out
+}

@@ -111,3 +111,91 @@ func (m *VersionMacros) Set(mac *Macro) {
 		*s = mac
 	}
 }
+
+// EnumRole is what an enum means to backends and to the checks of a
+// foreign tensor (Rules).
+type EnumRole int
+
+const (
+	EnumPlain        EnumRole = iota // nothing a backend relies on
+	DeviceTypeEnum                   // where a tensor's memory lives (DLDeviceType)
+	DataTypeCodeEnum                 // the base kind of an element (DLDataTypeCode)
+)
+
+var enumRoleNames = []string{"", "device_type", "dtype_code"}
+
+// String is the role's spelling in the schema ("" for EnumPlain).
+func (r EnumRole) String() string { return enumRoleNames[r] }
+
+// EnumRoles lists the roles a schema may give an enum.
+func EnumRoles() []EnumRole { return []EnumRole{DeviceTypeEnum, DataTypeCodeEnum} }
+
+// FlagRole is what a flag bit means to backends and checks.
+type FlagRole int
+
+const (
+	FlagPlain         FlagRole = iota // nothing a backend relies on
+	ReadOnlyFlag                      // the consumer must not write (READ_ONLY)
+	IsCopiedFlag                      // the consumer owns the data alone (IS_COPIED)
+	SubbytePaddedFlag                 // sub-byte elements take a byte each (IS_SUBBYTE_TYPE_PADDED)
+)
+
+var flagRoleNames = []string{"", "read_only", "is_copied", "subbyte_padded"}
+
+// String is the role's spelling in the schema ("" for FlagPlain).
+func (r FlagRole) String() string { return flagRoleNames[r] }
+
+// FlagRoles lists the roles a schema may give a flag bit.
+func FlagRoles() []FlagRole { return []FlagRole{ReadOnlyFlag, IsCopiedFlag, SubbytePaddedFlag} }
+
+// EnumsByRole are a release's enums by role; a role no enum plays is nil.
+type EnumsByRole struct {
+	DeviceType   *Enum
+	DataTypeCode *Enum
+}
+
+func (e *EnumsByRole) slot(role EnumRole) **Enum {
+	return [...]**Enum{nil, &e.DeviceType, &e.DataTypeCode}[role]
+}
+
+// Get returns the enum playing role, or nil.
+func (e *EnumsByRole) Get(role EnumRole) *Enum {
+	if s := e.slot(role); s != nil {
+		return *s
+	}
+	return nil
+}
+
+// Set makes en the enum playing its role; an EnumPlain enum is ignored.
+func (e *EnumsByRole) Set(en *Enum) {
+	if s := e.slot(en.Role); s != nil {
+		*s = en
+	}
+}
+
+// FlagsByRole are a release's flag bits by role. A loaded schema
+// guarantees that ReadOnly and IsCopied are present exactly in releases
+// with the versioned protocol; SubbytePadded is nil where sub-byte
+// elements are always packed.
+type FlagsByRole struct {
+	ReadOnly, IsCopied, SubbytePadded *Flag
+}
+
+func (f *FlagsByRole) slot(role FlagRole) **Flag {
+	return [...]**Flag{nil, &f.ReadOnly, &f.IsCopied, &f.SubbytePadded}[role]
+}
+
+// Get returns the flag playing role, or nil.
+func (f *FlagsByRole) Get(role FlagRole) *Flag {
+	if s := f.slot(role); s != nil {
+		return *s
+	}
+	return nil
+}
+
+// Set makes fl the flag playing its role; a FlagPlain flag is ignored.
+func (f *FlagsByRole) Set(fl *Flag) {
+	if s := f.slot(fl.Role); s != nil {
+		*s = fl
+	}
+}

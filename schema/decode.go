@@ -21,7 +21,7 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		return nil
 	}
 	d := &decoder{reader: r}
-	m := r.mapping(root.Content[0], "the schema", "name!", "header_guard!", "versions!", "macros", "declarations!", "python")
+	m := r.mapping(root.Content[0], "the schema", "name!", "header_guard!", "versions!", "macros", "declarations!", "python", "rules")
 	if m == nil {
 		return nil
 	}
@@ -67,6 +67,9 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		if p := d.pythonName(n); p != nil {
 			s.Python = append(s.Python, p)
 		}
+	}
+	if m["rules"] != nil {
+		s.Rules = d.rules(m["rules"])
 	}
 	return s
 }
@@ -312,7 +315,7 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 		s.TypedefSince = &v
 	}
 	for _, fn := range d.seq(m["fields"], "fields") {
-		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "reworded", "doc")
+		fm := d.mapping(fn, "a field", "name!", "type!", "since!", "until", "retyped", "reworded", "holds", "nullable", "nullable_changed", "doc")
 		if fm == nil {
 			continue
 		}
@@ -320,6 +323,11 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 		d.within(fn, "field "+f.Name, f.Life, s.Life)
 		f.Type = d.typ(fm["type"], "type of "+s.Name+"."+f.Name)
 		f.Retyped = d.retype(fm["retyped"], f.Life, s.Name+"."+f.Name)
+		if fm["holds"] != nil {
+			// Resolved with the other names, in validate.
+			d.holds = append(d.holds, held{field: f, owner: s.Name, name: d.ident(fm["holds"], "holds"), pos: d.pos(fm["holds"])})
+		}
+		f.Nullable = d.nullable(fm, f)
 		f.Reworded = d.reword(fm["reworded"], f.Life)
 		s.Fields = append(s.Fields, f)
 	}
@@ -330,26 +338,26 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 }
 
 func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
-	m := d.mapping(n, "an enum", "enum!", "since!", "until", "underlying!", "cxx_fixed_since", "unsigned_literals", "doc", "values!")
+	m := d.mapping(n, "an enum", "enum!", "since!", "until", "storage!", "cxx_base", "role", "unsigned_literals", "doc", "values!")
 	if m == nil {
 		return nil
 	}
 	e := &ir.Enum{
-		Name: d.ident(m["enum"], "enum name"), Underlying: d.str(m["underlying"], "underlying"),
+		Name: d.ident(m["enum"], "enum name"), Storage: d.str(m["storage"], "storage"),
 		UnsignedLiterals: d.boolean(m["unsigned_literals"], "unsigned_literals"),
 		Doc:              d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
 	}
-	lo, hi, ok := ir.IntRange(e.Underlying)
-	if !ok && m["underlying"] != nil {
-		d.errorf(m["underlying"], "underlying type %q is not a fixed-width integer type", e.Underlying)
+	lo, hi, ok := ir.IntRange(e.Storage)
+	if !ok && m["storage"] != nil {
+		d.errorf(m["storage"], "storage type %q is not a fixed-width integer type", e.Storage)
 	}
-	if m["cxx_fixed_since"] != nil {
-		v := d.release(m["cxx_fixed_since"], "cxx_fixed_since")
-		e.CXXFixedSince = &v
+	if m["role"] != nil {
+		e.Role, _ = readRole(d.reader, m["role"], "enum role", ir.EnumRoles())
 	}
+	d.cxxBase(e, m["cxx_base"])
 	seen := map[int64]string{}
 	for _, vn := range d.seq(m["values"], "values") {
-		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "reworded", "doc")
+		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "reworded", "host_readable", "opaque", "bits", "dtypes", "doc")
 		if vm == nil {
 			continue
 		}
@@ -357,8 +365,9 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
 		ev.Renamed = d.rename(vm["renamed"], ev.Life)
 		ev.Reworded = d.reword(vm["reworded"], ev.Life)
+		d.enumeratorRules(e, ev, vm)
 		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
-			d.errorf(vm["value"], "value %d of %s does not fit the underlying type %s [%d, %d]", ev.Value, ev.Name, e.Underlying, lo, hi)
+			d.errorf(vm["value"], "value %d of %s does not fit the storage type %s [%d, %d]", ev.Value, ev.Name, e.Storage, lo, hi)
 		} else if vm["value"] != nil && (ev.Value < -1<<31 || ev.Value > 1<<31-1) {
 			d.errorf(vm["value"], "value %d of %s does not fit a C int, which C enumerators must", ev.Value, ev.Name)
 		}
@@ -383,11 +392,14 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 	}
 	seen := map[int64]string{}
 	for _, bn := range d.seq(m["bits"], "bits") {
-		bm := d.mapping(bn, "a flag", "name!", "bit!", "since!", "until", "doc")
+		bm := d.mapping(bn, "a flag", "name!", "bit!", "since!", "until", "role", "doc")
 		if bm == nil {
 			continue
 		}
 		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.text(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
+		if bm["role"] != nil {
+			b.Role, _ = readRole(d.reader, bm["role"], "flag role", ir.FlagRoles())
+		}
 		d.within(bn, "flag "+b.Name, b.Life, f.Life)
 		bit := d.integer(bm["bit"], "bit")
 		if ok && bm["bit"] != nil && (bit < 0 || hi>>uint(bit) == 0 && bit != int64(ir.Scalars[f.Type].Size*8-1)) {

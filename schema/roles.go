@@ -23,6 +23,8 @@ func (r *reader) validateRoles(s *ir.Schema) {
 		v := rel.Version
 		var proto ir.Protocol
 		var versions ir.VersionMacros
+		var enums ir.EnumsByRole
+		var flags ir.FlagsByRole
 		for _, p := range s.Python {
 			if !p.Life.In(v) {
 				continue
@@ -44,7 +46,31 @@ func (r *reader) validateRoles(s *ir.Schema) {
 			versions.Set(m)
 			checkVersionValue(m, v, once)
 		}
-		for _, problem := range missingRoles(proto, versions) {
+		for _, d := range s.Decls {
+			if !d.DeclLife().In(v) {
+				continue
+			}
+			switch d := d.(type) {
+			case *ir.Enum:
+				if prev := enums.Get(d.Role); prev != nil {
+					once(d.Pos, "enum role %s is played by both %s (at %s) and %s in release %s", d.Role, prev.Name, prev.Pos, d.Name, v)
+					continue
+				}
+				enums.Set(d)
+			case *ir.Flags:
+				for _, b := range d.Bits {
+					if !b.Life.In(v) {
+						continue
+					}
+					if prev := flags.Get(b.Role); prev != nil {
+						once(b.Pos, "flag role %s is played by both %s (at %s) and %s in release %s", b.Role, prev.Name, prev.Pos, b.Name, v)
+						continue
+					}
+					flags.Set(b)
+				}
+			}
+		}
+		for _, problem := range append(missingRoles(proto, versions), missingFlags(versions, flags)...) {
 			once(rel.Pos, "release %s "+problem, v)
 		}
 	}
@@ -71,6 +97,23 @@ func missingRoles(p ir.Protocol, vm ir.VersionMacros) []string {
 	}
 	need(versioned || p.ExchangeAPIAttribute == nil, "has a python name with role %s but no %s macro, which the exchange API needs", ir.ExchangeAPIAttribute, ir.MacroMajorVersion)
 	need(p.ExchangeAPIAttribute != nil || p.ExchangeAPICapsule == nil, "has a python name with role %s but none with role %s to hold it", ir.ExchangeAPICapsuleName, ir.ExchangeAPIAttribute)
+	return out
+}
+
+// missingFlags says which flag roles a release lacks: the versioned
+// protocol (a major_version macro) needs read_only and is_copied, and
+// only it has flags.
+func missingFlags(vm ir.VersionMacros, f ir.FlagsByRole) []string {
+	var out []string
+	for _, role := range ir.FlagRoles() {
+		has := f.Get(role) != nil
+		switch {
+		case vm.Major != nil && !has && role != ir.SubbytePaddedFlag:
+			out = append(out, fmt.Sprintf("has a %s macro (the versioned protocol) but no flag with role %s", ir.MacroMajorVersion, role))
+		case vm.Major == nil && has:
+			out = append(out, fmt.Sprintf("has a flag with role %s but no %s macro, which the versioned protocol's flags need", role, ir.MacroMajorVersion))
+		}
+	}
 	return out
 }
 

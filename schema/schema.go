@@ -7,11 +7,21 @@
 // of C, C++ or Python, old spellings (renamed.from) that clash with another
 // name of a release using them, undefined or not-yet-declared type
 // references (retyped fields' old types included), enumerator values that
-// do not fit their underlying type, duplicate enumerator values, malformed
+// do not fit their storage type, duplicate enumerator values, malformed
 // or out-of-range version tags, missing required keys, and roles: every
-// release must have the macros and Python names that backends rely
-// on (see ir.Protocol and ir.VersionMacros), each role played once, and
-// version macros must hold the release's own numbers.
+// release must have the macros, Python names and flags that backends rely
+// on (see ir.Protocol, ir.VersionMacros and ir.FlagsByRole), each role
+// played once, and version macros must hold the release's own numbers.
+//
+// The rules a consumer checks before it touches a foreign tensor are
+// validated too (docs/rules.md): holds names an enum or flags group kept
+// in the field's type for as long as the field lives; only pointer fields
+// are nullable; host_readable, opaque, bits and dtypes belong to the
+// enumerators of the device_type and dtype_code enums; dtype names are
+// unique, lower case, of the code's fixed width, and none reads as another
+// with lanes (float32x4); a C++ base takes 4 bytes, as C's int; and the
+// rules section gives every check of ir.Checks exactly one message, whose
+// {placeholders} are parameters of its check.
 package schema
 
 import (
@@ -129,8 +139,9 @@ func yamlError(file string, err error) *Error {
 // reader walks the YAML tree, collecting errors instead of stopping at the
 // first one.
 type reader struct {
-	file string
-	errs ErrorList
+	file  string
+	errs  ErrorList
+	holds []held // fields whose holds: validate resolves
 }
 
 func (r *reader) pos(n *yaml.Node) ir.Pos {

@@ -34,7 +34,7 @@ macros:
 declarations:
   - enum: DLDeviceType
     since: "0.6"
-    underlying: int32_t
+    storage: int32_t
     values:
       - {name: kDLCPU, value: 1, since: "0.6"}
       - {name: kDLCUDA, value: 2, since: "1.0"}
@@ -63,7 +63,7 @@ macros:
 declarations:
   - enum: DLDeviceType
     since: "0.8"
-    underlying: int32_t
+    storage: int32_t
     values:
       - {name: kDLCUDA, value: 2, since: "0.8", renamed: {in: "0.5", from: kDLGPU}}
   - struct: DLTensor
@@ -80,7 +80,9 @@ declarations:
   - flags: Flags
     since: "1.0"
     type: uint64_t
-    bits: [{name: FLAG_READ_ONLY, bit: 0, since: "1.0"}]
+    bits:
+      - {name: FLAG_READ_ONLY, bit: 0, since: "1.0", role: read_only}
+      - {name: FLAG_IS_COPIED, bit: 1, since: "1.0", role: is_copied}
 python:
   - {name: dltensor, role: capsule, since: "0.8"}
   - {name: used_dltensor, role: used_capsule, since: "0.8"}
@@ -106,10 +108,10 @@ func TestLoadRejects(t *testing.T) {
 	}{
 		{"unknown top-level key", "header_guard: G_H_\n", "header_guard: G_H_\ncolour: blue\n", `base.yaml:3:1: unknown key "colour" in the schema`},
 		{"unknown nested key", "{name: kDLCPU, value: 1, since: \"0.6\"}", "{name: kDLCPU, value: 1, since: \"0.6\", colour: red}", `base.yaml:16:48: unknown key "colour" in an enumerator`},
-		{"missing required key", "    underlying: int32_t\n", "", `base.yaml:12:5: an enum is missing required key "underlying"`},
+		{"missing required key", "    storage: int32_t\n", "", `base.yaml:12:5: an enum is missing required key "storage"`},
 		{"duplicate name", "struct: DLDevice", "struct: DLDeviceType", "base.yaml:18:5: duplicate name DLDeviceType (first declared at base.yaml:12:5)"},
 		{"duplicate enumerator value", "{name: kDLCUDA, value: 2,", "{name: kDLCUDA, value: 1,", "base.yaml:17:32: value 1 of kDLCUDA duplicates kDLCPU"},
-		{"value does not fit", "{name: kDLCUDA, value: 2,", "{name: kDLCUDA, value: 2147483648,", "value 2147483648 of kDLCUDA does not fit the underlying type int32_t"},
+		{"value does not fit", "{name: kDLCUDA, value: 2,", "{name: kDLCUDA, value: 2147483648,", "value 2147483648 of kDLCUDA does not fit the storage type int32_t"},
 		{"undefined type", "type: DLDeviceType,", "type: DLDeviceKind,", "base.yaml:21:35: DLDevice.device_type uses undefined type DLDeviceKind"},
 		{"malformed version", `- {name: kDLCPU, value: 1, since: "0.6"}`, `- {name: kDLCPU, value: 1, since: "zero"}`, `since: version "zero" is not of the form MAJOR.MINOR`},
 		{"version out of range", `- {name: kDLCPU, value: 1, since: "0.6"}`, `- {name: kDLCPU, value: 1, since: "2.0"}`, "base.yaml:16:41: since 2.0 is not one of the schema's versions (0.6 to 1.0)"},

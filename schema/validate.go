@@ -74,6 +74,7 @@ func (r *reader) validate(s *ir.Schema) {
 			check(&ir.Type{Kind: ir.Func, Sig: d.Sig}, d.Life, d.Name)
 		}
 	}
+	r.validateRules(s, index)
 	r.validateRenames(s)
 	r.validateRoles(s)
 }

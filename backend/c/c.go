@@ -104,10 +104,7 @@ func (b Backend) view(api *ir.API) (header, error) {
 			}
 			h.Decls = append(h.Decls, v)
 		case *ir.Enum:
-			v := decl{Kind: "enum", Name: d.Name, Doc: d.Doc}
-			if d.CXXFixedSince != nil {
-				v.CXXBase = d.Underlying
-			}
+			v := decl{Kind: "enum", Name: d.Name, Doc: d.Doc, CXXBase: d.CXXBase}
 			suffix := ""
 			if d.UnsignedLiterals {
 				suffix = "U"

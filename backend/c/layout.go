@@ -41,8 +41,8 @@ type check struct {
 	Want       int
 }
 
-// layoutGuards lists, per data model, the size and every field offset of
-// every struct of api.
+// layoutGuards turns, per data model, the layout checks of api (the size
+// and every field offset of every struct) into static assertions.
 func layoutGuards(api *ir.API) ([]abiGuards, error) {
 	var out []abiGuards
 	for _, abi := range ir.ABIs {
@@ -51,16 +51,16 @@ func layoutGuards(api *ir.API) ([]abiGuards, error) {
 			return nil, fmt.Errorf("no preprocessor condition identifies the %s data model", abi.Name)
 		}
 		g := abiGuards{Name: abi.Name, Condition: strings.Join(cond, " || \\\n    ")}
-		for _, s := range api.Structs() {
-			l := abi.Layout(s)
-			c := s.CType(api.Version())
-			g.Checks = append(g.Checks, check{Expr: "sizeof(" + c + ")", Want: l.Size, What: "size of " + s.Name})
-			for _, f := range l.Fields {
-				g.Checks = append(g.Checks, check{
-					Expr: fmt.Sprintf("offsetof(%s, %s)", c, f.Name), Want: f.Offset,
-					What: fmt.Sprintf("offset of %s.%s", s.Name, f.Name),
-				})
+		for _, lc := range api.LayoutChecks(abi) {
+			c := lc.Struct.CType(api.Version())
+			if lc.Field == nil {
+				g.Checks = append(g.Checks, check{Expr: "sizeof(" + c + ")", Want: lc.Size, What: "size of " + lc.Struct.Name})
+				continue
 			}
+			g.Checks = append(g.Checks, check{
+				Expr: fmt.Sprintf("offsetof(%s, %s)", c, lc.Field.Name), Want: lc.Offset,
+				What: fmt.Sprintf("offset of %s.%s", lc.Struct.Name, lc.Field.Name),
+			})
 		}
 		out = append(out, g)
 	}

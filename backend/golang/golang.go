@@ -9,6 +9,12 @@
 //
 // Pointers to C data are typed Go pointers or unsafe.Pointer; function
 // pointers are uintptr, since Go cannot call C function pointers directly.
+// An integer field that holds an enum or flags group (ir.Field.Holds) gets
+// that type. rules.go holds the import rules as tables a checker reads
+// (docs/rules.md): MaxDims, when each pointer field may be NULL, the facts
+// of device types and type codes as methods (HostReadable, Addressable,
+// FixedBits, Known), DataType's String and ParseDataType over the schema's
+// dtype names, and Rule, the message of every check.
 package golang
 
 import (
@@ -45,7 +51,11 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := []backend.File{{Path: Dir + "/dlpack.go", Content: main}}
+	rules, err := g.rulesFile()
+	if err != nil {
+		return nil, err
+	}
+	files := []backend.File{{Path: Dir + "/dlpack.go", Content: main}, {Path: Dir + "/rules.go", Content: rules}}
 	for ti, t := range targets {
 		content, err := g.guardFile(ti)
 		if err != nil {
@@ -134,33 +144,17 @@ func (g *gen) mainFile(schema string) ([]byte, error) {
 	return render(f)
 }
 
-// typedFields are integer fields that hold the values of an enum or the
-// bits of a flags group: C declares them as plain integers, Go gives them
-// the enum's or the group's type.
-var typedFields = map[string]string{
-	"DLDataType.code":                "DLDataTypeCode",
-	"DLManagedTensorVersioned.flags": "DLPACK_FLAG_BITMASK",
-}
-
-// fieldType is the Go type of field fd of s.
-func (g *gen) fieldType(s *ir.Struct, fd *ir.Field) (*jen.Statement, error) {
-	holds, ok := typedFields[s.Name+"."+fd.Name]
-	if !ok {
-		return g.goType(fd.Type)
+// fieldType is the Go type of field fd: the enum's or the flags group's
+// type for an integer field that holds one (C declares it a plain
+// integer; the schema keeps both in the field's type).
+func (g *gen) fieldType(fd *ir.Field) (*jen.Statement, error) {
+	switch h := fd.Holds.(type) {
+	case *ir.Enum:
+		return jen.Id(typeName(h.Name)), nil
+	case *ir.Flags:
+		return jen.Id(flagsTypeName(h.Name)), nil
 	}
-	for _, d := range g.api.Decls {
-		switch d := d.(type) {
-		case *ir.Enum:
-			if d.Name == holds && d.Underlying == fd.Type.Name {
-				return jen.Id(typeName(d.Name)), nil
-			}
-		case *ir.Flags:
-			if d.Name == holds && d.Type == fd.Type.Name {
-				return jen.Id(flagsTypeName(d.Name)), nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("holds %s, which this release lacks or stores as another type than %s", holds, fd.Type.Name)
+	return g.goType(fd.Type)
 }
 
 func (g *gen) structDecl(f *jen.File, s *ir.Struct) error {
@@ -170,7 +164,7 @@ func (g *gen) structDecl(f *jen.File, s *ir.Struct) error {
 	}
 	var fields []jen.Code
 	for i, fd := range s.Fields {
-		typ, err := g.fieldType(s, fd)
+		typ, err := g.fieldType(fd)
 		if err != nil {
 			return backend.Errorf(fd.Pos, "%s.%s: %v", s.Name, fd.Name, err)
 		}
@@ -189,9 +183,9 @@ func (g *gen) enumDecl(f *jen.File, e *ir.Enum) error {
 	if err := g.names.claim(name, e.Name, e.Pos); err != nil {
 		return err
 	}
-	f.Add(comments(doc(name+" is "+e.Name+". ", e.Doc)).Type().Id(name).Id(goScalar[e.Underlying]))
+	f.Add(comments(doc(name+" is "+e.Name+". ", e.Doc)).Type().Id(name).Id(goScalar[e.Storage]))
 	var defs []jen.Code
-	var cases []jen.Code
+	var cases, known []jen.Code
 	for _, ev := range e.Values {
 		id := enumeratorName(e.Name, ev.Name)
 		if err := g.names.claim(id, ev.Name, ev.Pos); err != nil {
@@ -199,12 +193,17 @@ func (g *gen) enumDecl(f *jen.File, e *ir.Enum) error {
 		}
 		defs = append(defs, comments(doc(id+" is "+ev.Name+": ", ev.Doc)).Id(id).Id(name).Op("=").Lit(int(ev.Value)))
 		cases = append(cases, jen.Case(jen.Id(id)).Block(jen.Return(jen.Lit(ev.Name))))
+		known = append(known, jen.Id(id))
 	}
 	f.Const().Defs(defs...)
 	cases = append(cases, jen.Default().Block(jen.Return(
 		jen.Lit(name+"(").Op("+").Qual("strconv", "FormatInt").Call(jen.Int64().Call(jen.Id("v")), jen.Lit(10)).Op("+").Lit(")"))))
 	f.Comment("String returns the C name of v, or " + name + "(N) for a value this release does not define.")
 	f.Func().Params(jen.Id("v").Id(name)).Id("String").Params().String().Block(jen.Switch(jen.Id("v")).Block(cases...))
+	f.Comment(fmt.Sprintf("Known reports whether DLPack v%s defines v.", g.api.Version()))
+	f.Func().Params(jen.Id("v").Id(name)).Id("Known").Params().Bool().Block(
+		jen.Switch(jen.Id("v")).Block(jen.Case(known...).Block(jen.Return(jen.True()))),
+		jen.Return(jen.False()))
 	return nil
 }
 
@@ -256,10 +255,10 @@ func (g *gen) goType(t *ir.Type) (*jen.Statement, error) {
 		}
 		return jen.Id(s), nil
 	}
-	if e, ok := t.Decl.(*ir.Enum); ok && ir.Scalars[e.Underlying].Size != 4 {
+	if e, ok := t.Decl.(*ir.Enum); ok && ir.Scalars[e.Storage].Size != 4 {
 		// C stores an enum-typed field as int; a narrower Go type would
 		// change the layout.
-		return nil, fmt.Errorf("enum %s is stored as %s, which has not the size of the C int a field of it takes", e.Name, e.Underlying)
+		return nil, fmt.Errorf("enum %s is stored as %s, which has not the size of the C int a field of it takes", e.Name, e.Storage)
 	}
 	return jen.Id(typeName(t.Name)), nil
 }

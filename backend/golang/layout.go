@@ -108,15 +108,14 @@ func (g *gen) guardFile(ti int) ([]byte, error) {
 	g.padConsts(f, ti)
 	var checks []jen.Code
 	checks = append(checks, jen.Var().Id("x").Index(jen.Lit(1)).Struct())
-	for _, s := range g.api.Structs() {
-		name := typeName(s.Name)
-		l := t.abi.Layout(s)
-		checks = append(checks, jen.Id("_").Op("=").Id("x").Index(
-			jen.Qual("unsafe", "Sizeof").Call(jen.Id(name).Values()).Op("-").Lit(l.Size)))
-		for i, fl := range l.Fields {
-			checks = append(checks, jen.Id("_").Op("=").Id("x").Index(
-				jen.Qual("unsafe", "Offsetof").Call(jen.Id(name).Values().Dot(fieldName(s.Fields[i].Name))).Op("-").Lit(fl.Offset)))
+	for _, lc := range g.api.LayoutChecks(t.abi) {
+		value := jen.Id(typeName(lc.Struct.Name)).Values()
+		if lc.Field == nil {
+			checks = append(checks, jen.Id("_").Op("=").Id("x").Index(jen.Qual("unsafe", "Sizeof").Call(value).Op("-").Lit(lc.Size)))
+			continue
 		}
+		checks = append(checks, jen.Id("_").Op("=").Id("x").Index(
+			jen.Qual("unsafe", "Offsetof").Call(value.Dot(fieldName(lc.Field.Name))).Op("-").Lit(lc.Offset)))
 	}
 	f.Comment(fmt.Sprintf("The C layout of the %s model: a constant index", t.abi.Name))
 	f.Comment("out of range here means a Go type no longer matches its C struct.")

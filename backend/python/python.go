@@ -92,7 +92,7 @@ func (Backend) Name() string { return "python" }
 // Header says where the driver must place the C header: beside the Cython
 // module, which exists from DLPack 1.0.
 func (Backend) Header(api *ir.API) string {
-	if major(api) == 0 {
+	if !api.Versioned() {
 		return ""
 	}
 	return HeaderPath
@@ -119,7 +119,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		{path: "dlpack_ctypes.pyi", template: "dlpack.pyi.tmpl"},
 	}
 	outputs[0].sources = []string{"layout.py"}
-	if m.Major > 0 {
+	if api.Versioned() {
 		outputs[0].sources = append(outputs[0].sources, "protocol.py", "producer.py", "dlpack_ctypes.py")
 		exchange := "no_exchange_api.pxi"
 		if m.ExchangeAttr != "" {
@@ -378,10 +378,6 @@ type module struct {
 	Leaves                           string   // _LEAVES: every struct's leaf fields and struct-module codes
 }
 
-// subbytePadded is the flag that says sub-byte elements are padded to whole
-// bytes rather than packed; releases before it know only packed ones.
-const subbytePadded = "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED"
-
 type constant struct {
 	Name, Doc, Value string
 }
@@ -409,13 +405,6 @@ type layout struct {
 type check struct {
 	Struct, Field string // Field is "" for the size
 	Want          int
-}
-
-func major(api *ir.API) int {
-	if mj := api.Versions.Major; mj != nil {
-		return int(mj.Value)
-	}
-	return 0
 }
 
 func (b Backend) module(api *ir.API) (*module, error) {
@@ -446,10 +435,10 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		}
 	}
 	if a := pr.ExchangeAPIAttribute; a != nil {
-		m.ExchangeAttr = a.Name
-		if a.Renamed != nil && !v.Less(a.Renamed.In) {
-			m.PreviousExchangeAttr = a.Renamed.From
-		}
+		m.ExchangeAttr, m.PreviousExchangeAttr = a.Name, a.Previous
+	}
+	if f := api.Flag.SubbytePadded; f != nil {
+		m.SubbytePadded = f.Name
 	}
 	if pr.ExchangeAPICapsule != nil {
 		m.ExchangeCapsule = pr.ExchangeAPICapsule.Name
@@ -470,9 +459,6 @@ func (b Backend) module(api *ir.API) (*module, error) {
 			m.Enums = append(m.Enums, e)
 		case *ir.Flags:
 			for _, f := range d.Bits {
-				if f.Name == subbytePadded {
-					m.SubbytePadded = f.Name
-				}
 				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: fmt.Sprintf("0x%x", uint64(1)<<f.Bit)})
 			}
 		case *ir.Struct:
@@ -499,11 +485,11 @@ func (b Backend) module(api *ir.API) (*module, error) {
 		// facts a model is made of; a platform matching none (m68k aligns
 		// int64 to 2) is not checked.
 		l := layout{ABI: abi.Name, Condition: fmt.Sprintf("_POINTER_SIZE == %d and ctypes.alignment(ctypes.c_int64) == %d", abi.PtrSize, abi.Int64Align)}
-		for _, s := range api.Structs() {
-			sl := abi.Layout(s)
-			l.Checks = append(l.Checks, check{Struct: s.Name, Want: sl.Size})
-			for _, f := range sl.Fields {
-				l.Checks = append(l.Checks, check{Struct: s.Name, Field: f.Name, Want: f.Offset})
+		for _, lc := range api.LayoutChecks(abi) {
+			if lc.Field == nil {
+				l.Checks = append(l.Checks, check{Struct: lc.Struct.Name, Want: lc.Size})
+			} else {
+				l.Checks = append(l.Checks, check{Struct: lc.Struct.Name, Field: lc.Field.Name, Want: lc.Offset})
 			}
 		}
 		m.Layouts = append(m.Layouts, l)
@@ -550,7 +536,7 @@ func leaves(s *ir.Struct, prefix string) [][2]string {
 				out = append(out, leaves(d, prefix+f.Name+".")...)
 			case *ir.Enum:
 				code := "I"
-				if ir.Scalars[d.Underlying].Signed {
+				if ir.Scalars[d.Storage].Signed {
 					code = "i"
 				}
 				out = append(out, [2]string{prefix + f.Name, code})
@@ -638,7 +624,7 @@ func ctype(t *ir.Type) (string, error) {
 	}
 	switch d := t.Decl.(type) {
 	case *ir.Enum:
-		if ir.Scalars[d.Underlying].Signed {
+		if ir.Scalars[d.Storage].Signed {
 			return "ctypes.c_int32", nil // C stores enums as int
 		}
 		return "ctypes.c_uint32", nil

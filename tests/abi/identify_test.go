@@ -163,7 +163,7 @@ func declarations(api *ir.API) []string {
 	for _, d := range api.Decls {
 		switch d := d.(type) {
 		case *ir.Enum:
-			out = append(out, fmt.Sprintf("enum %s %s unsigned %v", d.Name, d.Underlying, d.UnsignedLiterals))
+			out = append(out, fmt.Sprintf("enum %s %s unsigned %v", d.Name, d.Storage, d.UnsignedLiterals))
 			for _, e := range d.Values {
 				out = append(out, fmt.Sprintf("enumerator %s.%s = %d", d.Name, e.Name, e.Value))
 			}
@@ -215,12 +215,13 @@ func cut(t *testing.T, top *yaml.Node, v ir.Version) {
 			return false
 		}
 		// A later typedef stays: it says the struct has none before.
-		for _, key := range []string{"until", "cxx_fixed_since"} {
-			if late(get(m, key)) {
-				del(m, key)
-			}
+		if late(get(m, "until")) {
+			del(m, "until")
 		}
-		for key, field := range map[string]string{"renamed": "name", "retyped": "type", "reworded": "doc"} {
+		if b := get(m, "cxx_base"); b != nil && late(get(b, "since")) {
+			del(m, "cxx_base")
+		}
+		for key, field := range map[string]string{"renamed": "name", "retyped": "type", "reworded": "doc", "nullable_changed": "nullable"} {
 			if h := get(m, key); h != nil && late(get(h, "in")) {
 				set(m, field, get(h, "from"))
 				del(m, key)

@@ -4,6 +4,7 @@ package cproducer
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../../generated/c
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dlpack/dlpack.h>
@@ -24,6 +25,11 @@ static void delete_versioned(DLManagedTensorVersioned* m) {
 static void delete_legacy(DLManagedTensor* m) {
   record* r = (record*)m->manager_ctx;
   r->calls++;
+}
+
+static void set_address(record* r, uintptr_t address) {
+  r->versioned.dl_tensor.data = (void*)address;
+  r->legacy.dl_tensor.data = (void*)address;
 }
 
 static record* new_record(size_t buffer_bytes) {
@@ -108,6 +114,12 @@ func (r Record) Buffer(n int) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(r.r.buffer), n)
+}
+
+// SetAddress sets the data pointer to an address that is never read (C
+// writes it: no Go pointer is made of it).
+func (r Record) SetAddress(address uint64) {
+	C.set_address(r.r, C.uintptr_t(address))
 }
 
 // SetData points the tensor at p instead of its own buffer (memory the

@@ -124,6 +124,15 @@ func (v DeviceType) String() string {
 	}
 }
 
+// Known reports whether DLPack v1.3 defines v.
+func (v DeviceType) Known() bool {
+	switch v {
+	case DeviceTypeCPU, DeviceTypeCUDA, DeviceTypeCUDAHost, DeviceTypeOpenCL, DeviceTypeVulkan, DeviceTypeMetal, DeviceTypeVPI, DeviceTypeROCM, DeviceTypeROCMHost, DeviceTypeExtDev, DeviceTypeCUDAManaged, DeviceTypeOneAPI, DeviceTypeWebGPU, DeviceTypeHexagon, DeviceTypeMAIA, DeviceTypeTrn:
+		return true
+	}
+	return false
+}
+
 // Device is DLDevice. A device, named by its type and its index among devices
 // of that type.
 type Device struct {
@@ -238,6 +247,15 @@ func (v DataTypeCode) String() string {
 	default:
 		return "DataTypeCode(" + strconv.FormatInt(int64(v), 10) + ")"
 	}
+}
+
+// Known reports whether DLPack v1.3 defines v.
+func (v DataTypeCode) Known() bool {
+	switch v {
+	case DataTypeCodeInt, DataTypeCodeUInt, DataTypeCodeFloat, DataTypeCodeOpaqueHandle, DataTypeCodeBfloat, DataTypeCodeComplex, DataTypeCodeBool, DataTypeCodeFloat8E3m4, DataTypeCodeFloat8E4m3, DataTypeCodeFloat8E4m3b11fnuz, DataTypeCodeFloat8E4m3fn, DataTypeCodeFloat8E4m3fnuz, DataTypeCodeFloat8E5m2, DataTypeCodeFloat8E5m2fnuz, DataTypeCodeFloat8E8m0fnu, DataTypeCodeFloat6E2m3fn, DataTypeCodeFloat6E3m2fn, DataTypeCodeFloat4E2m1fn:
+		return true
+	}
+	return false
 }
 
 // DataType is DLDataType. The type of one element: a code, a width in bits and
