@@ -184,9 +184,9 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 			}
 			c.Decls = append(c.Decls, s)
 		case *ir.Enum:
-			repr, ok := rustScalar[d.Underlying]
+			repr, ok := rustScalar[d.Storage]
 			if !ok {
-				return nil, fmt.Errorf("enum %s: no Rust type for %s", d.Name, d.Underlying)
+				return nil, fmt.Errorf("enum %s: no Rust type for %s", d.Name, d.Storage)
 			}
 			e := decl{Kind: "enum", Name: d.Name, Doc: d.Doc, Repr: repr}
 			for _, ev := range d.Values {

@@ -13,7 +13,7 @@ import (
 // A field of an enum stored in fewer bytes than C's int would change the
 // layout: the backend refuses it, as the Go backend does.
 func TestNarrowEnumFieldIsRefused(t *testing.T) {
-	code := &ir.Enum{Name: "DLDataTypeCode", Underlying: "uint8_t"}
+	code := &ir.Enum{Name: "DLDataTypeCode", Storage: "uint8_t"}
 	_, err := rustType(&ir.Type{Kind: ir.Named, Name: code.Name, Decl: code})
 	assert.ErrorContains(t, err, "enum DLDataTypeCode is stored as uint8_t")
 }

@@ -148,10 +148,10 @@ func rustType(t *ir.Type) (rtype, error) {
 	case ir.Func:
 		return funcType(t.Sig)
 	}
-	if e, ok := t.Decl.(*ir.Enum); ok && ir.Scalars[e.Underlying].Size != 4 {
+	if e, ok := t.Decl.(*ir.Enum); ok && ir.Scalars[e.Storage].Size != 4 {
 		// C stores an enum-typed field or argument as int; the newtype
 		// over a narrower integer would change the layout.
-		return rtype{}, fmt.Errorf("enum %s is stored as %s, which has not the size of the C int a field of it takes", e.Name, e.Underlying)
+		return rtype{}, fmt.Errorf("enum %s is stored as %s, which has not the size of the C int a field of it takes", e.Name, e.Storage)
 	}
 	return rtype{plain: t.Name}, nil
 }

@@ -45,7 +45,7 @@ func rustProbes(api *ir.API) map[string]string {
 				}
 			}
 		case *ir.Enum:
-			if ir.Scalars[d.Underlying].Size == 4 {
+			if ir.Scalars[d.Storage].Size == 4 {
 				m["size of "+d.Name] = fmt.Sprintf("size_of::<%s>() as u64", d.Name)
 			}
 			for _, e := range d.Values {
