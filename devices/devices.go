@@ -49,18 +49,18 @@ import (
 
 // Array describes one side of a copy: N-dimensional data on a device.
 type Array struct {
-	Device dlpack.Device
+	Device dlpack.Device // where the data lives
 	// Data is DLTensor's data field: a host address on the CPU, a device
 	// handle elsewhere (a cl_mem for OpenCL).
 	Data unsafe.Pointer
 	// ByteOffset is the distance in bytes from Data to the element at
 	// index 0, as DLTensor's byte_offset.
 	ByteOffset uint64
-	Shape      []int64
+	Shape      []int64 // the extent of each dimension
 	// Strides are in elements, of any sign; 0 repeats an element (only a
 	// source may do that).
 	Strides  []int64
-	ItemSize int
+	ItemSize int // bytes per element
 }
 
 // Backend moves data on one device type; the device id says which device.

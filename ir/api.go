@@ -4,12 +4,12 @@ package ir
 // release, every rename and retype applied, every macro's value and every
 // role settled. Backends render an API.
 type API struct {
-	HeaderGuard string
-	Release     Release
-	Macros      []*Macro // each with its Value in this release
-	Decls       []Decl   // named types point at declarations of this API
-	Versions    VersionMacros
-	Protocol    Protocol
+	HeaderGuard string        // the C include guard, the schema's
+	Release     Release       // the release resolved
+	Macros      []*Macro      // each with its Value in this release
+	Decls       []Decl        // named types point at declarations of this API
+	Versions    VersionMacros // the version macros of this release, by role
+	Protocol    Protocol      // the Python protocol's names in this release, by role
 }
 
 // Version is the release this API describes.

@@ -72,9 +72,9 @@ type VersionMacros struct {
 // with them; and ExchangeAPICapsule only with ExchangeAPIAttribute. Any
 // other role the release lacks is nil.
 type Protocol struct {
-	Capsule, UsedCapsule                   *PythonName
-	VersionedCapsule, UsedVersionedCapsule *PythonName
-	ExchangeAPIAttribute                   *PythonName
+	Capsule, UsedCapsule                   *PythonName // "dltensor" and "used_dltensor"
+	VersionedCapsule, UsedVersionedCapsule *PythonName // "dltensor_versioned" and "used_dltensor_versioned"
+	ExchangeAPIAttribute                   *PythonName // the type attribute that holds the C exchange API
 	ExchangeAPICapsule                     *PythonName // nil: the attribute holds an integer address
 }
 
