@@ -35,6 +35,29 @@
 // Other device types report "no backend for kDLxxx", wrapping ErrNoBackend,
 // until a backend is registered for them. Package devicetest is the suite
 // every backend must pass.
+//
+// A copy to a device and back is the CPU copy of the examples with the
+// device's Array on one side. For the first OpenCL device (OpenCLDevices
+// lists them; PoCL makes the CPU one), in a function returning an error:
+//
+//	cpu := dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+//	cl := dlpack.Device{DeviceType: dlpack.DeviceTypeOpenCL, DeviceID: 0}
+//	on := func(dev dlpack.Device, data unsafe.Pointer) devices.Array {
+//		return devices.Array{Device: dev, Data: data, Shape: []int64{2, 3}, Strides: []int64{3, 1}, ItemSize: 4}
+//	}
+//	host, back := []float32{1, 2, 3, 4, 5, 6}, make([]float32, 6)
+//	mem, err := devices.Allocate(cl, 6*4) // a cl_mem, zero-filled
+//	if err != nil {
+//		return err // wraps ErrNoBackend where OpenCL is missing
+//	}
+//	defer devices.Free(cl, mem)
+//	if err := devices.Copy(on(cl, mem), on(cpu, unsafe.Pointer(&host[0]))); err != nil {
+//		return err
+//	}
+//	if err := devices.Copy(on(cpu, unsafe.Pointer(&back[0])), on(cl, mem)); err != nil {
+//		return err
+//	}
+//	return devices.Sync(cl) // back holds host's values once Sync returns
 package devices
 
 import (
