@@ -1,6 +1,7 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
-# make bench: the benchmarks (bench-runtime, bench-python, generation).
+# make bench: the benchmarks (bench-runtime, bench-python, bench-framework, generation);
+#   each prints its table and draws it in docs/bench/*.svg (docs/benchmarks.md).
 # make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go).
 .PHONY: test deps generate bench bench-python bench-runtime bench-framework golden wheels
 

@@ -21,26 +21,27 @@ import (
 type Category string
 
 const (
-	ABI  Category = "ABI"
-	API  Category = "API"
-	Info Category = "INFO"
+	ABI  Category = "ABI"  // compiled code built for the older release misreads memory or values
+	API  Category = "API"  // source written for the older release no longer compiles or means something else
+	Info Category = "INFO" // breaks nothing: an addition, a new macro value
 )
 
 // Rule is one check.
 type Rule struct {
-	ID       string
-	Category Category
-	Purpose  string
+	ID       string   // the rule's name in reports, such as FIELD_OFFSET_SAME
+	Category Category // how serious each of its findings is
+	Purpose  string   // what the rule checks, in a line
 	check    func(d *diff)
 }
 
 // Finding is one rule's report about one element.
 type Finding struct {
-	Rule     string
-	Category Category
-	Message  string
+	Rule     string   // the ID of the rule that reports it
+	Category Category // the rule's category
+	Message  string   // the element and what changed
 }
 
+// String is the finding as reports print it: "ABI FIELD_OFFSET_SAME: message".
 func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Category, f.Rule, f.Message) }
 
 // Breaking reports whether the finding is an ABI or API break.

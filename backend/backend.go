@@ -15,8 +15,8 @@ import (
 // File is one generated file, its Path slash-separated and relative to the
 // output directory.
 type File struct {
-	Path    string
-	Content []byte
+	Path    string // where the file goes, such as "c/dlpack/dlpack.h"
+	Content []byte // the whole file, marker line first
 }
 
 // Backend renders an API in one language.
@@ -33,10 +33,11 @@ type Backend interface {
 // value its language cannot hold, say), at the element's position. The
 // driver reports it as a schema error: file:line:col: message, exit 2.
 type Error struct {
-	Pos ir.Pos
-	Msg string
+	Pos ir.Pos // where the schema declares the element
+	Msg string // what the backend cannot render, without the position
 }
 
+// Error is the message as the driver prints it: file:line:col: message.
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 // Errorf returns an *Error at pos.
@@ -49,6 +50,8 @@ func Errorf(pos ir.Pos, format string, args ...any) error {
 // header and places a copy at Header(api), "" for none in that release, so
 // that no backend runs another and each language's output stands alone.
 type HeaderUser interface {
+	// Header is where the copy of api's C header goes, relative to the
+	// output directory, or "" when the backend needs none for api.
 	Header(api *ir.API) string
 }
 

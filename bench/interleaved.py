@@ -4,18 +4,22 @@ Every group times its peer and candidates in turn, round after round, the
 order rotating each round, so that a slow moment of the machine touches all
 of them alike; a candidate's figure is the median over rounds of its time
 divided by the peer's time in the same round, and the spread is the range
-of the middle half of those ratios (quartiles).
+of the middle half of those ratios (quartiles). compare prints them as a
+table and returns them for bench/plot.py to draw.
 """
 import os
 import statistics
 import timeit
+
+from plot import Group, Ratio
 
 ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "41"))
 NUMBER = int(os.environ.get("DLGEN_BENCH_NUMBER", "2000"))
 
 
 def compare(title, peer, candidates):
-    """Prints peer and candidates, each a (label, fn), interleaved over ROUNDS."""
+    """Times peer and candidates, each a (label, fn), interleaved over ROUNDS;
+    prints them and returns them as a plot.Group."""
     entries = [peer] + candidates
     for _, fn in entries:
         timeit.timeit(fn, number=NUMBER)  # warm up
@@ -26,12 +30,15 @@ def compare(title, peer, candidates):
             times[label].append(timeit.timeit(fn, number=NUMBER) / NUMBER)
     peer_times = times[peer[0]]
     print(title)
-    print(f"  {peer[0] + '  [peer]':52s} {statistics.median(peer_times) * 1e9:7.0f} ns   1.00x")
+    peer_ns = statistics.median(peer_times) * 1e9
+    print(f"  {peer[0] + '  [peer]':52s} {peer_ns:7.0f} ns   1.00x")
+    ratios = []
     for label, _ in candidates:
-        ratios = sorted(t / p for t, p in zip(times[label], peer_times))
-        q1, med, q3 = statistics.quantiles(ratios, n=4)
-        print(f"  {label:52s} {statistics.median(times[label]) * 1e9:7.0f} ns  {med:5.2f}x"
-              f"  (middle half {q1:.2f}x to {q3:.2f}x)")
+        q1, med, q3 = statistics.quantiles(sorted(t / p for t, p in zip(times[label], peer_times)), n=4)
+        ns = statistics.median(times[label]) * 1e9
+        print(f"  {label:52s} {ns:7.0f} ns  {med:5.2f}x  (middle half {q1:.2f}x to {q3:.2f}x)")
+        ratios.append(Ratio(label, ns, med, q1, q3))
+    return Group(title.rstrip(":"), peer[0], peer_ns, ratios)
 
 
 class DunderOnly:

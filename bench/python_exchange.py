@@ -5,7 +5,8 @@ peer measured in the same run.
 
 Goals: dlpack_cython.from_dlpack(np_array) at most 1.2x NumPy's own
 np.from_dlpack(np_array), dlpack_ctypes at most 10x; the C exchange API is
-compared with __dlpack__ using apache-tvm-ffi on both sides.
+compared with __dlpack__ using apache-tvm-ffi on both sides. The figures are
+also drawn in docs/bench/python-exchange.svg (bench/plot.py).
 
 Peer and candidates are interleaved as bench/interleaved.py says. "floor" is the least any
 ctypes consumer must do, written inline with nothing checked: take the
@@ -21,6 +22,7 @@ import struct
 import sys
 
 import numpy as np
+import plot
 from interleaved import DunderOnly, compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -82,26 +84,32 @@ def main():
         candidates.append((f"np.from_dlpack({name} tensor)", lambda t=t: np.from_dlpack(t)))
     if "dlpack_ctypes" in modules:
         candidates.append(("floor: a pure-ctypes consumer of np_array", ctypes_floor(a)))
-    compare("Python exchange of 16 float32 elements:", peer, candidates)
+    groups = [compare("Python exchange of 16 float32 elements:", peer, candidates)]
+    groups += exchange_api(a, modules.get("dlpack_cython"))
+    plot.ratios(os.path.join(plot.DOCS, "python-exchange.svg"), "Python exchange cost (make bench-python)",
+                groups, plot.machine())
 
-    cy = modules.get("dlpack_cython")
+
+def exchange_api(a, cy):
+    """The C exchange API against __dlpack__, tvm-ffi on the other side."""
     try:
         import tvm_ffi
     except ImportError:
         print("apache-tvm-ffi: not installed, exchange-API comparison skipped")
-        return
+        return []
     if cy is None:
-        return
-
+        return []
     t = cy.from_dlpack(a)
-    compare("tvm-ffi consuming a dlpack_cython tensor:",
-            ("via __dlpack__", lambda: tvm_ffi.from_dlpack(DunderOnly(t))),
-            [("via __dlpack_c_exchange_api__", lambda: tvm_ffi.from_dlpack(t))])
     x = tvm_ffi.from_dlpack(a)
     wrapped = tvm_ffi.core.DLTensorTestWrapper(x)
-    compare("dlpack_cython consuming a tvm-ffi tensor:",
-            ("via __dlpack__", lambda: cy.from_dlpack(x)),
-            [("via __dlpack_c_exchange_api__", lambda: cy.from_dlpack(wrapped))])
+    return [
+        compare("tvm-ffi consuming a dlpack_cython tensor:",
+                ("via __dlpack__", lambda: tvm_ffi.from_dlpack(DunderOnly(t))),
+                [("via __dlpack_c_exchange_api__", lambda: tvm_ffi.from_dlpack(t))]),
+        compare("dlpack_cython consuming a tvm-ffi tensor:",
+                ("via __dlpack__", lambda: cy.from_dlpack(x)),
+                [("via __dlpack_c_exchange_api__", lambda: cy.from_dlpack(wrapped))]),
+    ]
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ benchmark alternates the two in every iteration and reports the median ratio and
 quartiles); the 4096x4096 float32 transpose made contiguous >= 4x NumPy's
 np.ascontiguousarray(a.T): the Go benchmark (allocate, then copy) and NumPy take
 turns for ROUNDS rounds, the order alternating, and the figure is the median of
-the per-round ratios with the middle half of them.
+the per-round ratios with the middle half of them. Both copies are also drawn
+as GB/s in docs/bench/copy-engine.svg (bench/plot.py).
 """
 import os
 import re
@@ -19,9 +20,12 @@ import tempfile
 import timeit
 
 import numpy as np
+import plot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "15"))
+COPY_BYTES = 64 << 20  # BenchmarkContiguousCopyVsGo
+TRANSPOSE_N = 4096  # BenchmarkTranspose2D, float32
 LINE = re.compile(r"^(Benchmark\w+)-\d+\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?")
 METRIC = re.compile(r"([\d.]+) ([\w-]+)")
 
@@ -60,10 +64,11 @@ def main():
         subprocess.run(["go", "test", "-c", "-o", binary, "./devices"], cwd=ROOT, check=True)
 
         m = {name: float(v) for v, name in METRIC.findall(run_binary(binary, "BenchmarkContiguousCopyVsGo", "41x"))}
+        copy_speed = (m["speed-vs-go"], m["speed-q1"], m["speed-q3"])
         print(f"contiguous copy 64 MiB            {m['engine-ns'] / 1e6:10.2f} ms vs Go copy {m['go-ns'] / 1e6:.2f} ms: "
-              f"{m['speed-vs-go']:.2f}x speed (middle half {m['speed-q1']:.2f}x to {m['speed-q3']:.2f}x; goal >= 0.9x)")
+              f"{speed_text('', *copy_speed)}; goal >= 0.9x)")
 
-        a = np.arange(4096 * 4096, dtype=np.float32).reshape(4096, 4096)
+        a = np.arange(TRANSPOSE_N * TRANSPOSE_N, dtype=np.float32).reshape(TRANSPOSE_N, TRANSPOSE_N)
         number = 5
         go_times, numpy_times = [], []
         for r in range(ROUNDS):
@@ -74,11 +79,33 @@ def main():
                 numpy_times.append(timeit.timeit(lambda: np.ascontiguousarray(a.T), number=number) / number * 1e9)
             for step in ((go, numpy) if r % 2 == 0 else (numpy, go)):
                 step()
-        speed = sorted(p / g for p, g in zip(numpy_times, go_times))
-        q1, med, q3 = statistics.quantiles(speed, n=4)
+        q1, med, q3 = statistics.quantiles(sorted(p / g for p, g in zip(numpy_times, go_times)), n=4)
+        transpose_speed = (med, q1, q3)
         print(f"transposed 4096^2 float32 copy    {statistics.median(go_times) / 1e6:10.2f} ms vs NumPy "
-              f"{statistics.median(numpy_times) / 1e6:.2f} ms: {med:.2f}x speed (middle half {q1:.2f}x to {q3:.2f}x; "
-              f"goal >= 4x; {ROUNDS} rounds)")
+              f"{statistics.median(numpy_times) / 1e6:.2f} ms: {speed_text('', *transpose_speed)}; goal >= 4x; {ROUNDS} rounds)")
+
+    plot.throughput(os.path.join(plot.DOCS, "copy-engine.svg"), "Copy engine throughput (make bench-runtime)", [
+        plot.Panel("Contiguous copy of 64 MiB (goal: at least 0.9x Go's speed)", [
+            rate("devices.Copy", COPY_BYTES, m["engine-ns-q1"], m["engine-ns"], m["engine-ns-q3"]),
+            rate("Go copy (memmove)", COPY_BYTES, m["go-ns-q1"], m["go-ns"], m["go-ns-q3"]),
+        ], "devices.Copy at " + speed_text("Go's ", *copy_speed) + "; 41 alternating iterations)"),
+        plot.Panel(f"A {TRANSPOSE_N}x{TRANSPOSE_N} float32 transpose made contiguous, allocate then copy "
+                   "(goal: at least 4x NumPy's speed)", [
+            rate("devices.Copy into new memory", 4 * TRANSPOSE_N ** 2, *statistics.quantiles(go_times, n=4)),
+            rate("np.ascontiguousarray(a.T)", 4 * TRANSPOSE_N ** 2, *statistics.quantiles(numpy_times, n=4)),
+        ], "devices.Copy at " + speed_text("NumPy's ", *transpose_speed) + f"; {ROUNDS} alternating rounds)"),
+    ], plot.machine())
+
+
+def speed_text(whose, median, q1, q3):
+    """A speed ratio as the tables print it, its parenthesis left open."""
+    return f"{median:.2f}x {whose}speed (middle half {q1:.2f}x to {q3:.2f}x"
+
+
+def rate(label, nbytes, q1_ns, median_ns, q3_ns):
+    """Throughput in GB/s from time quartiles: the fastest quarter of times is
+    the upper quarter of rates."""
+    return plot.Rate(label, nbytes / median_ns, nbytes / q3_ns, nbytes / q1_ns)
 
 
 if __name__ == "__main__":

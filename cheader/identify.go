@@ -12,16 +12,17 @@ import (
 // a release: what differs ("macro DLPACK_MINOR_VERSION", "field
 // DLTensor.shape") and how.
 type Finding struct {
-	What, How string
+	What, How string // what differs, and how
 }
 
+// String is the finding as dlgen -identify prints it: "What: How".
 func (f Finding) String() string { return f.What + ": " + f.How }
 
 // Report is the release a header matches and how it differs from it.
 type Report struct {
-	Header   string
-	Release  ir.Version
-	Findings []Finding
+	Header   string     // the header's name (Header.Name)
+	Release  ir.Version // the release it matches best
+	Findings []Finding  // how it differs from that release; none for a match
 }
 
 // String renders the report as dlgen -identify prints it: a line naming

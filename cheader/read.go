@@ -32,11 +32,11 @@ import (
 
 // Header is what a DLPack header declares, as C reads it.
 type Header struct {
-	Name    string
-	Macros  []*Macro // the DLPACK_* macros and the include guard, in file order
-	Enums   []*Enum
-	Structs []*Struct
-	Funcs   []*FuncType
+	Name    string      // the name Read was given, such as the file's path
+	Macros  []*Macro    // the DLPACK_* macros and the include guard, in file order
+	Enums   []*Enum     // in file order
+	Structs []*Struct   // in file order
+	Funcs   []*FuncType // the function-pointer typedefs, in file order
 	// Typedefs are the type names declared that are none of the above
 	// (a typedef of a scalar, say), in file order.
 	Typedefs []string
@@ -48,28 +48,28 @@ type Header struct {
 // Macro is an object-like macro: its integer value, when it has one, and
 // its replacement text.
 type Macro struct {
-	Name    string
-	Text    string
-	Value   int64
-	Integer bool
+	Name    string // such as DLPACK_MAJOR_VERSION
+	Text    string // the replacement text, its tokens joined by single spaces
+	Value   int64  // the integer value, when Integer
+	Integer bool   // whether the macro expands to an integer constant
 }
 
 // Enum is a typedef'd enum with its enumerators in order.
 type Enum struct {
-	Name   string
-	Values []Enumerator
+	Name   string       // the typedef's name
+	Values []Enumerator // in declaration order
 }
 
 // Enumerator is one named value.
 type Enumerator struct {
-	Name  string
-	Value int64
+	Name  string // such as kDLCPU
+	Value int64  // as C computes it
 }
 
 // Struct is a struct declared by a typedef, a tag or both.
 type Struct struct {
-	Typedef, Tag string // "" when absent
-	Fields       []*Field
+	Typedef, Tag string   // "" when absent
+	Fields       []*Field // in declaration order
 	// Layouts are the struct's layout on each data model, by ir.ABI name.
 	Layouts map[string]ir.Layout
 }
@@ -84,14 +84,14 @@ func (s *Struct) Name() string {
 
 // Field is a struct member with its type as the schema spells types.
 type Field struct {
-	Name string
-	Type *ir.Type
+	Name string   // the member's name
+	Type *ir.Type // as the schema would spell it
 }
 
 // FuncType is a typedef of a pointer to function.
 type FuncType struct {
-	Name string
-	Sig  *ir.Signature
+	Name string        // the typedef's name
+	Sig  *ir.Signature // what the pointed-to function returns and takes
 }
 
 // targets are the Go platforms whose C data model stands for each of

@@ -35,6 +35,29 @@
 // Other device types report "no backend for kDLxxx", wrapping ErrNoBackend,
 // until a backend is registered for them. Package devicetest is the suite
 // every backend must pass.
+//
+// A copy to a device and back is the CPU copy of the examples with the
+// device's Array on one side. For the first OpenCL device (OpenCLDevices
+// lists them; PoCL makes the CPU one), in a function returning an error:
+//
+//	cpu := dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+//	cl := dlpack.Device{DeviceType: dlpack.DeviceTypeOpenCL, DeviceID: 0}
+//	on := func(dev dlpack.Device, data unsafe.Pointer) devices.Array {
+//		return devices.Array{Device: dev, Data: data, Shape: []int64{2, 3}, Strides: []int64{3, 1}, ItemSize: 4}
+//	}
+//	host, back := []float32{1, 2, 3, 4, 5, 6}, make([]float32, 6)
+//	mem, err := devices.Allocate(cl, 6*4) // a cl_mem, zero-filled
+//	if err != nil {
+//		return err // wraps ErrNoBackend where OpenCL is missing
+//	}
+//	defer devices.Free(cl, mem)
+//	if err := devices.Copy(on(cl, mem), on(cpu, unsafe.Pointer(&host[0]))); err != nil {
+//		return err
+//	}
+//	if err := devices.Copy(on(cpu, unsafe.Pointer(&back[0])), on(cl, mem)); err != nil {
+//		return err
+//	}
+//	return devices.Sync(cl) // back holds host's values once Sync returns
 package devices
 
 import (
@@ -49,18 +72,18 @@ import (
 
 // Array describes one side of a copy: N-dimensional data on a device.
 type Array struct {
-	Device dlpack.Device
+	Device dlpack.Device // where the data lives
 	// Data is DLTensor's data field: a host address on the CPU, a device
 	// handle elsewhere (a cl_mem for OpenCL).
 	Data unsafe.Pointer
 	// ByteOffset is the distance in bytes from Data to the element at
 	// index 0, as DLTensor's byte_offset.
 	ByteOffset uint64
-	Shape      []int64
+	Shape      []int64 // the extent of each dimension
 	// Strides are in elements, of any sign; 0 repeats an element (only a
 	// source may do that).
 	Strides  []int64
-	ItemSize int
+	ItemSize int // bytes per element
 }
 
 // Backend moves data on one device type; the device id says which device.

@@ -98,3 +98,89 @@ func ExampleView() {
 	// true
 	// true
 }
+
+// What a consumer reads from an export of a Go slice: the C structs of
+// DLPack, pointing at the slice's memory. Hand m to C as
+// (*C.DLManagedTensorVersioned)(unsafe.Pointer(m)); the consumer calls its
+// deleter once when done, from any thread.
+func ExampleTensor_Export() {
+	data := []float32{1, 2, 3, 4, 5, 6}
+	t, err := dltensor.FromSlice(data, 2, 3)
+	if err != nil {
+		panic(err)
+	}
+	defer t.Close()
+	m, err := t.Export()
+	if err != nil {
+		panic(err)
+	}
+	dl := m.DLTensor
+	fmt.Println(m.Version.Major, dl.Device.DeviceType, dl.Dtype.Code, dl.Dtype.Bits, dl.Ndim)
+	fmt.Println(unsafe.Slice(dl.Shape, dl.Ndim), unsafe.Slice(dl.Strides, dl.Ndim))
+	fmt.Println(dl.Data == unsafe.Pointer(&data[0]), dltensor.LiveExports())
+	dltensor.DeleteVersioned(m) // what the consumer does when it is done
+	fmt.Println(dltensor.LiveExports())
+	// Output:
+	// 1 kDLCPU kDLFloat 32 2
+	// [2 3] [3 1]
+	// true 1
+	// 0
+}
+
+// A tensor from a producer, read in place. m would come from C or Python
+// as a pointer, (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(p)); here
+// Go produces it, read-only. A read-only tensor refuses View; ReadView
+// reads it, and the caller must not write.
+func ExampleImport() {
+	producer, _ := dltensor.FromSlice([]float64{0.5, 1.5, 2.5})
+	producer.SetReadOnly()
+	m, _ := producer.Export()
+	producer.Close()
+
+	t, err := dltensor.Import(m)
+	if err != nil {
+		panic(err) // the producer's deleter has run
+	}
+	defer t.Close() // calls the producer's deleter
+	fmt.Println(t.Device().DeviceType, t.Shape(), t.ReadOnly())
+	_, err = dltensor.View[float64](t)
+	fmt.Println(errors.Is(err, dltensor.ErrReadOnly))
+	v, err := dltensor.ReadView[float64](t)
+	fmt.Println(v, err)
+	// Output:
+	// kDLCPU [3] true
+	// true
+	// [0.5 1.5 2.5] <nil>
+}
+
+// A malformed tensor is refused before its data is touched, and its
+// deleter runs at once: the consumer owns nothing afterwards.
+func ExampleImport_malformed() {
+	producer, _ := dltensor.FromSlice([]int16{1, 2, 3})
+	m, _ := producer.Export()
+	producer.Close()
+	m.DLTensor.Ndim = -1 // a broken producer
+
+	_, err := dltensor.Import(m)
+	fmt.Println(errors.Is(err, dltensor.ErrMalformed), dltensor.LiveExports())
+	// Output: true 0
+}
+
+// A copy to a device, here the CPU: the result is row-major, writable and
+// marked Copied, whatever the source. Only the device changes for another
+// one, t.CopyTo(dlpack.Device{DeviceType: dlpack.DeviceTypeOpenCL}) for
+// OpenCL's first device, and back with CopyTo to the CPU (see package
+// devices).
+func ExampleTensor_CopyTo() {
+	t, _ := dltensor.FromSlice([]uint8{1, 2, 3, 4})
+	defer t.Close()
+	t.SetReadOnly()
+	c, err := t.CopyTo(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	v, err := dltensor.View[uint8](c)
+	fmt.Println(v, err, c.Copied())
+	// Output: [1 2 3 4] <nil> true
+}

@@ -362,11 +362,11 @@ func Scalar[T Element](v T) *Tensor {
 
 // Layout describes memory that FromC wraps.
 type Layout struct {
-	Device     dlpack.Device // the zero value means CPU 0
-	DataType   dlpack.DataType
-	Shape      []int64
-	Strides    []int64 // in elements; nil means row-major
-	ByteOffset uint64  // bytes from the data pointer to the first element
+	Device     dlpack.Device   // the zero value means CPU 0
+	DataType   dlpack.DataType // the element type
+	Shape      []int64         // the extent of each dimension
+	Strides    []int64         // in elements; nil means row-major
+	ByteOffset uint64          // bytes from the data pointer to the first element
 	// SubbytePadded: sub-byte elements take a byte each rather than being
 	// packed (DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED).
 	SubbytePadded bool

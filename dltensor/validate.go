@@ -27,11 +27,12 @@ const maxAddress = ^uint64(0) >> (64 - ptrBits)
 // words, the same in every language dlgen writes. It wraps ErrMalformed,
 // or ErrNotOnCPU for memory the CPU cannot read.
 type RuleError struct {
-	Rule    dlpack.Rule
-	Message string
+	Rule    dlpack.Rule // the rule the tensor breaks
+	Message string      // the rule's words for this tensor
 	err     error
 }
 
+// Error is the message, decorated as every dltensor error is.
 func (e *RuleError) Error() string { return "dltensor: " + e.Message + ": " + e.err.Error() }
 
 // Unwrap returns ErrMalformed or ErrNotOnCPU.

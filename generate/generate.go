@@ -86,6 +86,7 @@ type Request struct {
 // do not combine, an unknown language or release. dlgen exits 2.
 type UsageError struct{ msg string }
 
+// Error says what cannot be done, as dlgen prints it.
 func (e *UsageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
@@ -96,15 +97,17 @@ func usagef(format string, args ...any) error {
 // exits 1.
 type DriftError struct{ msg string }
 
+// Error says which output is stale.
 func (e *DriftError) Error() string { return e.msg }
 
 // BreakingChangeError is -diff's finding: Count ABI or API findings break
 // code written for release From under release To. dlgen exits 1.
 type BreakingChangeError struct {
-	From, To ir.Version
-	Count    int
+	From, To ir.Version // the releases compared
+	Count    int        // the findings of category ABI or API
 }
 
+// Error is "N breaking changes from From to To".
 func (e *BreakingChangeError) Error() string {
 	return fmt.Sprintf("%d breaking changes from %s to %s", e.Count, e.From, e.To)
 }
@@ -309,7 +312,7 @@ func identify(s *ir.Schema, path string, schemaYAML bool, stdout io.Writer) erro
 
 // Options says what to generate from a loaded schema.
 type Options struct {
-	Schema     *ir.Schema
+	Schema     *ir.Schema // the loaded, validated schema
 	SchemaName string     // how generated files name the schema
 	Version    ir.Version // zero means the newest
 	Langs      []string   // empty means all

@@ -5,15 +5,15 @@ package ir
 // kept), every macro's value and every role settled. Backends render an
 // API.
 type API struct {
-	HeaderGuard string
-	Release     Release
-	Macros      []*Macro // each with its Value in this release
-	Decls       []Decl   // named types and Field.Holds point at declarations of this API
-	Versions    VersionMacros
-	Protocol    Protocol
-	Enum        EnumsByRole
-	Flag        FlagsByRole
-	Rules       Rules
+	HeaderGuard string        // the C include guard, the schema's
+	Release     Release       // the release resolved
+	Macros      []*Macro      // each with its Value in this release
+	Decls       []Decl        // named types and Field.Holds point at declarations of this API
+	Versions    VersionMacros // the version macros of this release, by role
+	Protocol    Protocol      // the Python protocol's names in this release, by role
+	Enum        EnumsByRole   // the enums backends rely on, by role
+	Flag        FlagsByRole   // the flag bits backends rely on, by role
+	Rules       Rules         // the import rules and limits of this release
 }
 
 // Version is the release this API describes.

@@ -39,7 +39,7 @@ import (
 
 // Version is a DLPack release, such as 1.3, or upstream's main branch.
 type Version struct {
-	Major, Minor int
+	Major, Minor int // the release number, 1 and 3 for 1.3
 	// Main marks upstream's unreleased main branch after release
 	// Major.Minor, whose version macros it still carries: newer than
 	// Major.Minor, older than any later release. A schema lists it last,
@@ -110,17 +110,18 @@ func (v Version) Less(w Version) bool {
 
 // Pos is a position in a schema file.
 type Pos struct {
-	File      string
-	Line, Col int
+	File      string // the file name the schema was loaded as
+	Line, Col int    // 1-based
 }
 
+// String is the position as error messages begin: file:line:col.
 func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
 
 // Life says in which releases an element exists: from Since up to, but not
 // including, Until (when set).
 type Life struct {
-	Since Version
-	Until *Version
+	Since Version  // the first release with the element
+	Until *Version // the first release without it; nil while it lasts
 }
 
 // In reports whether the element exists in release v.
@@ -130,41 +131,41 @@ func (l Life) In(v Version) bool {
 
 // Rename records that before release In an element was spelled From.
 type Rename struct {
-	In   Version
-	From string
+	In   Version // the release with the new spelling
+	From string  // the spelling before In
 }
 
 // Retype records that before release In a field had type From.
 type Retype struct {
-	In   Version
-	From *Type
+	In   Version // the release with the new type
+	From *Type   // the type before In
 }
 
 // Reword records that before release In an element's doc read From: the
 // release added a note to upstream's comment.
 type Reword struct {
-	In   Version
-	From string
+	In   Version // the release with the new doc
+	From string  // the doc before In
 }
 
 // Schema is every declaration of every supported release.
 type Schema struct {
-	Name        string
-	HeaderGuard string
-	Releases    []Release // oldest first
-	Macros      []*Macro
-	Decls       []Decl // in C declaration order
-	Python      []*PythonName
-	Rules       Rules
+	Name        string        // the schema's name, "dlpack"
+	HeaderGuard string        // the C header's include guard
+	Releases    []Release     // oldest first
+	Macros      []*Macro      // the header preamble's macros, in order
+	Decls       []Decl        // in C declaration order
+	Python      []*PythonName // the Python protocol's strings
+	Rules       Rules         // the import rules and limits
 }
 
 // Release is one supported DLPack release.
 type Release struct {
-	Version Version
+	Version Version // the release number, or the main branch
 	// Commit is the dmlc/dlpack commit whose header the release's facts
 	// were checked against; the main branch always names one.
 	Commit string
-	Pos    Pos
+	Pos    Pos // where the schema lists the release
 }
 
 // Newest returns the newest release, the default one: the main branch is
@@ -233,23 +234,23 @@ const (
 
 // Macro is a preprocessor macro of the header preamble.
 type Macro struct {
-	Name   string
-	Kind   MacroKind
-	Role   MacroRole // for MacroInteger
-	Doc    string
-	Life   Life
+	Name   string       // the C name, such as DLPACK_MAJOR_VERSION
+	Kind   MacroKind    // how backends spell it
+	Role   MacroRole    // for MacroInteger
+	Doc    string       // its documentation, as prose
+	Life   Life         // the releases that have it
 	Values []MacroValue // for MacroInteger, oldest first
 	// Value is the value in the release of the API the macro belongs to
 	// (set by Schema.At; zero in a Schema).
 	Value int64
-	Pos   Pos
+	Pos   Pos // where the schema declares it
 }
 
 // MacroValue is the value a macro takes from release Since on.
 type MacroValue struct {
-	Since Version
-	Value int64
-	Pos   Pos
+	Since Version // the first release with this value
+	Value int64   // the value
+	Pos   Pos     // where the schema gives it
 }
 
 // valueAt returns the macro's value in release v.
@@ -265,20 +266,20 @@ func (m *Macro) valueAt(v Version) int64 {
 
 // Decl is a top-level declaration: *Struct, *Enum, *Flags or *FuncType.
 type Decl interface {
-	DeclName() string
-	DeclLife() Life
-	DeclPos() Pos
+	DeclName() string // the C name it declares
+	DeclLife() Life   // the releases that have it
+	DeclPos() Pos     // where the schema declares it
 }
 
 // Struct is a C struct, declared as a typedef of an (optionally tagged)
 // struct.
 type Struct struct {
-	Name   string
-	Tag    string // the struct tag, or "" for an anonymous struct
-	Doc    string
-	Life   Life
-	Fields []*Field
-	Pos    Pos
+	Name   string   // the typedef's name, such as DLTensor
+	Tag    string   // the struct tag, or "" for an anonymous struct
+	Doc    string   // its documentation, as prose
+	Life   Life     // the releases that have it
+	Fields []*Field // in declaration order, of every release
+	Pos    Pos      // where the schema declares it
 	// TypedefSince is the release from which Name is a typedef; before it
 	// the struct is only "struct Tag". Nil: a typedef from the start.
 	TypedefSince *Version
@@ -297,10 +298,10 @@ func (s *Struct) CType(v Version) string {
 
 // Field is a struct member.
 type Field struct {
-	Name     string
-	Type     *Type
-	Doc      string
-	Life     Life
+	Name     string  // the member's name
+	Type     *Type   // its type, as of the newest release that has the field
+	Doc      string  // its documentation, as prose
+	Life     Life    // the releases that have it
 	Retyped  *Retype // its type before a release
 	Reworded *Reword // its doc before a release
 	// Holds is the *Enum or *Flags whose values an integer field holds
@@ -310,12 +311,12 @@ type Field struct {
 	// Nullable says when a pointer field may be NULL (NullNever for other
 	// fields).
 	Nullable Nullable
-	Pos      Pos
+	Pos      Pos // where the schema declares it
 }
 
 // Enum is a C enum whose values are kept in Storage.
 type Enum struct {
-	Name string
+	Name string // the typedef's name, such as DLDeviceType
 	// Storage is the fixed-width C integer type the values are kept in:
 	// the type of a field that holds them, and Go's and Rust's type for
 	// the enum. A field of the enum type itself takes a C int.
@@ -324,22 +325,22 @@ type Enum struct {
 	// release CXXBaseSince; "" if never. An API carries it only from that
 	// release on.
 	CXXBase          string
-	CXXBaseSince     *Version
-	Role             EnumRole
-	UnsignedLiterals bool // enumerators are written with a U suffix
-	Doc              string
-	Life             Life
-	Values           []*Enumerator
-	Pos              Pos
+	CXXBaseSince     *Version      // see CXXBase
+	Role             EnumRole      // what backends rely on it for, if anything
+	UnsignedLiterals bool          // enumerators are written with a U suffix
+	Doc              string        // its documentation, as prose
+	Life             Life          // the releases that have it
+	Values           []*Enumerator // in declaration order, of every release
+	Pos              Pos           // where the schema declares it
 }
 
 // Enumerator is one named value of an Enum.
 type Enumerator struct {
-	Name     string
-	Value    int64
-	Doc      string
-	Life     Life
-	Renamed  *Rename
+	Name     string  // the C name, such as kDLCPU
+	Value    int64   // the value
+	Doc      string  // its documentation, as prose
+	Life     Life    // the releases that have it
+	Renamed  *Rename // its name before a release
 	Reworded *Reword // its doc before a release
 	// Previous is, in an API, the enumerator's spelling before its rename
 	// when the release comes after it; "" otherwise.
@@ -352,73 +353,96 @@ type Enumerator struct {
 	Bits int
 	// DataTypes are the names of a type code's element types.
 	DataTypes []DataTypeName
-	Pos       Pos
+	Pos       Pos // where the schema declares it
 }
 
 // Flags is a group of single-bit mask macros for one integer field.
 type Flags struct {
-	Name string // the common prefix; not emitted in C
-	Type string // the C type of the field the bits belong to
-	Doc  string
-	Life Life
-	Bits []*Flag
-	Pos  Pos
+	Name string  // the common prefix; not emitted in C
+	Type string  // the C type of the field the bits belong to
+	Doc  string  // its documentation, as prose
+	Life Life    // the releases that have it
+	Bits []*Flag // in declaration order, of every release
+	Pos  Pos     // where the schema declares it
 }
 
 // Flag is one bit of a Flags group.
 type Flag struct {
-	Name string
-	Bit  int
-	Role FlagRole
-	Doc  string
-	Life Life
-	Pos  Pos
+	Name string   // the C macro's name, such as DLPACK_FLAG_BITMASK_READ_ONLY
+	Bit  int      // the bit's position: the mask is 1 << Bit
+	Role FlagRole // what backends rely on it for, if anything
+	Doc  string   // its documentation, as prose
+	Life Life     // the releases that have it
+	Pos  Pos      // where the schema declares it
 }
 
 // FuncType is a typedef of a pointer to function.
 type FuncType struct {
-	Name string
-	Doc  string
-	Life Life
-	Sig  *Signature
-	Pos  Pos
+	Name string     // the typedef's name
+	Doc  string     // its documentation, as prose
+	Life Life       // the releases that have it
+	Sig  *Signature // what the function returns and takes
+	Pos  Pos        // where the schema declares it
 }
 
 // Signature is the return type and parameters of a function pointer.
 type Signature struct {
-	Returns *Type
-	Params  []*Param
+	Returns *Type    // the return type; a Scalar "void" for none
+	Params  []*Param // in order
 }
 
 // Param is a named parameter of a Signature.
 type Param struct {
-	Name string
-	Type *Type
+	Name string // the parameter's name in C
+	Type *Type  // its type
 }
 
 // PythonName is a string of the Python-level protocol: a capsule name or a
 // type attribute, with the role it plays.
 type PythonName struct {
-	Name    string
-	Role    PythonRole
-	Doc     string
-	Life    Life
-	Renamed *Rename
+	Name    string     // the string, such as "dltensor_versioned"
+	Role    PythonRole // the part it plays in the protocol
+	Doc     string     // its documentation, as prose
+	Life    Life       // the releases that have it
+	Renamed *Rename    // its spelling before a release
 	// Previous is, in an API, the name's spelling before its rename when
 	// the release comes after it; "" otherwise.
 	Previous string
-	Pos      Pos
+	Pos      Pos // where the schema declares it
 }
 
-func (d *Struct) DeclName() string   { return d.Name }
-func (d *Enum) DeclName() string     { return d.Name }
-func (d *Flags) DeclName() string    { return d.Name }
+// DeclName is d.Name.
+func (d *Struct) DeclName() string { return d.Name }
+
+// DeclName is d.Name.
+func (d *Enum) DeclName() string { return d.Name }
+
+// DeclName is d.Name.
+func (d *Flags) DeclName() string { return d.Name }
+
+// DeclName is d.Name.
 func (d *FuncType) DeclName() string { return d.Name }
-func (d *Struct) DeclLife() Life     { return d.Life }
-func (d *Enum) DeclLife() Life       { return d.Life }
-func (d *Flags) DeclLife() Life      { return d.Life }
-func (d *FuncType) DeclLife() Life   { return d.Life }
-func (d *Struct) DeclPos() Pos       { return d.Pos }
-func (d *Enum) DeclPos() Pos         { return d.Pos }
-func (d *Flags) DeclPos() Pos        { return d.Pos }
-func (d *FuncType) DeclPos() Pos     { return d.Pos }
+
+// DeclLife is d.Life.
+func (d *Struct) DeclLife() Life { return d.Life }
+
+// DeclLife is d.Life.
+func (d *Enum) DeclLife() Life { return d.Life }
+
+// DeclLife is d.Life.
+func (d *Flags) DeclLife() Life { return d.Life }
+
+// DeclLife is d.Life.
+func (d *FuncType) DeclLife() Life { return d.Life }
+
+// DeclPos is d.Pos.
+func (d *Struct) DeclPos() Pos { return d.Pos }
+
+// DeclPos is d.Pos.
+func (d *Enum) DeclPos() Pos { return d.Pos }
+
+// DeclPos is d.Pos.
+func (d *Flags) DeclPos() Pos { return d.Pos }
+
+// DeclPos is d.Pos.
+func (d *FuncType) DeclPos() Pos { return d.Pos }

@@ -7,9 +7,9 @@ package ir
 // a model is a fact of each language's backend (preprocessor conditions in
 // the C backend, GOARCH lists in the Go one), not of the IR.
 type ABI struct {
-	Name       string
-	PtrSize    int
-	Int64Align int // alignment of 64-bit integers inside structs
+	Name       string // for reports, such as "32-bit/int64-align-8"
+	PtrSize    int    // bytes of a pointer
+	Int64Align int    // alignment of 64-bit integers inside structs
 }
 
 var (
@@ -31,14 +31,14 @@ var (
 
 // Layout is the memory layout of a struct on one ABI.
 type Layout struct {
-	Size, Align int
-	Fields      []FieldLayout
+	Size, Align int           // of the whole struct, in bytes
+	Fields      []FieldLayout // in declaration order
 }
 
 // FieldLayout is the placement of one field.
 type FieldLayout struct {
-	Name         string
-	Offset, Size int
+	Name         string // the field's name
+	Offset, Size int    // in bytes from the start of the struct
 }
 
 // Layout computes the layout of s on abi. s must come from an API, so that
@@ -89,10 +89,10 @@ func RoundUp(n, align int) int { return (n + align - 1) / align * align }
 // them (C and Go at compile time, Python at import, Rust in tests) and the
 // ABI diff compares them between releases, all from LayoutChecks.
 type LayoutCheck struct {
-	Struct *Struct
-	Field  *Field // nil for the struct's size
-	Offset int    // the field's offset; 0 for the size
-	Size   int    // the field's size, or the struct's
+	Struct *Struct // the struct checked
+	Field  *Field  // nil for the struct's size
+	Offset int     // the field's offset; 0 for the size
+	Size   int     // the field's size, or the struct's
 }
 
 // LayoutChecks lists, struct by struct in declaration order, each

@@ -72,9 +72,9 @@ type VersionMacros struct {
 // with them; and ExchangeAPICapsule only with ExchangeAPIAttribute. Any
 // other role the release lacks is nil.
 type Protocol struct {
-	Capsule, UsedCapsule                   *PythonName
-	VersionedCapsule, UsedVersionedCapsule *PythonName
-	ExchangeAPIAttribute                   *PythonName
+	Capsule, UsedCapsule                   *PythonName // "dltensor" and "used_dltensor"
+	VersionedCapsule, UsedVersionedCapsule *PythonName // "dltensor_versioned" and "used_dltensor_versioned"
+	ExchangeAPIAttribute                   *PythonName // the type attribute that holds the C exchange API
 	ExchangeAPICapsule                     *PythonName // nil: the attribute holds an integer address
 }
 
@@ -150,8 +150,8 @@ func FlagRoles() []FlagRole { return []FlagRole{ReadOnlyFlag, IsCopiedFlag, Subb
 
 // EnumsByRole are a release's enums by role; a role no enum plays is nil.
 type EnumsByRole struct {
-	DeviceType   *Enum
-	DataTypeCode *Enum
+	DeviceType   *Enum // DLDeviceType
+	DataTypeCode *Enum // DLDataTypeCode
 }
 
 func (e *EnumsByRole) slot(role EnumRole) **Enum {
@@ -178,7 +178,9 @@ func (e *EnumsByRole) Set(en *Enum) {
 // with the versioned protocol; SubbytePadded is nil where sub-byte
 // elements are always packed.
 type FlagsByRole struct {
-	ReadOnly, IsCopied, SubbytePadded *Flag
+	ReadOnly      *Flag // the consumer must not write
+	IsCopied      *Flag // the consumer owns a private copy
+	SubbytePadded *Flag // sub-byte elements take a byte each
 }
 
 func (f *FlagsByRole) slot(role FlagRole) **Flag {

@@ -35,7 +35,7 @@ func NullWhens() []NullWhen {
 // NULL in tensors older than Changed.In keeps that rule for them in every
 // release.
 type Nullable struct {
-	When NullWhen
+	When NullWhen // when the field may be NULL in tensors of this release
 	// Changed, when set, says that in tensors older than release In the
 	// field could be NULL under From (strides: always before 1.2).
 	Changed *NullableChange
@@ -43,24 +43,24 @@ type Nullable struct {
 
 // NullableChange is a nullable rule of older tensors.
 type NullableChange struct {
-	In   Version
-	From NullWhen
+	In   Version  // the release whose tensors follow the new rule
+	From NullWhen // the rule of tensors older than In
 }
 
 // DataTypeName names one element type, of one lane: the name code and bits
 // are known by in every language (float32, bfloat16, float8_e4m3fn, bool).
 type DataTypeName struct {
-	Name string
-	Bits int
-	Pos  Pos
+	Name string // such as float32
+	Bits int    // the width the name stands for
+	Pos  Pos    // where the schema declares it
 }
 
 // NamedDataType is a DataTypeName with its code, as API.DataTypeNames
 // lists them.
 type NamedDataType struct {
-	Name string
-	Code int64
-	Bits int
+	Name string // such as float32
+	Code int64  // its DLDataTypeCode value
+	Bits int    // its width
 }
 
 // Rules is what the checks need beyond the declarations' facts.
@@ -75,10 +75,10 @@ type Rules struct {
 
 // Message is the error of one check: the same words in every language.
 type Message struct {
-	Check  Check
+	Check  Check  // the check the message is the error of
 	Python string // the exception a Python module raises: BufferError, ValueError or TypeError
 	Text   string // the words, with {param} placeholders for the check's Params
-	Pos    Pos
+	Pos    Pos    // where the schema declares it
 }
 
 // Check is one thing a consumer or a producer API checks, with the
@@ -86,9 +86,9 @@ type Message struct {
 // language make the import checks in the order of Checks and pass the
 // parameters in the order of Params.
 type Check struct {
-	ID      string
-	Purpose string
-	Params  []string
+	ID      string   // the rule's name in messages and the corpus, such as negative_extent
+	Purpose string   // what the check is for, in one sentence
+	Params  []string // the names its message may use, in the order checkers pass them
 }
 
 // Checks is the vocabulary of checks the hand-written checkers implement:
@@ -132,8 +132,8 @@ func CheckByID(id string) (Check, bool) {
 // MessagePart is a piece of a message: literal text, or the parameter
 // Param (its index in the check's Params) where Text is "".
 type MessagePart struct {
-	Text  string
-	Param int
+	Text  string // literal text, or "" for a parameter
+	Param int    // the parameter's index in the check's Params
 }
 
 // Parts splits the message into literal text and parameters, for backends

@@ -17,13 +17,13 @@ const (
 
 // Type is a C type as used by fields and parameters.
 type Type struct {
-	Kind TypeKind
+	Kind TypeKind // which of the fields below apply
 	// Name is the scalar's C spelling (Scalar) or the declaration's name
 	// (Named). For Named types spelled "struct X", StructTag is set.
 	Name      string
-	StructTag bool
-	Const     bool // the pointee or scalar is const-qualified
-	Elem      *Type
+	StructTag bool       // a Named type spelled "struct Name"
+	Const     bool       // the pointee or scalar is const-qualified
+	Elem      *Type      // the pointee, for Pointer
 	Sig       *Signature // for Func
 	Decl      Decl       // resolved declaration, for Named
 	Pos       Pos        // where the schema spelled it
@@ -31,8 +31,8 @@ type Type struct {
 
 // ScalarInfo describes a scalar C type.
 type ScalarInfo struct {
-	Size   int // bytes; pointer-sized types use 0 and take the ABI's
-	Signed bool
+	Size   int  // bytes; pointer-sized types use 0 and take the ABI's
+	Signed bool // a signed integer type
 	Int    bool // an integer type
 }
 

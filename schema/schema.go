@@ -67,12 +67,14 @@ type ErrorList []*Error
 
 // Error is one problem at a position of a schema file.
 type Error struct {
-	Pos ir.Pos
-	Msg string
+	Pos ir.Pos // where in the schema file
+	Msg string // what is wrong there, without the position
 }
 
+// Error is the problem as dlgen prints it: file:line:col: message.
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
+// Error is every problem, one per line.
 func (l ErrorList) Error() string {
 	msgs := make([]string, len(l))
 	for i, e := range l {

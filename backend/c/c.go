@@ -32,6 +32,7 @@ type Backend struct {
 	Schema string
 }
 
+// Name is "c", the value of -lang that selects the C backend.
 func (Backend) Name() string { return "c" }
 
 // Generate renders the header of api.

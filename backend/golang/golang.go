@@ -38,6 +38,7 @@ type Backend struct {
 	Schema string // names the schema in the package doc
 }
 
+// Name is "go", the value of -lang that selects the Go backend.
 func (Backend) Name() string { return "go" }
 
 // Generate renders the package of api.

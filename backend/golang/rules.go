@@ -88,9 +88,9 @@ func (g *gen) nullables(f *jen.File) error {
 	f.Comment("version: When, or Before in tensors older than Changed, a {major, minor}")
 	f.Comment("version compared as one (when not zero).")
 	f.Type().Id("Nullable").Struct(
-		jen.Id("When").Id("NullWhen"),
-		jen.Id("Changed").Index(jen.Lit(2)).Uint32(),
-		jen.Id("Before").Id("NullWhen"),
+		jen.Id("When").Id("NullWhen").Comment("in tensors of Changed or newer"),
+		jen.Id("Changed").Index(jen.Lit(2)).Uint32().Comment("the {major, minor} version the rule changed in; zero if never"),
+		jen.Id("Before").Id("NullWhen").Comment("in tensors older than Changed"),
 	)
 	f.Var().Defs(vars...)
 	return nil

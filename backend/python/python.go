@@ -46,7 +46,7 @@ var protocol embed.FS
 
 // Backend is the Python backend.
 type Backend struct {
-	Schema string
+	Schema string // names the schema in the modules' docstrings
 	// Package is the dotted name python/ has inside the package that
 	// vendors it ("mylib._vendor.python"), or "" for top-level modules.
 	Package string
@@ -87,6 +87,7 @@ func init() {
 	}
 }
 
+// Name is "python", the value of -lang that selects the Python backend.
 func (Backend) Name() string { return "python" }
 
 // Header says where the driver must place the C header: beside the Cython

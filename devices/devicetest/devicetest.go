@@ -36,7 +36,7 @@ import (
 
 // Target is what the suite proves: devices of one type.
 type Target struct {
-	Type dlpack.DeviceType
+	Type dlpack.DeviceType // the device type whose backend is tested
 	// IDs are the devices to test; with two or more, copies between them
 	// are tested too.
 	IDs []int32

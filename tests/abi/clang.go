@@ -16,7 +16,7 @@ import (
 // ClangTarget is one target of Debian's clang, compiled for freestanding
 // and never linked or run.
 type ClangTarget struct {
-	Triple string
+	Triple string   // the --target triple, such as armv7a-linux-gnueabihf
 	Flags  []string // beyond --target
 	// ABI is the data model dlgen's guards must pick there; nil where they
 	// must stay silent.

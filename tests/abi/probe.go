@@ -27,8 +27,8 @@ import (
 
 // Probe is one measured value: a name for reports and the C expression.
 type Probe struct {
-	Name, Expr string
-	CXXOnly    bool
+	Name, Expr string // what reports call it, and the C expression
+	CXXOnly    bool   // measured only when the header is compiled as C++
 }
 
 // Probes lists every ABI fact of api: sizes, alignments, offsets and field
@@ -113,10 +113,10 @@ func Source(api *ir.API, cplusplus, inSection bool) string {
 // Target is a compiler and the objcopy that reads its objects, or a clang
 // target whose values are read from the LLVM IR it emits.
 type Target struct {
-	Name, CC, Objcopy string
-	CPlusPlus         bool
-	ABI               ir.ABI
-	Clang             *ClangTarget
+	Name, CC, Objcopy string       // the name in reports, the compiler, its objcopy
+	CPlusPlus         bool         // compile the header as C++
+	ABI               ir.ABI       // the data model of the target
+	Clang             *ClangTarget // set for a clang target, read from LLVM IR
 }
 
 // Targets are the GCC compilers every header is measured on; the measured
@@ -170,9 +170,9 @@ func Measure(t testing.TB, target Target, api *ir.API, includeDir string) []uint
 // order (typedef'd or declared by tag only), and the function-pointer
 // typedef names.
 type Declarations struct {
-	Macros   map[string]string
+	Macros   map[string]string   // name -> replacement text, spaces collapsed
 	Members  map[string][]string // "struct DLTensor" / "enum DLDeviceType" -> member names
-	FuncPtrs []string
+	FuncPtrs []string            // the function-pointer typedef names
 }
 
 var (

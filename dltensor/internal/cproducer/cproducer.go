@@ -53,16 +53,16 @@ import (
 
 // Spec describes a tensor to produce. Shape or Strides nil means NULL.
 type Spec struct {
-	Major, Minor uint32
-	Flags        dlpack.FlagBitmask
-	Device       dlpack.Device
-	DType        dlpack.DataType
-	NDim         int32
-	Shape        []int64
-	Strides      []int64
-	ByteOffset   uint64
-	BufferBytes  int  // size of the C buffer data points into
-	NullData     bool // data is NULL even with a buffer
+	Major, Minor uint32             // the version the tensor claims
+	Flags        dlpack.FlagBitmask // DLManagedTensorVersioned.flags
+	Device       dlpack.Device      // DLTensor.device
+	DType        dlpack.DataType    // DLTensor.dtype
+	NDim         int32              // DLTensor.ndim, whatever Shape's length
+	Shape        []int64            // copied into C memory for DLTensor.shape
+	Strides      []int64            // copied into C memory for DLTensor.strides
+	ByteOffset   uint64             // DLTensor.byte_offset
+	BufferBytes  int                // size of the C buffer data points into
+	NullData     bool               // data is NULL even with a buffer
 }
 
 // Record is one produced tensor.

@@ -36,9 +36,9 @@ const (
 // version: When, or Before in tensors older than Changed, a {major, minor}
 // version compared as one (when not zero).
 type Nullable struct {
-	When    NullWhen
-	Changed [2]uint32
-	Before  NullWhen
+	When    NullWhen  // in tensors of Changed or newer
+	Changed [2]uint32 // the {major, minor} version the rule changed in; zero if never
+	Before  NullWhen  // in tensors older than Changed
 }
 
 var (
