@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import CYTHON_DIR
+from conftest import CYTHON_DIR, cython_warnings
 
 pytestmark = pytest.mark.skipif(not CYTHON_DIR, reason="dlpack_cython is not built")
 
@@ -152,7 +152,7 @@ def ext(tmp_path_factory):
     r = subprocess.run([cythonize, "-i", "third_party.pyx"], cwd=build, capture_output=True, text=True, env=env)
     log = r.stdout + r.stderr
     assert r.returncode == 0, log
-    assert not [line for line in log.splitlines() if "warning" in line.lower() and ".pyx" in line], log
+    assert not cython_warnings(log), log
     sys.path.insert(0, str(build))
     try:
         yield importlib.import_module("third_party")

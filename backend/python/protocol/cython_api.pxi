@@ -1,8 +1,8 @@
-# The Cython API of dlpack_cython, declared for other extension modules:
-# dlgen writes the comment of templates/dlpack_cython.pxd.tmpl, then these
-# imports and declarations as they are.
+# The Cython API of dlpack_cython, for other extension modules: dlgen ships it
+# as dlpack_cython_api.pxi, which dlpack_cython.pxd includes after cimporting
+# the header's structs (DLTensor, DLManagedTensorVersioned, ...) from
+# dlpack.pxd.
 cimport cython
-from dlpack cimport DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor
 from libc.stdint cimport int64_t, uint64_t
 
 # Frees memory owned by C code, given the context it was registered with.

@@ -1,17 +1,15 @@
-# The hand-written part of the generated dlpack_cython module: the DLPack
-# protocol in Cython. dlgen places it after the generated declarations (the
-# Python-level enums and constants, the capsule names as C strings) and the
-# shared rules of protocol.py, which it uses; exchange_api.pxi (DLPack 1.2 and
-# later) or no_exchange_api.pxi follows it. C names come from dlpack.pxd,
-# qualified where the module defines a Python name of the same spelling.
-# Its import lines join the module's import block; the rest is copied verbatim.
+# The Cython module's own part: the DLPack protocol in Cython (Tensor,
+# imports, copies, exports, from_dlpack, from_managed, to_managed). dlgen ships
+# it as dlpack_cython_tensor.pxi, which dlpack_cython.pyx includes after the
+# generated declarations (handover.go lists what it reads) and the shared
+# rules, dlpack_cython_shared.pxi; the exchange API and the producer API
+# follow. The C declarations come from the .pyx's cimports of dlpack.pxd
+# (`dlpack.X` where the module defines a Python name of the same spelling).
 cimport cython
-cimport dlpack
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New, PyCapsule_SetName
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
-from dlpack cimport DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -412,7 +410,7 @@ cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except 
         raise error("shape is NULL for a %d-dimensional tensor" % ndim)
     if ndim and dl.strides == NULL and not null_strides_ok:
         raise error("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _member(dl.dtype.code, _DLDataTypeCode_VALUES):
+    if not _member(dl.dtype.code, _DTYPE_CODE_VALUES):
         raise error("unknown DLDataTypeCode %d" % dl.dtype.code)
     if dl.dtype.code == dlpack.kDLOpaqueHandle:
         raise error("opaque-handle tensors cannot be read")
@@ -684,5 +682,3 @@ def to_managed(x, /, *, versioned=True):
     address = _take(capsule, &is_versioned)
     return (<size_t>address, is_versioned)
 
-
-__all__ += ["Tensor", "from_dlpack", "from_managed", "to_managed"]

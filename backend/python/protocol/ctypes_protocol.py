@@ -1,14 +1,13 @@
-# The hand-written part of the generated dlpack_ctypes module: the DLPack
-# protocol in pure ctypes. dlgen places it after the generated declarations
-# (the ctypes.Structure classes, enums, constants, capsule names) and the
-# shared rules of protocol.py, which it uses. Its import lines join the
-# module's import block; the rest is copied verbatim.
+# The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
+# copies it into dlpack_ctypes.py after the generated declarations (the
+# ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
+# handover.go lists what it reads) and shared.py, whose rules it uses.
 import ctypes
 import gc
+import math
 import os
 import struct
 import sys
-from math import prod
 
 # The hot paths read and write a whole managed struct with one precompiled
 # struct.Struct (built from the ctypes offsets) rather than field by field:
@@ -57,6 +56,7 @@ _py_object = ctypes.py_object
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
 _refcount = sys.getrefcount
+_prod = math.prod
 
 
 def _struct_of(ctype):
@@ -511,7 +511,7 @@ def _adopt(address, versioned, readonly):
             raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
             raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        size = prod(shape)
+        size = _prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
@@ -828,6 +828,4 @@ def _take(capsule):
     _capsule_set_name(capsule, used)
     return address, versioned
 
-
-__all__ += ["Tensor", "from_buffer", "from_dlpack", "from_managed", "from_pointer", "to_managed"]
 
