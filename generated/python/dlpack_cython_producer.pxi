@@ -100,26 +100,43 @@ cdef DLManagedTensorVersioned* _versioned_from_legacy(DLManagedTensor* legacy) e
     return m
 
 
-cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False, object stream=None) except NULL:
+cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False, object stream=None,
+                                                   object device=None, object copy=None) except NULL:
     cdef DLManagedTensorVersioned* m = NULL
     cdef void* address
     cdef bint versioned = True
+    cdef Tensor t
+    cdef Tensor c
+    if device is not None:
+        device = _placement(device)
     if PyCapsule_CheckExact(x):
         _check_capsule_stream(stream)
     else:
-        m = _managed_from_exchange_api(x, None, None, stream)
+        m = _managed_from_exchange_api(x, device, copy, stream)
     if m == NULL:
-        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, None, None, stream), &versioned)
+        address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, copy, device, stream), &versioned)
         m = <DLManagedTensorVersioned*>address if versioned else _versioned_from_legacy(<DLManagedTensor*>address)
     try:
         if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
             raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
                               % (m.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
         _check_layout(&m.dl_tensor, m.version.minor < 2, BufferError)
+        if device is not None and not _on_device((m.dl_tensor.device.device_type, m.dl_tensor.device.device_id),
+                                                 device):
+            raise BufferError("the producer gave its tensor on device %r, not %r"
+                              % ((m.dl_tensor.device.device_type, m.dl_tensor.device.device_id), tuple(device)))
     except BaseException:
         if m.deleter != NULL:
             m.deleter(m)
         raise
+    if copy and not (m.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
+        # A private copy, as from_dlpack makes it, exported as a managed tensor.
+        t = _adopt(m, True, None)
+        try:
+            c = _private_copy(t)
+        finally:
+            t._release()
+        m = _export_versioned(c, c.flags & (dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | _C_SUBBYTE_PADDED))
     if readonly:
         m.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
     return m
@@ -162,7 +179,12 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     capsule or any DLPack object holding a new copy on device, ready for
     work on stream; without on_copy, such an export is a BufferError.
     Arguments are checked as an import is: ValueError or TypeError, and
-    nothing is kept."""
+    nothing is kept.
+
+    JAX (jnp.from_dlpack) shares memory only when the first element
+    (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
+    then a ValueError. To share with JAX, allocate 63 bytes more and start
+    at the next multiple of 64: address = (base + 63) & ~63."""
     cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
     cdef DLDataType dt
     cdef DLDevice dev
@@ -237,7 +259,11 @@ def from_buffer(obj, /, *, readonly=None):
     mmap, memoryview, ctypes arrays, ...), zero-copy: dtype from the buffer's
     format, shape and strides from the buffer. Read-only when the buffer is
     or readonly=True; readonly=False insists on a writable buffer. The
-    buffer is held until the Tensor and every export of it are done."""
+    buffer is held until the Tensor and every export of it are done.
+
+    JAX shares memory only when the first element is 64-byte aligned (see
+    from_pointer): an mmap.mmap(-1, size) is page-aligned, a bytearray or a
+    NumPy array need not be."""
     cdef Py_buffer* view = <Py_buffer*>malloc(sizeof(Py_buffer))
     cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
     cdef Tensor t = _new_tensor()

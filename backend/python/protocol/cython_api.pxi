@@ -53,15 +53,21 @@ cdef Tensor tensor_from_c(void* data, int ndim, const int64_t* shape, const int6
                           DLDataType dtype, DLDevice device, c_deleter deleter, void* context, bint readonly=*)
 
 # Takes x's tensor, once, as a validated DLManagedTensorVersioned* that the
-# caller owns and must delete exactly once; no Python object is made. x is
-# any DLPack object (through its type's C exchange API when it has one and
-# its tensor needs no synchronisation for stream, as from_dlpack decides)
-# or a capsule (then stream must be None). stream goes to the producer as
-# from_dlpack's does. The tensor may be on any device: check
-# m.dl_tensor.device before reading its data. A legacy tensor comes wrapped
-# in a versioned one, writable unless readonly is true (which also marks a
-# versioned one read-only).
-cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=*, object stream=*) except NULL
+# caller owns and must delete exactly once; no Python object is made (but for
+# a copy). x is any DLPack object (through its type's C exchange API when it
+# has one and its tensor fits the request, as from_dlpack decides) or a
+# capsule (then stream must be None). stream, device and copy mean what they
+# mean to from_dlpack: stream goes to the producer; device=(device_type,
+# device_id) asks the producer for the tensor there (a copy if it must) and
+# refuses it elsewhere (BufferError); copy=True returns a copy (the
+# producer's, or a private one of memory the CPU reads, flagged IS_COPIED),
+# copy=False forbids one. Without device, the tensor may be on any device:
+# check m.dl_tensor.device before reading its data. A legacy tensor comes
+# wrapped in a versioned one, writable unless readonly is true (which also
+# marks a versioned one read-only): a legacy capsule cannot say that its
+# producer's memory must not be written (JAX's arrays are immutable).
+cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=*, object stream=*, object device=*,
+                                                   object copy=*) except NULL
 
 # A Tensor that owns a managed tensor (validated first; if it is refused,
 # its deleter has run).

@@ -621,7 +621,14 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     of memory the CPU reads); copy=False forbids one. readonly=None takes
     the producer's word (its READ_ONLY flag; a legacy capsule carries none
     and imports writable), True gives a read-only view, False refuses a
-    read-only tensor."""
+    read-only tensor.
+
+    A legacy capsule cannot say that its memory must not be written: JAX
+    exports only legacy capsules, of immutable arrays. A consumer that
+    writes should not trust one: pass readonly=True, or take NumPy's policy
+    (legacy means read-only) with address, versioned = to_managed(x), then
+    from_managed(address, versioned=versioned, readonly=None if versioned
+    else True)."""
     cdef Tensor t
     cdef Tensor c
     cdef void* address
@@ -664,9 +671,11 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):
-    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
-    versioned) that C code handed over: the Tensor owns it, validates it and
-    calls its deleter exactly once. readonly as in from_dlpack."""
+    """Adopts a managed tensor that C code handed over, such as a c-shared
+    library's export or what to_managed returned: a DLManagedTensorVersioned*,
+    or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
+    validates it and calls its deleter exactly once. readonly as in
+    from_dlpack."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(<void*><size_t>address, versioned, readonly)
@@ -674,8 +683,12 @@ def from_managed(address, /, *, versioned=True, readonly=None):
 
 def to_managed(x, /, *, versioned=True):
     """Consumes x (an object with __dlpack__, or a capsule) and returns
-    (address, is_versioned) of the managed tensor it held; the caller owns it
-    and must see its deleter called exactly once."""
+    (address, versioned): the managed tensor it held, and whether that is a
+    DLManagedTensorVersioned* or, when False, a legacy DLManagedTensor*
+    (what versioned=False asks for, and what JAX and other producers of
+    legacy capsules give). The caller owns it and must see its deleter
+    called exactly once: from_managed(address, versioned=versioned), or a C
+    or Go importer."""
     cdef bint is_versioned
     cdef void* address
     capsule = x if PyCapsule_CheckExact(x) else _request_managed(x, versioned)
