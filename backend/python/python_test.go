@@ -16,8 +16,19 @@ func TestReadPythonLiftsTheImportsAfterTheOpeningComment(t *testing.T) {
 	if strings.Join(src.imports, " ") != "datetime operator re sys typing" {
 		t.Errorf("imports = %q", src.imports)
 	}
-	if !strings.HasPrefix(src.text, "# The rules") || !strings.Contains(src.text, "# part, whose Tensor, from_dlpack and _private_copy it calls.\n\n\nclass DataType(") {
-		t.Errorf("the opening comment, then the code: %.300q", src.text)
+	if !strings.HasPrefix(src.text, "# The rules") || !strings.Contains(src.text, " it calls.\n\n\nclass DataType(") {
+		t.Errorf("the opening comment, then the code: %.600q", src.text)
+	}
+}
+
+func TestSplitPythonRefusesAnImportAfterTheCode(t *testing.T) {
+	for _, late := range []string{"# late\nimport os\n\nx = 1\nfrom sys import argv\n", "# late\nimport os\n\nx = 1\nimport sys\n"} {
+		if _, err := splitPython("late.py", late); err == nil || !strings.Contains(err.Error(), "protocol/late.py:5: an import after the code") {
+			t.Errorf("splitPython(%q) = %v", late, err)
+		}
+	}
+	if _, err := splitPython("ok.py", "# ok\nimport os\n\n\ndef f():\n    import sys\n"); err != nil {
+		t.Errorf("an import in a function: %v", err)
 	}
 }
 

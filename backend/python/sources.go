@@ -42,7 +42,13 @@ func readPython(name string) (pythonSource, error) {
 	if err != nil {
 		return pythonSource{}, err
 	}
-	lines := strings.Split(string(data), "\n")
+	return splitPython(name, string(data))
+}
+
+// splitPython separates the imports of protocol/name, whose text is data,
+// from the rest.
+func splitPython(name, data string) (pythonSource, error) {
+	lines := strings.Split(data, "\n")
 	head := 0
 	for head < len(lines) && strings.HasPrefix(lines[head], "#") {
 		head++

@@ -643,8 +643,9 @@ _check_layout()
 #
 # dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
 # (as dlpack_cython_shared.pxi, which Cython compiles), after the generated
-# declarations it reads (handover.go lists them) and before the module's own
-# part, whose Tensor, from_dlpack and _private_copy it calls.
+# declarations it reads (dlgen's backend/python/handover.go lists them) and
+# before the module's own part, whose Tensor, from_dlpack and _private_copy
+# it calls.
 
 
 class DataType(typing.NamedTuple):
@@ -962,7 +963,8 @@ def _element_strides(byte_strides, itemsize):
 # The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
 # copies it into dlpack_ctypes.py after the generated declarations (the
 # ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
-# handover.go lists what it reads) and shared.py, whose rules it uses.
+# dlgen's backend/python/handover.go lists what it reads) and shared.py,
+# whose rules it uses.
 
 # The hot paths read and write a whole managed struct with one precompiled
 # struct.Struct (built from the ctypes offsets) rather than field by field:

@@ -1,7 +1,8 @@
 # The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
 # copies it into dlpack_ctypes.py after the generated declarations (the
 # ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
-# handover.go lists what it reads) and shared.py, whose rules it uses.
+# dlgen's backend/python/handover.go lists what it reads) and shared.py,
+# whose rules it uses.
 import ctypes
 import gc
 import math

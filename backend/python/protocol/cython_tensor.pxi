@@ -1,10 +1,11 @@
 # The Cython module's own part: the DLPack protocol in Cython (Tensor,
-# imports, copies, exports, from_dlpack, from_managed, to_managed). dlgen ships
-# it as dlpack_cython_tensor.pxi, which dlpack_cython.pyx includes after the
-# generated declarations (handover.go lists what it reads) and the shared
-# rules, dlpack_cython_shared.pxi; the exchange API and the producer API
-# follow. The C declarations come from the .pyx's cimports of dlpack.pxd
-# (`dlpack.X` where the module defines a Python name of the same spelling).
+# imports, copies, exports, from_dlpack, from_managed, to_managed). dlgen
+# ships it as dlpack_cython_tensor.pxi, which dlpack_cython.pyx includes after
+# the generated declarations (dlgen's backend/python/handover.go lists what it
+# reads) and the shared rules, dlpack_cython_shared.pxi; the exchange API and
+# the producer API follow. The C declarations come from the .pyx's cimports of
+# dlpack.pxd (`dlpack.X` where the module defines a Python name of the same
+# spelling).
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release
