@@ -1,28 +1,29 @@
 package python
 
 // The names that cross between the generated declarations and the
-// hand-written sources in protocol/, in one table each way. handover_test.go
-// checks both against the sources and every release's output: each name
-// below is used (or defined) where it says, and no other name crosses.
-// Besides these, the Cython sources take the header's structs and function
-// types by their C names (view.Cimports) and its other declarations as
-// dlpack.X; each source may use what the sources before it in the same
-// file define (shared.py's rules, say, in both modules' own parts).
+// hand-written sources in protocol/: one table, in two parts, one each way.
+// handover_test.go checks it against the sources and every release's
+// output: each name is used (or defined) where it says, and no other name
+// crosses. Besides these, the Cython sources take the header's structs and
+// function types by their C names (view.Cimports) and its other
+// declarations as dlpack.X, and a source may use what the other sources of
+// the same file define (the modules' own parts use shared.py's rules, which
+// call their Tensor, from_dlpack and _private_copy).
 
 // handover is a name, the files whose sources use it (declarations) or
 // define it (public names), and what it is.
 type handover struct {
 	Name string
-	In   files
+	In   hosts
 	Doc  string
 }
 
-// files are where a name crosses: the modules, each with what it includes,
+// hosts are where a name crosses: the modules, each with what it includes,
 // and the stubs.
-type files uint8
+type hosts uint8
 
 const (
-	ctypesModule files = 1 << iota // dlpack_ctypes.py
+	ctypesModule hosts = 1 << iota // dlpack_ctypes.py
 	cythonModule                   // dlpack_cython.pyx and its .pxi files
 	cythonStub                     // dlpack_cython.pyi
 	ctypesStub                     // dlpack_ctypes.pyi

@@ -13,7 +13,7 @@ import (
 // template declares, and the hand-written sources that go with it.
 type release struct {
 	version string
-	files   map[files]split
+	files   map[hosts]split
 }
 
 type split struct {
@@ -50,7 +50,7 @@ func releases(t *testing.T) []release {
 				shipped[strings.TrimPrefix(c.Path, Dir+"/")] = string(c.Content)
 			}
 		}
-		rel := release{version: r.Version.String(), files: map[files]split{}}
+		rel := release{version: r.Version.String(), files: map[hosts]split{}}
 		for _, f := range pages {
 			kind, ok := kinds[f.path]
 			if !ok {
@@ -75,7 +75,7 @@ func releases(t *testing.T) []release {
 }
 
 // kinds are the generated files the table speaks of.
-var kinds = map[string]files{
+var kinds = map[string]hosts{
 	"dlpack_ctypes.py":  ctypesModule,
 	"dlpack_ctypes.pyi": ctypesStub,
 	"dlpack_cython.pyx": cythonModule,
@@ -133,7 +133,7 @@ func declared(text string) map[string]bool {
 	return names
 }
 
-func table(hs []handover, kind files) map[string]bool {
+func table(hs []handover, kind hosts) map[string]bool {
 	names := map[string]bool{}
 	for _, h := range hs {
 		if h.In&kind != 0 {
@@ -148,7 +148,7 @@ func table(hs []handover, kind files) map[string]bool {
 // sources use are exactly the table's, and each name of the table crosses
 // in some release.
 func TestHandoverListsEveryNameTheDeclarationsGiveTheSources(t *testing.T) {
-	crossed := map[string]files{}
+	crossed := map[string]hosts{}
 	for _, r := range releases(t) {
 		for kind, f := range r.files {
 			defined, listed := declared(f.declared), table(declarations, kind)
@@ -181,7 +181,7 @@ func TestHandoverListsEveryNameTheDeclarationsGiveTheSources(t *testing.T) {
 // table is defined by the sources of every versioned release's module and
 // stub, and the sources define no other public name.
 func TestPublicNamesAreDefinedByTheSourcesOnce(t *testing.T) {
-	stubOf := map[files]files{ctypesModule: ctypesStub, cythonModule: cythonStub}
+	stubOf := map[hosts]hosts{ctypesModule: ctypesStub, cythonModule: cythonStub}
 	for _, r := range releases(t) {
 		for kind, f := range r.files {
 			module := kind
@@ -216,7 +216,7 @@ func keys(m map[string]bool) string {
 	return strings.Join(out, " ")
 }
 
-func kindName(k files) string {
+func kindName(k hosts) string {
 	var names []string
 	for path, kind := range kinds {
 		if k&kind != 0 && !strings.HasSuffix(path, ".pxd") {
