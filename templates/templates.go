@@ -10,7 +10,8 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
-// Parse parses the named template with funcs available to it.
-func Parse(name string, funcs template.FuncMap) (*template.Template, error) {
-	return template.New(name).Funcs(funcs).Option("missingkey=error").ParseFS(files, name)
+// Parse parses the named template with funcs available to it, and the
+// templates in shared, whose blocks it may use.
+func Parse(name string, funcs template.FuncMap, shared ...string) (*template.Template, error) {
+	return template.New(name).Funcs(funcs).Option("missingkey=error").ParseFS(files, append([]string{name}, shared...)...)
 }

@@ -1,70 +1,125 @@
 package python
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dlgen/dlgen/schema"
 )
 
-func TestSplitSourceTakesTheImportsAfterTheLeadingComments(t *testing.T) {
-	src := "# what this is\n# more\nimport ctypes\nfrom x import (\n    a,\n    b,\n)\n\nimport os\n# the body\ndef f():\n    import sys\n"
-	imports, body := splitSource(src)
-	want := []string{"import ctypes", "from x import (\n    a,\n    b,\n)", "import os"}
-	if strings.Join(imports, "|") != strings.Join(want, "|") {
-		t.Errorf("imports = %q, want %q", imports, want)
+func TestReadPythonLiftsTheImportsAfterTheOpeningComment(t *testing.T) {
+	src, err := readPython("shared.py")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.HasPrefix(body, "# the body\ndef f():") {
-		t.Errorf("body starts %q", body)
+	if strings.Join(src.imports, " ") != "datetime operator re sys typing" {
+		t.Errorf("imports = %q", src.imports)
 	}
-}
-
-func TestImportBlockMergesAndOrders(t *testing.T) {
-	got := importBlock([]string{
-		"import os", "from typing import NamedTuple", "cimport dlpack", "import ctypes",
-		"from libc.stdint cimport int64_t", "from libc.stdint cimport int32_t, int64_t", "import os",
-	})
-	want := "cimport dlpack\nfrom libc.stdint cimport int32_t, int64_t\nimport ctypes\nimport os\nfrom typing import NamedTuple"
-	if got != want {
-		t.Errorf("importBlock =\n%s\nwant\n%s", got, want)
+	if !strings.HasPrefix(src.text, "# The rules") || !strings.Contains(src.text, " it calls.\n\n\nclass DataType(") {
+		t.Errorf("the opening comment, then the code: %.600q", src.text)
 	}
 }
 
-func TestWrapCallBreaksOnlyLongCallsAtTopLevelCommas(t *testing.T) {
-	short := "ctypes.CFUNCTYPE(None, ctypes.c_void_p)"
-	if got := wrapCall("X = ", short); got != short {
-		t.Errorf("a short call was wrapped: %q", got)
-	}
-	long := "ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)), " +
-		"ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p))"
-	want := "ctypes.CFUNCTYPE(\n    ctypes.c_int,\n    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),\n" +
-		"    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p),\n)"
-	if got := wrapCall("DLPackManagedTensorAllocator = ", long); got != want {
-		t.Errorf("wrapCall =\n%s\nwant\n%s", got, want)
-	}
-}
-
-func TestPylistSortsConstantsThenClassesThenTheRest(t *testing.T) {
-	got := pylist("__all__", []string{"to_managed", "Tensor", "DLPACK_MAJOR_VERSION", "DLDevice", "CAPSULE_NAME"})
-	want := "__all__ = [\n    \"CAPSULE_NAME\",\n    \"DLPACK_MAJOR_VERSION\",\n    \"DLDevice\",\n    \"Tensor\",\n    \"to_managed\",\n]"
-	if got != want {
-		t.Errorf("pylist =\n%s\nwant\n%s", got, want)
-	}
-}
-
-func TestPackageCimportsItsOwnDeclarationsRelatively(t *testing.T) {
-	b := Backend{Package: "mylib._vendor.python"}
-	for stmt, want := range map[string]string{
-		"cimport dlpack":                          "from . cimport dlpack",
-		"from dlpack cimport DLTensor":            "from .dlpack cimport DLTensor",
-		"from dlpack cimport (\n    DLTensor,\n)": "from .dlpack cimport (\n    DLTensor,\n)",
-		"cimport cython":                          "cimport cython",
-		"from dlpack_cython cimport Tensor":       "from dlpack_cython cimport Tensor",
-		"from libc.stdint cimport int64_t":        "from libc.stdint cimport int64_t",
-	} {
-		if got := b.ownCimport(stmt); got != want {
-			t.Errorf("ownCimport(%q) = %q, want %q", stmt, got, want)
+func TestSplitPythonRefusesAnImportAfterTheCode(t *testing.T) {
+	for _, late := range []string{"# late\nimport os\n\nx = 1\nfrom sys import argv\n", "# late\nimport os\n\nx = 1\nimport sys\n"} {
+		if _, err := splitPython("late.py", late); err == nil || !strings.Contains(err.Error(), "protocol/late.py:5: an import after the code") {
+			t.Errorf("splitPython(%q) = %v", late, err)
 		}
-		if got := (Backend{}).ownCimport(stmt); got != stmt {
-			t.Errorf("top-level ownCimport(%q) = %q", stmt, got)
+	}
+	if _, err := splitPython("ok.py", "# ok\nimport os\n\n\ndef f():\n    import sys\n"); err != nil {
+		t.Errorf("an import in a function: %v", err)
+	}
+}
+
+// Every hand-written Python source keeps to the layout readPython lifts
+// imports from.
+func TestEveryPythonSourceHasItsImportsUpFront(t *testing.T) {
+	entries, err := sources.ReadDir("protocol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".py") || strings.HasSuffix(e.Name(), ".pyi") {
+			if _, err := readPython(e.Name()); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+func TestImportBlockListsEachModuleOnceSorted(t *testing.T) {
+	got := importBlock([]string{"enum", "ctypes"}, []pythonSource{{imports: []string{"typing", "ctypes"}}, {imports: []string{"collections.abc"}}})
+	if strings.Join(got, " ") != "collections.abc ctypes enum typing" {
+		t.Errorf("importBlock = %q", got)
+	}
+}
+
+func TestSortAllPutsConstantsThenClassesThenTheRest(t *testing.T) {
+	got := sortAll([]string{"to_managed", "Tensor", "DLPACK_MAJOR_VERSION", "DLDevice", "CAPSULE_NAME"})
+	if strings.Join(got, " ") != "CAPSULE_NAME DLPACK_MAJOR_VERSION DLDevice Tensor to_managed" {
+		t.Errorf("sortAll = %q", got)
+	}
+}
+
+// Verbatim names each hand-written source with the text the output holds
+// unchanged: a Cython source as it is, a Python source without its import
+// lines.
+func TestVerbatimIsTheSourcesAsTheOutputHoldsThem(t *testing.T) {
+	imports := regexp.MustCompile(`(?m)^import [\w.]+\n`)
+	s, err := schema.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var output strings.Builder
+	for _, r := range s.Releases {
+		files, err := Backend{}.Generate(s.At(r.Version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			output.Write(f.Content)
+		}
+	}
+	for path, text := range (Backend{}).Verbatim() {
+		name := strings.TrimPrefix(strings.TrimSuffix(path, " without its import lines"), "backend/python/protocol/")
+		data, err := sources.ReadFile("protocol/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(data)
+		if name != path[len("backend/python/protocol/"):] {
+			want = strings.TrimRight(imports.ReplaceAllString(want, ""), "\n")
+		}
+		if strings.TrimRight(text, "\n") != strings.TrimRight(want, "\n") {
+			t.Errorf("%s: not the source as it is", path)
+		}
+		if !strings.Contains(output.String(), text) {
+			t.Errorf("%s is in no release's output", path)
+		}
+	}
+}
+
+// A vendored package finds its own declarations relatively: no cimport of
+// a top-level dlpack in any release.
+func TestPackageCimportsItsOwnDeclarationsRelatively(t *testing.T) {
+	s, err := schema.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	absolute := regexp.MustCompile(`(?m)^(cimport dlpack|from dlpack(_cython)? cimport)`)
+	relative := regexp.MustCompile(`(?m)^(from \. cimport dlpack|from \.dlpack cimport)`)
+	for _, r := range s.Releases {
+		for _, pkg := range []string{"", "mylib._vendor.python"} {
+			files, err := Backend{Package: pkg}.Generate(s.At(r.Version))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				if abs, rel := absolute.Match(f.Content), relative.Match(f.Content); (pkg != "" && abs) || (pkg == "" && rel) {
+					t.Errorf("v%s %s (package %q) cimports its declarations the other way", r.Version, f.Path, pkg)
+				}
+			}
 		}
 	}
 }

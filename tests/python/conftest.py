@@ -35,6 +35,13 @@ def facts():
 """
 
 
+def cython_warnings(log):
+    """The warnings in a cythonize log about Cython sources (.pyx, .pxd and
+    the .pxi files dlpack_cython includes)."""
+    return [line for line in log.splitlines()
+            if "warning" in line.lower() and re.search(r"\.(pyx|pxd|pxi)\b", line)]
+
+
 def build_cython():
     """Builds dlpack_cython the way the generated module's docstring says
     (cythonize -i inside a copy of the generated directory) and returns that
@@ -54,7 +61,7 @@ def build_cython():
     log = r.stdout + r.stderr
     if r.returncode != 0:
         raise RuntimeError("cythonize failed:\n" + log)
-    warnings = [line for line in log.splitlines() if "warning" in line.lower() and "dlpack_cython." in line]
+    warnings = cython_warnings(log)
     if warnings:
         raise RuntimeError("Cython warnings:\n" + "\n".join(warnings))
     return build

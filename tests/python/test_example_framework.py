@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import REQUIRED, ROOT
+from conftest import REQUIRED, ROOT, cython_warnings
 
 EXAMPLE = os.path.join(ROOT, "examples", "framework")
 
@@ -42,7 +42,7 @@ def test_example_framework(tmp_path):
                        cwd=build, capture_output=True, text=True, env=env)
     log = r.stdout + r.stderr
     assert r.returncode == 0, log
-    assert not [line for line in log.splitlines() if "warning" in line.lower() and ".pyx" in line], log
+    assert not cython_warnings(log), log
     env["PYTHONPATH"] = str(build)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_framework.py"],
                        cwd=build, capture_output=True, text=True, env=env, timeout=600)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import RELEASES, REQUIRED, stubtest
+from conftest import RELEASES, REQUIRED, cython_warnings, stubtest
 
 SMOKE = r"""
 import sys
@@ -47,7 +47,7 @@ def test_release(dlgen, tmp_path, release):
         if os.path.exists(cythonize):
             r = subprocess.run([cythonize, "-i", "dlpack_cython.pyx"], cwd=pydir, capture_output=True, text=True)
             assert r.returncode == 0, r.stdout + r.stderr
-            assert not [l for l in (r.stdout + r.stderr).splitlines() if "warning" in l.lower() and "dlpack_cython." in l]
+            assert not cython_warnings(r.stdout + r.stderr)
             args.append("cython")
         elif REQUIRED:
             pytest.fail("Cython is not installed")

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import REQUIRED
+from conftest import REQUIRED, cython_warnings
 
 VENDORS = {"liba": "1.2", "libb": "1.3"}
 
@@ -84,7 +84,7 @@ def vendor(dlgen, root, pkg, release):
                        capture_output=True, text=True, env=env)
     log = r.stdout + r.stderr
     assert r.returncode == 0, log
-    assert not [line for line in log.splitlines() if "warning" in line.lower() and ".pyx" in line], log
+    assert not cython_warnings(log), log
 
 
 def test_two_vendored_releases_in_one_process(dlgen, tmp_path):

@@ -9,7 +9,7 @@ IntEnum per enum, the version and flag constants, and the capsule names.
 Importing checks every struct size and field offset against the C ABI.
 
 Protocol:
-  from_dlpack(x, /, *, device=None, copy=None, readonly=None) -> Tensor
+  from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None)
       consumes any object with __dlpack__/__dlpack_device__, or a raw
       capsule; validates it (BufferError on anything it cannot honour, the
       producer's deleter still called exactly once).
@@ -17,8 +17,13 @@ Protocol:
   from_buffer(obj, /, *, readonly=None) -> Tensor
       a Tensor over memory a framework owns, or over any buffer-protocol
       object, zero-copy; dtype names are in DTYPE_NAMES.
-  from_managed(address), to_managed(x)
-      managed tensors handed over by, or to, C code.
+  from_managed(address, /, *, versioned=True, readonly=None) -> Tensor
+      adopts a managed tensor C code handed over (a DLManagedTensor* when
+      versioned=False).
+  to_managed(x, /, *, versioned=True) -> (address, versioned)
+      consumes x for C code: the managed tensor's address, and whether it
+      is a DLManagedTensorVersioned* (a producer without max_version, or
+      versioned=False, gives a legacy DLManagedTensor*).
   Tensor
       shape, strides (elements), dtype, device, readonly, byte_offset,
       data_ptr; __dlpack__, __dlpack_device__, __array_interface__ (so
@@ -38,13 +43,13 @@ import ctypes
 import datetime
 import enum
 import gc
+import math
 import operator
 import os
 import re
 import struct
 import sys
-from math import prod
-from typing import NamedTuple
+import typing
 
 __all__ = [
     "CAPSULE_NAME",
@@ -54,6 +59,7 @@ __all__ = [
     "DLPACK_MAJOR_VERSION",
     "DLPACK_MINOR_VERSION",
     "DLPACK_VERSION_STRING",
+    "DTYPE_NAMES",
     "USED_CAPSULE_NAME",
     "USED_VERSIONED_CAPSULE_NAME",
     "VERSIONED_CAPSULE_NAME",
@@ -72,6 +78,14 @@ __all__ = [
     "DLPackManagedTensorToPyObjectNoSync",
     "DLPackVersion",
     "DLTensor",
+    "DataType",
+    "Device",
+    "Tensor",
+    "from_buffer",
+    "from_dlpack",
+    "from_managed",
+    "from_pointer",
+    "to_managed",
 ]
 
 DLPACK_VERSION_STRING = "1.3"
@@ -212,9 +226,6 @@ class DLDataTypeCode(enum.IntEnum):
     # set bits to 4, and a consumer must refuse the tensor when it is not.
     kDLFloat4_e2m1fn = 17
 
-# The flag of padded sub-byte elements, for the protocol.
-_SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
-
 
 # Capsule holding a DLManagedTensor*.
 CAPSULE_NAME = "dltensor"
@@ -227,6 +238,10 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
+
+# Tables the hand-written part reads (dlgen's backend/python/handover.go).
+# The flag bit of padded sub-byte elements; 0 where they are always packed.
+_SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
 
 # Structs are declared first and laid out after the function types, so that
 # self-referencing structs and callbacks can name each other.
@@ -602,6 +617,12 @@ else:
     _LAYOUT = []
 
 
+# The ctypes module's import-time layout check, for every release: dlgen
+# copies it into dlpack_ctypes.py after the generated _LAYOUT, which lists
+# every struct's size and field offsets on the ABIs the C header knows (none
+# for other machines).
+
+
 def _check_layout():
     """Refuses to import on an ABI whose layout differs from the C header."""
     for ctype, name, want in _LAYOUT:
@@ -615,10 +636,19 @@ def _check_layout():
 _check_layout()
 
 
-__all__ += ["DataType", "Device"]
+# The rules of the Python DLPack protocol that both generated modules share,
+# word for word: DataType and Device, the __dlpack__ keyword rules, the keyword
+# negotiation of from_dlpack, stream and copy rules, sizes of sub-byte elements,
+# dtype names and the argument checks of from_pointer and from_buffer.
+#
+# dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
+# (as dlpack_cython_shared.pxi, which Cython compiles), after the generated
+# declarations it reads (dlgen's backend/python/handover.go lists them) and
+# before the module's own part, whose Tensor, from_dlpack and _private_copy
+# it calls.
 
 
-class DataType(NamedTuple):
+class DataType(typing.NamedTuple):
     """An element type: DLDataTypeCode, bits per lane, lanes."""
 
     code: int
@@ -637,7 +667,7 @@ class DataType(NamedTuple):
         return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
 
 
-class Device(NamedTuple):
+class Device(typing.NamedTuple):
     """A device: DLDeviceType and index."""
 
     device_type: int
@@ -837,6 +867,8 @@ def _request_managed(x, versioned):
         return x.__dlpack__()
 
 
+# --- Producer API: dtype names and argument checks ----------------------------
+
 # Widths for the codes whose names do not carry one (kDLFloat: float16,
 # float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
 _WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
@@ -864,7 +896,6 @@ _NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
 _KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
 _NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
 DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
-__all__ += ["DTYPE_NAMES"]
 
 
 def _data_type(dtype):
@@ -929,6 +960,12 @@ def _element_strides(byte_strides, itemsize):
     return tuple(strides)
 
 
+# The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
+# copies it into dlpack_ctypes.py after the generated declarations (the
+# ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
+# dlgen's backend/python/handover.go lists what it reads) and shared.py,
+# whose rules it uses.
+
 # The hot paths read and write a whole managed struct with one precompiled
 # struct.Struct (built from the ctypes offsets) rather than field by field:
 # ctypes attribute access costs more than everything else together.
@@ -976,6 +1013,7 @@ _py_object = ctypes.py_object
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
 _refcount = sys.getrefcount
+_prod = math.prod
 
 
 def _struct_of(ctype):
@@ -1430,7 +1468,7 @@ def _adopt(address, versioned, readonly):
             raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
             raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        size = prod(shape)
+        size = _prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
@@ -1618,7 +1656,12 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     capsule or any DLPack object holding a new copy on device, ready for
     work on stream; without on_copy, such an export is a BufferError.
     Arguments are checked as an import is: ValueError or TypeError, and
-    nothing is kept."""
+    nothing is kept.
+
+    JAX (jnp.from_dlpack) shares memory only when the first element
+    (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
+    then a ValueError. To share with JAX, allocate 63 bytes more and start
+    at the next multiple of 64: address = (base + 63) & ~63."""
     dtype = _data_type(dtype)
     address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
                                                    dtype.itemsize)
@@ -1636,7 +1679,11 @@ def from_buffer(obj, /, *, readonly=None):
     mmap, memoryview, ctypes arrays, ...), zero-copy: dtype from the buffer's
     format, shape and strides from the buffer. Read-only when the buffer is
     or readonly=True; readonly=False insists on a writable buffer. The
-    buffer is held until the Tensor and every export of it are done."""
+    buffer is held until the Tensor and every export of it are done.
+
+    JAX shares memory only when the first element is 64-byte aligned (see
+    from_pointer): an mmap.mmap(-1, size) is page-aligned, a bytearray or a
+    NumPy array need not be."""
     view = _PyBuffer()
     flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
     _buffer_get(obj, ctypes.byref(view), flags)
@@ -1670,7 +1717,14 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     forbids one. readonly=None takes the producer's word (its READ_ONLY
     flag; a legacy capsule carries none and imports writable, as PyTorch,
     CuPy and MXNet import it), True gives a read-only view, False refuses a
-    read-only tensor."""
+    read-only tensor.
+
+    A legacy capsule cannot say that its memory must not be written: JAX
+    exports only legacy capsules, of immutable arrays. A consumer that
+    writes should not trust one: pass readonly=True, or take NumPy's policy
+    (legacy means read-only) with address, versioned = to_managed(x), then
+    from_managed(address, versioned=versioned, readonly=None if versioned
+    else True)."""
     if device is not None:
         device = _placement(device)
     if type(x) is _CapsuleType:
@@ -1704,10 +1758,11 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):
-    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
-    versioned) that C code handed over, such as a c-shared library's export:
-    the Tensor owns it, validates it and calls its deleter exactly once.
-    readonly as in from_dlpack."""
+    """Adopts a managed tensor that C code handed over, such as a c-shared
+    library's export or what to_managed returned: a DLManagedTensorVersioned*,
+    or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
+    validates it and calls its deleter exactly once. readonly as in
+    from_dlpack."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(address, versioned, readonly)
@@ -1715,9 +1770,12 @@ def from_managed(address, /, *, versioned=True, readonly=None):
 
 def to_managed(x, /, *, versioned=True):
     """Consumes x (an object with __dlpack__, or a capsule) and returns
-    (address, is_versioned) of the managed tensor it held. The caller owns
-    it now and must see its deleter called exactly once, typically by
-    handing it to a C or Go importer."""
+    (address, versioned): the managed tensor it held, and whether that is a
+    DLManagedTensorVersioned* or, when False, a legacy DLManagedTensor*
+    (what versioned=False asks for, and what JAX and other producers of
+    legacy capsules give). The caller owns it and must see its deleter
+    called exactly once: from_managed(address, versioned=versioned), or a C
+    or Go importer."""
     capsule = x if type(x) is _CapsuleType else _request_managed(x, versioned)
     return _take(capsule)
 
@@ -1746,6 +1804,3 @@ def _take(capsule):
         raise BufferError("the capsule holds a NULL tensor")
     _capsule_set_name(capsule, used)
     return address, versioned
-
-
-__all__ += ["Tensor", "from_buffer", "from_dlpack", "from_managed", "from_pointer", "to_managed"]

@@ -1,8 +1,7 @@
-# The import-time layout check of the generated dlpack_ctypes module, for
-# every release: dlgen places it after the generated declarations, whose
-# _LAYOUT lists every struct's size and field offsets on the ABIs the C
-# header knows (none for other machines). Its import lines join the module's
-# import block; the rest is copied verbatim.
+# The ctypes module's import-time layout check, for every release: dlgen
+# copies it into dlpack_ctypes.py after the generated _LAYOUT, which lists
+# every struct's size and field offsets on the ABIs the C header knows (none
+# for other machines).
 import ctypes
 
 

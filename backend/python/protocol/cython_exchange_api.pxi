@@ -1,12 +1,12 @@
-# The C exchange API of the generated dlpack_cython module (DLPack 1.2 and
-# later; older releases get no_exchange_api.pxi instead): the producer's table
-# on Tensor, and the consumer's lookup of a producer's table. dlgen places it
-# after dlpack_cython.pxi. The generated declarations name the type attribute
-# (_EXCHANGE_API_ATTRIBUTE, and the previous release's spelling in
+# The C exchange API of the Cython module, in releases that have it (DLPack
+# 1.2 and later; older ones include cython_no_exchange_api.pxi instead): the
+# producer's table on Tensor, and the consumer's lookup of a producer's table.
+# dlgen ships it as dlpack_cython_exchange_api.pxi, included after
+# dlpack_cython_tensor.pxi. The generated declarations name the type
+# attribute (_EXCHANGE_API_ATTRIBUTE, and the previous release's spelling in
 # _PREVIOUS_EXCHANGE_API_ATTRIBUTE or None) and the capsule
 # (_EXCHANGE_API_CAPSULE_NAME, NULL while the table was an integer address).
 from cpython.object cimport PyTypeObject
-from dlpack cimport DLPackCurrentWorkStream, DLPackDLTensorFromPyObjectNoSync, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackManagedTensorAllocator, DLPackManagedTensorFromPyObjectNoSync, DLPackManagedTensorToPyObjectNoSync
 from libc.stdint cimport int32_t, uint8_t
 from cpython.exc cimport PyErr_Clear, PyErr_NormalizeException, PyErr_SetObject
 from cpython.ref cimport Py_XDECREF
@@ -337,9 +337,6 @@ cdef object exchange_api(void* managed_tensor_from_py_object, void* managed_tens
     if _EXCHANGE_API_CAPSULE_NAME == NULL:
         return PyLong_FromVoidPtr(api)
     return PyCapsule_New(api, _EXCHANGE_API_CAPSULE_NAME, NULL)
-
-
-__all__ += ["to_type"]
 
 
 def to_type(x, cls, /):

@@ -1,14 +1,14 @@
-# The hand-written part of the generated dlpack_ctypes module: the DLPack
-# protocol in pure ctypes. dlgen places it after the generated declarations
-# (the ctypes.Structure classes, enums, constants, capsule names) and the
-# shared rules of protocol.py, which it uses. Its import lines join the
-# module's import block; the rest is copied verbatim.
+# The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
+# copies it into dlpack_ctypes.py after the generated declarations (the
+# ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
+# dlgen's backend/python/handover.go lists what it reads) and shared.py,
+# whose rules it uses.
 import ctypes
 import gc
+import math
 import os
 import struct
 import sys
-from math import prod
 
 # The hot paths read and write a whole managed struct with one precompiled
 # struct.Struct (built from the ctypes offsets) rather than field by field:
@@ -57,6 +57,7 @@ _py_object = ctypes.py_object
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
 _refcount = sys.getrefcount
+_prod = math.prod
 
 
 def _struct_of(ctype):
@@ -511,7 +512,7 @@ def _adopt(address, versioned, readonly):
             raise BufferError(f"unknown DLDataTypeCode {code}")
         if lanes == 0 or bits == 0:
             raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        size = prod(shape)
+        size = _prod(shape)
         if size and not data:
             raise BufferError(f"data is NULL for a tensor of {size} elements")
         if size * ((bits * lanes + 7) // 8) >= 1 << 63:
@@ -699,7 +700,12 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     capsule or any DLPack object holding a new copy on device, ready for
     work on stream; without on_copy, such an export is a BufferError.
     Arguments are checked as an import is: ValueError or TypeError, and
-    nothing is kept."""
+    nothing is kept.
+
+    JAX (jnp.from_dlpack) shares memory only when the first element
+    (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
+    then a ValueError. To share with JAX, allocate 63 bytes more and start
+    at the next multiple of 64: address = (base + 63) & ~63."""
     dtype = _data_type(dtype)
     address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
                                                    dtype.itemsize)
@@ -717,7 +723,11 @@ def from_buffer(obj, /, *, readonly=None):
     mmap, memoryview, ctypes arrays, ...), zero-copy: dtype from the buffer's
     format, shape and strides from the buffer. Read-only when the buffer is
     or readonly=True; readonly=False insists on a writable buffer. The
-    buffer is held until the Tensor and every export of it are done."""
+    buffer is held until the Tensor and every export of it are done.
+
+    JAX shares memory only when the first element is 64-byte aligned (see
+    from_pointer): an mmap.mmap(-1, size) is page-aligned, a bytearray or a
+    NumPy array need not be."""
     view = _PyBuffer()
     flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
     _buffer_get(obj, ctypes.byref(view), flags)
@@ -751,7 +761,14 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     forbids one. readonly=None takes the producer's word (its READ_ONLY
     flag; a legacy capsule carries none and imports writable, as PyTorch,
     CuPy and MXNet import it), True gives a read-only view, False refuses a
-    read-only tensor."""
+    read-only tensor.
+
+    A legacy capsule cannot say that its memory must not be written: JAX
+    exports only legacy capsules, of immutable arrays. A consumer that
+    writes should not trust one: pass readonly=True, or take NumPy's policy
+    (legacy means read-only) with address, versioned = to_managed(x), then
+    from_managed(address, versioned=versioned, readonly=None if versioned
+    else True)."""
     if device is not None:
         device = _placement(device)
     if type(x) is _CapsuleType:
@@ -785,10 +802,11 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
 
 
 def from_managed(address, /, *, versioned=True, readonly=None):
-    """Adopts a DLManagedTensorVersioned* (a DLManagedTensor* when not
-    versioned) that C code handed over, such as a c-shared library's export:
-    the Tensor owns it, validates it and calls its deleter exactly once.
-    readonly as in from_dlpack."""
+    """Adopts a managed tensor that C code handed over, such as a c-shared
+    library's export or what to_managed returned: a DLManagedTensorVersioned*,
+    or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
+    validates it and calls its deleter exactly once. readonly as in
+    from_dlpack."""
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(address, versioned, readonly)
@@ -796,9 +814,12 @@ def from_managed(address, /, *, versioned=True, readonly=None):
 
 def to_managed(x, /, *, versioned=True):
     """Consumes x (an object with __dlpack__, or a capsule) and returns
-    (address, is_versioned) of the managed tensor it held. The caller owns
-    it now and must see its deleter called exactly once, typically by
-    handing it to a C or Go importer."""
+    (address, versioned): the managed tensor it held, and whether that is a
+    DLManagedTensorVersioned* or, when False, a legacy DLManagedTensor*
+    (what versioned=False asks for, and what JAX and other producers of
+    legacy capsules give). The caller owns it and must see its deleter
+    called exactly once: from_managed(address, versioned=versioned), or a C
+    or Go importer."""
     capsule = x if type(x) is _CapsuleType else _request_managed(x, versioned)
     return _take(capsule)
 
@@ -828,6 +849,4 @@ def _take(capsule):
     _capsule_set_name(capsule, used)
     return address, versioned
 
-
-__all__ += ["Tensor", "from_buffer", "from_dlpack", "from_managed", "from_pointer", "to_managed"]
 

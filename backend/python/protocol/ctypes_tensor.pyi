@@ -1,0 +1,12 @@
+# Typing stub of dlpack_ctypes.Tensor: dlgen appends it to dlpack_ctypes.pyi
+# after the generated declarations and shared.pyi, whose _TensorAPI holds
+# what both modules' Tensor have.
+
+class Tensor(_TensorAPI):
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    readonly: bool
+    copied: bool
+    byte_offset: int
+    def __init__(self) -> None: ...
+    def __buffer__(self, flags: int) -> memoryview: ...

@@ -1,0 +1,23 @@
+# Typing stub of dlpack_cython.Tensor and to_type: dlgen appends it to
+# dlpack_cython.pyi after the generated declarations and shared.pyi, whose
+# _TensorAPI holds what both modules' Tensor have. The generated part declares
+# _ReleaseAttributes, Tensor's attributes whose names vary by release (the C
+# exchange API's, from DLPack 1.2), a base class of the stub only, as the
+# static part cannot name them.
+import typing
+
+@typing.final
+class Tensor(_ReleaseAttributes, _TensorAPI):
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def copied(self) -> bool: ...
+    @property
+    def byte_offset(self) -> int: ...
+    def __init__(self, *args: typing.Any, **kwargs: typing.Any) -> None: ...
+
+def to_type(x: typing.Any, cls: type, /) -> typing.Any: ...
