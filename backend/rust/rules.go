@@ -120,7 +120,7 @@ func ruleTables(api *ir.API) (*rules, error) {
 	r.HostReadable, r.Opaque = matches(host), matches(opaque)
 	// A match arm: `            PATTERN => Some(8),`.
 	for i, w := range r.FixedBits {
-		r.FixedBits[i].Pattern = pattern(byWidth[w.Bits], 12, 12+len(fmt.Sprint(w.Bits)))
+		r.FixedBits[i].Pattern = pattern(byWidth[w.Bits], 12, 12+len(fmt.Sprint(w.Bits)), 12)
 	}
 	for _, n := range api.DataTypeNames() {
 		var name string
@@ -180,13 +180,14 @@ func nullableText(n ir.Nullable) string {
 
 // pattern joins alternatives as rustfmt lays out a pattern that starts at
 // column indent with other characters of its line around it: on one line
-// when they fit, else one a line with a leading |.
-func pattern(alts []string, indent, other int) string {
+// when they fit, else one a line, the others at column next with a
+// leading |.
+func pattern(alts []string, indent, other, next int) string {
 	line := strings.Join(alts, " | ")
 	if indent+other+len(line) <= maxWidth {
 		return line
 	}
-	return strings.Join(alts, "\n"+strings.Repeat(" ", indent)+"| ")
+	return strings.Join(alts, "\n"+strings.Repeat(" ", next)+"| ")
 }
 
 // matches renders `matches!(self, alts)` in a function body, as rustfmt
@@ -198,7 +199,7 @@ func matches(alts []string) string {
 	if args := "self, " + strings.Join(alts, " | "); len(args) <= fnCallWidth {
 		return "matches!(" + args + ")"
 	}
-	return "matches!(\n            self,\n            " + pattern(alts, 12, 0) + "\n        )"
+	return "matches!(\n            self,\n            " + pattern(alts, 12, 0, 16) + "\n        )"
 }
 
 // fnCallWidth is rustfmt's fn_call_width: longer arguments go one per line.
