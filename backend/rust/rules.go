@@ -22,9 +22,9 @@ type rules struct {
 	MaxDims      int
 	Nullables    []nullableStruct
 	DeviceType   string // the device_type enum
-	HostReadable string // a pattern of its host-readable enumerators; "" if none
+	HostReadable string // matches! of its host-readable enumerators; "" if none
 	TypeCode     string // the dtype_code enum
-	Opaque       string // a pattern of its opaque enumerators; "" if none
+	Opaque       string // matches! of its opaque enumerators; "" if none
 	FixedBits    []fixedBits
 	DataTypes    []string // rows of the dtype-name table, rendered
 	ReadOnly     string   // flag constants, by role
@@ -47,12 +47,12 @@ type fixedBits struct {
 	Bits    int
 }
 
-// check is one row of the message table, Rust literals rendered.
+// check is one check: its variant of Rule and the documentation of it,
+// and its row of the message table as Rust literals.
 type check struct {
-	Variant, Purpose string
-	ID, Python, Text string
-	Params           string // the field params, rendered
-	ParamList        string // for documentation
+	Variant, ID, Purpose, ParamList string
+	IDLit, PythonLit, TextLit       string
+	Params                          string // the field params, rendered
 }
 
 // protocol is the names of the Python protocol, for the pyo3 glue.
@@ -137,9 +137,10 @@ func ruleTables(api *ir.API) (*rules, error) {
 			params = append(params, rustString(p))
 		}
 		r.Checks = append(r.Checks, check{
-			Variant: camel(m.Check.ID), Purpose: m.Check.Purpose,
-			ID: rustString(m.Check.ID), Python: rustString(m.Python), Text: rustString(m.Text),
-			Params: fieldArray(params), ParamList: strings.Join(m.Check.Params, ", "),
+			Variant: camel(m.Check.ID), ID: m.Check.ID, Purpose: m.Check.Purpose,
+			ParamList: strings.Join(m.Check.Params, ", "),
+			IDLit:     rustString(m.Check.ID), PythonLit: rustString(m.Python), TextLit: rustString(m.Text),
+			Params: fieldArray(params),
 		})
 	}
 	p := api.Protocol

@@ -298,53 +298,62 @@ pub const SUBBYTE_PADDED: Option<u64> = Some(DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Rule {
-    /// a versioned tensor has the consumer's major version (then nothing else
-    /// is read). Parameters: major, minor, this_major, this_minor.
+    /// `version_major`: a versioned tensor has the consumer's major version
+    /// (then nothing else is read). Parameters: major, minor, this_major,
+    /// this_minor.
     VersionMajor,
-    /// ndim lies in \[0, max_ndim\]. Parameters: ndim, max_ndim.
+    /// `ndim_range`: ndim lies in \[0, max_ndim\]. Parameters: ndim, max_ndim.
     NdimRange,
-    /// shape is not NULL unless its nullable rule allows it. Parameters: ndim.
+    /// `shape_null`: shape is not NULL unless its nullable rule allows it.
+    /// Parameters: ndim.
     ShapeNull,
-    /// strides is not NULL unless its nullable rule, for the tensor's version,
-    /// allows it. Parameters: ndim, major, minor, from_major, from_minor.
+    /// `strides_null`: strides is not NULL unless its nullable rule, for the
+    /// tensor's version, allows it. Parameters: ndim, major, minor, from_major,
+    /// from_minor.
     StridesNull,
-    /// a producer API is given one stride per dimension. Parameters: count,
-    /// ndim.
+    /// `strides_count`: a producer API is given one stride per dimension.
+    /// Parameters: count, ndim.
     StridesCount,
-    /// the type code is an enumerator of the release. Parameters: code.
+    /// `dtype_unknown`: the type code is an enumerator of the release.
+    /// Parameters: code.
     DtypeUnknown,
-    /// the type code's elements can be addressed. Parameters: code, name.
+    /// `dtype_opaque`: the type code's elements can be addressed. Parameters:
+    /// code, name.
     DtypeOpaque,
-    /// bits and lanes are not 0. Parameters: bits, lanes.
+    /// `dtype_zero`: bits and lanes are not 0. Parameters: bits, lanes.
     DtypeZero,
-    /// a type code that allows one width has it. Parameters: code, name, bits,
-    /// required.
+    /// `dtype_bits`: a type code that allows one width has it. Parameters:
+    /// code, name, bits, required.
     DtypeBits,
-    /// no extent is negative (the first one is named). Parameters: extent, dim.
+    /// `shape_negative`: no extent is negative (the first one is named).
+    /// Parameters: extent, dim.
     ShapeNegative,
-    /// byte_offset is below 2^(P-1). Parameters: byte_offset, log2.
+    /// `byte_offset_limit`: byte_offset is below 2^(P-1). Parameters:
+    /// byte_offset, log2.
     ByteOffsetLimit,
-    /// the element count, every 0 extent read as 1, and its bytes are below
-    /// 2^(P-1). Parameters: log2.
+    /// `size_limit`: the element count, every 0 extent read as 1, and its bytes
+    /// are below 2^(P-1). Parameters: log2.
     SizeLimit,
-    /// every stride, in elements and in bytes, is below 2^(P-1) (the first one
-    /// past is named). Parameters: stride, dim, log2.
+    /// `stride_limit`: every stride, in elements and in bytes, is below 2^(P-1)
+    /// (the first one past is named). Parameters: stride, dim, log2.
     StrideLimit,
-    /// the elements' span, in elements and in bytes, is below 2^(P-1).
-    /// Parameters: log2.
+    /// `span_limit`: the elements' span, in elements and in bytes, is below
+    /// 2^(P-1). Parameters: log2.
     SpanLimit,
-    /// the end of the last element lies less than 2^(P-1) bytes from data.
-    /// Parameters: byte_offset, log2.
+    /// `offset_limit`: the end of the last element lies less than 2^(P-1) bytes
+    /// from data. Parameters: byte_offset, log2.
     OffsetLimit,
-    /// data is not NULL unless its nullable rule allows it. Parameters: count.
+    /// `data_null`: data is not NULL unless its nullable rule allows it.
+    /// Parameters: count.
     DataNull,
-    /// every byte of every element, and the end of the last, has an address in
-    /// \[0, 2^P). Parameters: data, byte_offset.
+    /// `address_limit`: every byte of every element, and the end of the last,
+    /// has an address in \[0, 2^P). Parameters: data, byte_offset.
     AddressLimit,
-    /// reading memory on the CPU needs a host-readable device type. Parameters:
-    /// device_type, device_id.
+    /// `device_unreadable`: reading memory on the CPU needs a host-readable
+    /// device type. Parameters: device_type, device_id.
     DeviceUnreadable,
-    /// a dtype name is one of the release's. Parameters: name, known.
+    /// `dtype_name`: a dtype name is one of the release's. Parameters: name,
+    /// known.
     DtypeName,
 }
 
