@@ -2,60 +2,61 @@ package rust
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dlgen/dlgen/ir"
 )
 
-// The import rules, as data the hand-written checker (crate/tensor.rs)
-// reads from the generated rules module. What the IR holds (enumerators,
-// flags, versions, capsule names) comes from it; the rest is, until the
-// schema declares it, stated here once, in the words of the Go runtime
-// (dltensor) whose verdicts the crate's checker reproduces.
+// The import rules, as data: the view of rust-rules.rs.tmpl, from the IR
+// alone. Facts sit on the declarations they are about (when a field may
+// be NULL, which device types the CPU reads, which type codes allow one
+// width or cannot be addressed), the rest is api.Rules: the dimension
+// limit and the message of every check. The hand-written checker
+// (crate/check.rs) and the readers of the tables (crate/rule_types.rs)
+// know no fact of their own; the limits of the address space are the
+// template's definition against the pointer width, docs/rules.md's.
 
-// Limits every tensor must respect.
-const (
-	maxNDim = 64
-	// addressLimit bounds every byte address relative to data, byte_offset
-	// and the byte extent: byte addresses times 8 (bit addresses, for
-	// packed sub-byte elements) fit in an int64.
-	addressLimit = (1<<63 - 1) / 8
-)
-
-// hostDevices are the device types whose memory the CPU reads directly.
-var hostDevices = []string{"kDLCPU", "kDLCUDAHost", "kDLROCMHost", "kDLCUDAManaged"}
-
-// unaddressable are type codes whose elements have no defined size, with
-// what the error calls them.
-var unaddressable = []struct{ code, what string }{{"kDLOpaqueHandle", "opaque-handle"}}
-
-// fixedWidths are the type codes that allow only one number of bits.
-var fixedWidths = []struct {
-	code string
-	bits int
-}{{"kDLFloat4_e2m1fn", 4}, {"kDLFloat6_e2m3fn", 6}, {"kDLFloat6_e3m2fn", 6}}
-
-// nullStridesForbiddenFrom is the first release whose tensors may not
-// have NULL strides when ndim != 0.
-var nullStridesForbiddenFrom = ir.Version{Major: 1, Minor: 2}
-
-// Roles of the flag bits the checker needs, by their C names.
-const (
-	flagReadOnly      = "DLPACK_FLAG_BITMASK_READ_ONLY"
-	flagIsCopied      = "DLPACK_FLAG_BITMASK_IS_COPIED"
-	flagSubbytePadded = "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED"
-)
-
-// rules is the view of rust-rules.rs.tmpl; the tables are rendered.
+// rules is what rust-rules.rs.tmpl renders.
 type rules struct {
-	Major, Minor                  string // the version macros
-	MaxNDim                       int
-	AddressLimit                  int64
-	NullStrides                   string // "None" or "Some((major, minor))"
-	KnownDevices, HostDevices     string // DLDeviceType tables
-	KnownCodes                    string // DLDataTypeCode table
-	Unaddressable, FixedWidths    string
-	ReadOnly, IsCopied            string // flag constants
-	Padded                        string // "Some(flag)", or "None" before the release has it
+	Version      string // the consumer's (major, minor), by the version macros
+	MaxDims      int
+	Nullables    []nullableStruct
+	DeviceType   string // the device_type enum
+	HostReadable string // matches! of its host-readable enumerators; "" if none
+	TypeCode     string // the dtype_code enum
+	Opaque       string // matches! of its opaque enumerators; "" if none
+	FixedBits    []fixedBits
+	DataTypes    []string // rows of the dtype-name table, rendered
+	ReadOnly     string   // flag constants, by role
+	IsCopied     string
+	Padded       string // "Some(flag)", or "None" where the release has none
+	Checks       []check
+	Python       protocol
+}
+
+// nullableStruct holds the nullable rules of one struct's fields.
+type nullableStruct struct {
+	Struct string
+	Fields []nullableField
+}
+
+type nullableField struct{ Doc, Const, Value string }
+
+type fixedBits struct {
+	Pattern string
+	Bits    int
+}
+
+// check is one check: its variant of Rule and the documentation of it,
+// and its row of the message table as Rust literals.
+type check struct {
+	Variant, ID, Purpose, ParamList string
+	IDLit, PythonLit, TextLit       string
+	Params                          string // the field params, rendered
+}
+
+// protocol is the names of the Python protocol, for the pyo3 glue.
+type protocol struct {
 	Capsule, UsedCapsule          string
 	Versioned, UsedVersioned      string
 	ExchangeAttr, ExchangeCapsule string // "" when the release has none
@@ -63,80 +64,175 @@ type rules struct {
 
 // ruleTables gathers the rules of api, a release with versioned tensors.
 func ruleTables(api *ir.API) (*rules, error) {
-	r := &rules{MaxNDim: maxNDim, AddressLimit: addressLimit, NullStrides: "None", ReadOnly: "0", IsCopied: "0", Padded: "None"}
-	r.Major, r.Minor = api.Versions.Major.Name, api.Versions.Minor.Name
-	if !api.Version().Less(nullStridesForbiddenFrom) {
-		r.NullStrides = fmt.Sprintf("Some((%d, %d))", nullStridesForbiddenFrom.Major, nullStridesForbiddenFrom.Minor)
-	}
-	enums := map[string]*ir.Enum{}
-	for _, e := range api.Enums() {
-		enums[e.Name] = e
-	}
-	devices, codes := enums["DLDeviceType"], enums["DLDataTypeCode"]
+	devices, codes := api.Enum.DeviceType, api.Enum.DataTypeCode
 	if devices == nil || codes == nil {
-		return nil, fmt.Errorf("the safe layer needs DLDeviceType and DLDataTypeCode")
+		return nil, fmt.Errorf("the safe layer needs the enums with roles %s and %s", ir.DeviceTypeEnum, ir.DataTypeCodeEnum)
 	}
-	has := func(e *ir.Enum, name string) bool {
-		for _, v := range e.Values {
-			if v.Name == name {
-				return true
+	if api.Flag.ReadOnly == nil || api.Flag.IsCopied == nil {
+		return nil, fmt.Errorf("the safe layer needs the flags with roles %s and %s", ir.ReadOnlyFlag, ir.IsCopiedFlag)
+	}
+	if len(api.Rules.Messages) == 0 || api.Rules.MaxDims <= 0 {
+		return nil, fmt.Errorf("the safe layer needs the schema's rules: max_ndim and messages")
+	}
+	r := &rules{
+		Version:    fmt.Sprintf("(%s, %s)", api.Versions.Major.Name, api.Versions.Minor.Name),
+		MaxDims:    api.Rules.MaxDims,
+		DeviceType: devices.Name, TypeCode: codes.Name,
+		ReadOnly: api.Flag.ReadOnly.Name, IsCopied: api.Flag.IsCopied.Name, Padded: "None",
+	}
+	if f := api.Flag.SubbytePadded; f != nil {
+		r.Padded = "Some(" + f.Name + ")"
+	}
+	for _, s := range api.Structs() {
+		ns := nullableStruct{Struct: s.Name}
+		for _, f := range s.Fields {
+			if f.Nullable.When == ir.NullNever {
+				continue
+			}
+			ns.Fields = append(ns.Fields, nullableField{
+				Doc:   fmt.Sprintf("When `%s` may be NULL: %s.", f.Name, nullableText(f.Nullable)),
+				Const: strings.ToUpper(f.Name) + "_NULLABLE",
+				Value: nullableValue(f.Nullable),
+			})
+		}
+		if ns.Fields != nil {
+			r.Nullables = append(r.Nullables, ns)
+		}
+	}
+	var host, opaque []string
+	for _, ev := range devices.Values {
+		if ev.HostReadable {
+			host = append(host, "Self::"+ev.Name)
+		}
+	}
+	byWidth := map[int][]string{}
+	for _, ev := range codes.Values {
+		if ev.Opaque {
+			opaque = append(opaque, "Self::"+ev.Name)
+		}
+		if ev.Bits != 0 {
+			if byWidth[ev.Bits] == nil {
+				r.FixedBits = append(r.FixedBits, fixedBits{Bits: ev.Bits})
+			}
+			byWidth[ev.Bits] = append(byWidth[ev.Bits], "Self::"+ev.Name)
+		}
+	}
+	r.HostReadable, r.Opaque = matches(host), matches(opaque)
+	// A match arm: `            PATTERN => Some(8),`.
+	for i, w := range r.FixedBits {
+		r.FixedBits[i].Pattern = pattern(byWidth[w.Bits], 12, 12+len(fmt.Sprint(w.Bits)), 12)
+	}
+	for _, n := range api.DataTypeNames() {
+		var name string
+		for _, ev := range codes.Values {
+			if ev.Value == n.Code {
+				name = ev.Name
 			}
 		}
-		return false
+		r.DataTypes = append(r.DataTypes, dataTypeRow(n.Name, codes.Name+"::"+name, n.Bits))
 	}
-	var known, host, knownCodes, unaddr, fixed []string
-	for _, v := range devices.Values {
-		known = append(known, "DLDeviceType::"+v.Name)
-	}
-	for _, n := range hostDevices {
-		if has(devices, n) {
-			host = append(host, "DLDeviceType::"+n)
+	for _, m := range api.Rules.Messages {
+		var params []string
+		for _, p := range m.Check.Params {
+			params = append(params, rustString(p))
 		}
-	}
-	for _, v := range codes.Values {
-		knownCodes = append(knownCodes, "DLDataTypeCode::"+v.Name)
-	}
-	for _, u := range unaddressable {
-		if has(codes, u.code) {
-			unaddr = append(unaddr, fmt.Sprintf("(DLDataTypeCode::%s, %q)", u.code, u.what))
-		}
-	}
-	for _, w := range fixedWidths {
-		if has(codes, w.code) {
-			fixed = append(fixed, fmt.Sprintf("(DLDataTypeCode::%s, %d)", w.code, w.bits))
-		}
-	}
-	const lead = "pub(crate) const "
-	r.KnownDevices = array(lead+"KNOWN_DEVICE_TYPES: &[DLDeviceType] = ", known)
-	r.HostDevices = array(lead+"HOST_DEVICE_TYPES: &[DLDeviceType] = ", host)
-	r.KnownCodes = array(lead+"KNOWN_TYPE_CODES: &[DLDataTypeCode] = ", knownCodes)
-	r.Unaddressable = array(lead+"UNADDRESSABLE_TYPE_CODES: &[(DLDataTypeCode, &str)] = ", unaddr)
-	r.FixedWidths = array(lead+"FIXED_WIDTH_TYPE_CODES: &[(DLDataTypeCode, u8)] = ", fixed)
-	for _, d := range api.Decls {
-		if f, ok := d.(*ir.Flags); ok {
-			for _, b := range f.Bits {
-				switch b.Name {
-				case flagReadOnly:
-					r.ReadOnly = b.Name
-				case flagIsCopied:
-					r.IsCopied = b.Name
-				case flagSubbytePadded:
-					r.Padded = "Some(" + b.Name + ")"
-				}
-			}
-		}
-	}
-	if r.ReadOnly == "0" || r.IsCopied == "0" {
-		return nil, fmt.Errorf("the safe layer needs the %s and %s flags", flagReadOnly, flagIsCopied)
+		r.Checks = append(r.Checks, check{
+			Variant: camel(m.Check.ID), ID: m.Check.ID, Purpose: m.Check.Purpose,
+			ParamList: strings.Join(m.Check.Params, ", "),
+			IDLit:     rustString(m.Check.ID), PythonLit: rustString(m.Python), TextLit: rustString(m.Text),
+			Params: fieldArray(params),
+		})
 	}
 	p := api.Protocol
-	r.Capsule, r.UsedCapsule = p.Capsule.Name, p.UsedCapsule.Name
-	r.Versioned, r.UsedVersioned = p.VersionedCapsule.Name, p.UsedVersionedCapsule.Name
+	r.Python = protocol{
+		Capsule: p.Capsule.Name, UsedCapsule: p.UsedCapsule.Name,
+		Versioned: p.VersionedCapsule.Name, UsedVersioned: p.UsedVersionedCapsule.Name,
+	}
 	if p.ExchangeAPIAttribute != nil {
-		r.ExchangeAttr = p.ExchangeAPIAttribute.Name
+		r.Python.ExchangeAttr = p.ExchangeAPIAttribute.Name
 	}
 	if p.ExchangeAPICapsule != nil {
-		r.ExchangeCapsule = p.ExchangeAPICapsule.Name
+		r.Python.ExchangeCapsule = p.ExchangeAPICapsule.Name
 	}
 	return r, nil
+}
+
+// nullWhens are the Rust spellings of ir.NullWhen, in its order.
+var nullWhens = [...]string{"NullWhen::Never", "NullWhen::Always", "NullWhen::IfNdimZero", "NullWhen::IfNoElements"}
+
+// nullWhenTexts say when NULL is allowed, for documentation.
+var nullWhenTexts = [...]string{"never", "always", "only when the tensor has no dimensions", "only when the tensor has no elements"}
+
+func nullableValue(n ir.Nullable) string {
+	if c := n.Changed; c != nil {
+		return fmt.Sprintf("Nullable {\n        when: %s,\n        changed: Some(NullableChange {\n            since: (%d, %d),\n            before: %s,\n        }),\n    }",
+			nullWhens[n.When], c.In.Major, c.In.Minor, nullWhens[c.From])
+	}
+	return fmt.Sprintf("Nullable {\n        when: %s,\n        changed: None,\n    }", nullWhens[n.When])
+}
+
+func nullableText(n ir.Nullable) string {
+	text := nullWhenTexts[n.When]
+	if c := n.Changed; c != nil {
+		text += fmt.Sprintf("; in tensors older than %s, %s", c.In, nullWhenTexts[c.From])
+	}
+	return text
+}
+
+// pattern joins alternatives as rustfmt lays out a pattern that starts at
+// column indent with other characters of its line around it: on one line
+// when they fit, else one a line, the others at column next with a
+// leading |.
+func pattern(alts []string, indent, other, next int) string {
+	line := strings.Join(alts, " | ")
+	if indent+other+len(line) <= maxWidth {
+		return line
+	}
+	return strings.Join(alts, "\n"+strings.Repeat(" ", next)+"| ")
+}
+
+// matches renders `matches!(self, alts)` in a function body, as rustfmt
+// lays it out; "" for no alternatives.
+func matches(alts []string) string {
+	if len(alts) == 0 {
+		return ""
+	}
+	if args := "self, " + strings.Join(alts, " | "); len(args) <= fnCallWidth {
+		return "matches!(" + args + ")"
+	}
+	return "matches!(\n            self,\n            " + pattern(alts, 12, 0, 16) + "\n        )"
+}
+
+// fnCallWidth is rustfmt's fn_call_width: longer arguments go one per line.
+const fnCallWidth = 60
+
+// dataTypeRow renders one DataTypeName of the dtype-name table.
+func dataTypeRow(name, code string, bits int) string {
+	return fmt.Sprintf("    DataTypeName {\n        name: %s,\n        code: %s,\n        bits: %d,\n    },", rustString(name), code, bits)
+}
+
+// fieldArray renders the field `params: &[items],` of a message, as
+// rustfmt lays it out.
+func fieldArray(items []string) string {
+	const lead = "        params: &["
+	if inner := strings.Join(items, ", "); len(inner) <= arrayWidth && len(lead)+len(inner)+2 <= maxWidth {
+		return lead + inner + "],"
+	}
+	return lead + "\n            " + strings.Join(items, ",\n            ") + ",\n        ],"
+}
+
+// camel spells a check id as a Rust variant: dtype_name -> DtypeName.
+func camel(id string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(id, "_") {
+		if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
+
+// rustString is s as a Rust string literal.
+func rustString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s) + `"`
 }

@@ -12,13 +12,14 @@
 //     `const _: () = assert!(...)`, each model selected by cfg predicates
 //     (conditions in layout.go); a target no model names gets compile_error!;
 //   - from DLPack 1.0, src/rules.rs: the import rules as data (rules.go),
-//     which the hand-written safe layer reads.
+//     the module `rules`, which the hand-written safe layer reads.
 //
 // Only what varies by release is generated, from the IR through the
-// templates rust-*.tmpl. The safe layer (an owned managed tensor, import
-// validation, exports of Rust memory) and the PyO3 glue are hand-written
-// Rust in crate/, embedded here and copied, behind the generated marker
-// lines, into src/ of every release from 1.0; python/exchange.rs is
+// templates rust-*.tmpl. The readers of the rule tables (rules/types.rs),
+// the safe layer (an owned managed tensor, import validation, exports of
+// Rust memory) and the PyO3 glue are hand-written Rust in crate/, embedded
+// here and copied, behind the generated marker lines, into src/ of every
+// release from 1.0; python/exchange.rs is
 // exchange_api.rs where the release has the C exchange API and
 // no_exchange_api.rs where it has not.
 //
@@ -52,6 +53,7 @@ var sources embed.FS
 // handWritten maps the crate's hand-written files to their sources in
 // crate/; the exchange module is chosen per release.
 var handWritten = []struct{ path, source string }{
+	{"src/rules/types.rs", "rule_types.rs"},
 	{"src/check.rs", "check.rs"},
 	{"src/tensor.rs", "tensor.rs"},
 	{"src/export.rs", "export.rs"},
@@ -96,7 +98,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	copies := handWritten
 	exchange := "no_exchange_api.rs"
-	if v.Rules.ExchangeAttr != "" {
+	if v.Rules.Python.ExchangeAttr != "" {
 		exchange = "exchange_api.rs"
 	}
 	copies = append(copies, struct{ path, source string }{"src/python/exchange.rs", exchange})

@@ -1,20 +1,21 @@
-//! What a tensor must be before the safe layer touches it. The rules are
-//! the generated tables of `rules`; this module applies them, in the order
-//! and with the words of the Go runtime (dltensor), so that every language
-//! gives one verdict and one message for one tensor.
+//! What a tensor must be before the safe layer touches it: the checks of
+//! dlgen's docs/rules.md, in their order, reading the tables of `rules`
+//! (generated from the schema) and refusing in the words of its message
+//! table, so that every language gives one verdict and one message for one
+//! tensor.
 //!
-//! Every address the checks accept (relative to `data`: byte_offset, each
-//! element's byte and bit address, the byte extent) is computable without
-//! overflow and bounded by `rules::ADDRESS_LIMIT`, wherever an extent of 0
-//! sits.
+//! Once the checks pass, every element count, byte offset and byte extent
+//! the tensor implies, relative to `data` or to the first element, ends
+//! included, is below 2^(P-1) (P the width of a pointer), and every byte of
+//! every element has an address: plain `isize` arithmetic is then safe.
 
-use alloc::format;
+use alloc::string::ToString;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::ffi::c_void;
-use core::fmt;
+use core::fmt::Display;
 
-use crate::rules;
+use crate::rules::{self, Rule};
 use crate::tensor::{Error, ErrorKind};
 use crate::{DLDataType, DLDataTypeCode, DLDevice, DLTensor};
 
@@ -31,62 +32,62 @@ pub(crate) struct Description {
     pub(crate) padded: bool,
 }
 
-fn malformed(message: alloc::string::String) -> Error {
-    Error::new(ErrorKind::Malformed, message)
+/// The error of a tensor that breaks `rule`; `args` are the parameters of
+/// its message.
+pub(crate) fn broken(rule: Rule, args: &[&dyn Display]) -> Error {
+    let kind = match rule {
+        Rule::DeviceUnreadable => ErrorKind::NotOnCpu,
+        _ => ErrorKind::Malformed,
+    };
+    Error::broken(kind, rule, rule.format(args).to_string())
 }
 
-/// Go's %v of a slice of integers: `[1 2 3]`.
-pub(crate) struct List<'a>(pub(crate) &'a [i64]);
-
-impl fmt::Display for List<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, x) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{x}")?;
-        }
-        f.write_str("]")
-    }
+/// The version a nullable rule reads, (0, 0) for a legacy tensor, as the
+/// messages show it.
+fn shown(version: Option<(u32, u32)>) -> (u32, u32) {
+    version.unwrap_or((0, 0))
 }
 
-/// Copies and checks a producer's DLTensor. `null_strides_ok`: NULL strides
-/// mean row-major, as before DLPack 1.2.
+/// Copies and checks a producer's DLTensor, of `version` (`None`: a legacy
+/// DLManagedTensor). The major version is the caller's to check, before
+/// anything else is read.
 ///
 /// # Safety
 /// `shape` and `strides`, when not NULL, point to `ndim` readable integers.
 pub(crate) unsafe fn describe(
     dl: &DLTensor,
-    null_strides_ok: bool,
+    version: Option<(u32, u32)>,
     padded: bool,
 ) -> Result<Description, Error> {
     let ndim = dl.ndim;
-    if !(0..=rules::MAX_NDIM).contains(&ndim) {
-        return Err(malformed(format!(
-            "ndim {ndim} outside [0, {}]",
-            rules::MAX_NDIM
-        )));
+    let Some(n) = usize::try_from(ndim).ok().filter(|&n| n <= rules::MAX_NDIM) else {
+        return Err(broken(Rule::NdimRange, &[&ndim, &rules::MAX_NDIM]));
+    };
+    if dl.shape.is_null() && !DLTensor::SHAPE_NULLABLE.allows(version, n, false) {
+        return Err(broken(Rule::ShapeNull, &[&ndim]));
     }
-    let n = ndim as usize;
+    if dl.strides.is_null() && !DLTensor::STRIDES_NULLABLE.allows(version, n, false) {
+        let (major, minor) = shown(version);
+        let from = DLTensor::STRIDES_NULLABLE
+            .changed
+            .map_or((0, 0), |c| c.since);
+        return Err(broken(
+            Rule::StridesNull,
+            &[&ndim, &major, &minor, &from.0, &from.1],
+        ));
+    }
     let mut dims = vec![0i64; 2 * n];
     if n > 0 {
-        if dl.shape.is_null() {
-            return Err(malformed(format!("shape is NULL for {ndim} dimensions")));
+        let (shape, strides) = dims.split_at_mut(n);
+        if !dl.shape.is_null() {
+            // SAFETY: the caller vouches for n integers at shape.
+            unsafe { copy_dims(dl.shape, shape) };
         }
-        // Bytes, so that a misaligned array is read, not undefined behaviour.
-        // SAFETY: the caller vouches for n integers at shape.
-        unsafe { copy_dims(dl.shape, &mut dims[..n]) };
         if !dl.strides.is_null() {
             // SAFETY: as above, for strides.
-            unsafe { copy_dims(dl.strides, &mut dims[n..]) };
-        } else if !null_strides_ok {
-            let (major, minor) = rules::NULL_STRIDES_FORBIDDEN_FROM.unwrap_or(rules::VERSION);
-            return Err(malformed(format!(
-                "strides is NULL, which DLPack {major}.{minor}+ forbids for ndim {ndim}"
-            )));
+            unsafe { copy_dims(dl.strides, strides) };
         } else {
-            let (shape, strides) = dims.split_at_mut(n);
+            // Row-major, as NULL meant.
             contiguous_strides(shape, strides);
         }
     }
@@ -98,23 +99,29 @@ pub(crate) unsafe fn describe(
         byte_offset: dl.byte_offset,
         padded,
     };
-    d.validate()?;
+    d.check(version)?;
     Ok(d)
 }
 
+/// Copies integers byte by byte, so that a misaligned array is read, not
+/// undefined behaviour.
+///
+/// # Safety
+/// `from` points to `to.len()` readable integers.
 unsafe fn copy_dims(from: *const i64, to: &mut [i64]) {
     // SAFETY: the caller vouches for to.len() integers at from.
     unsafe {
         core::ptr::copy_nonoverlapping(
             from.cast::<u8>(),
             to.as_mut_ptr().cast::<u8>(),
-            to.len() * 8,
+            core::mem::size_of_val(to),
         )
     };
 }
 
-/// Row-major strides of a shape; all 0 for a shape whose element count is
-/// negative or overflows (the checks then refuse it).
+/// Row-major strides of a shape (every 0 extent read as 1); all 0 for a
+/// shape with a negative extent or whose element count overflows an i64
+/// (the checks then refuse it).
 pub(crate) fn contiguous_strides(shape: &[i64], strides: &mut [i64]) {
     if shape.iter().any(|&e| e < 0) || elements(shape).is_none() {
         strides.fill(0);
@@ -160,7 +167,7 @@ impl Description {
         &self.dims[self.ndim()..]
     }
 
-    /// The number of elements; valid once validate has passed.
+    /// The number of elements; once checked, below 2^(P-1).
     pub(crate) fn len(&self) -> usize {
         elements(self.shape()).unwrap_or(0) as usize
     }
@@ -181,45 +188,47 @@ impl Description {
         self.element_bits().div_ceil(8)
     }
 
-    /// The bytes n consecutive elements occupy, `None` on overflow.
+    /// The bytes n consecutive elements occupy, `None` from 2^64 on.
     pub(crate) fn bytes_for(&self, n: u64) -> Option<u64> {
-        if self.packed() {
-            let bits = u128::from(n) * u128::from(self.element_bits());
-            if bits > u128::from(u64::MAX - 7) {
-                return None;
+        let bytes = if self.packed() {
+            (u128::from(n) * u128::from(self.element_bits())).div_ceil(8)
+        } else {
+            u128::from(n) * u128::from(self.item_size())
+        };
+        u64::try_from(bytes).ok()
+    }
+
+    /// Whether n elements, and the bytes they take, are below 2^(P-1).
+    fn fits(&self, n: u64) -> bool {
+        n < rules::BOUND && self.bytes_for(n).is_some_and(|b| b < rules::BOUND)
+    }
+
+    /// How many elements the strides reach below the first element and
+    /// above it, saturated at 2^64 - 1; the tensor must have elements.
+    fn reach(&self) -> (u64, u64) {
+        let (mut low, mut high) = (0u64, 0u64);
+        for (&n, &st) in self.shape().iter().zip(self.strides()) {
+            let r = ((n - 1) as u64).saturating_mul(st.unsigned_abs());
+            if st < 0 {
+                low = low.saturating_add(r);
+            } else {
+                high = high.saturating_add(r);
             }
-            return Some((bits as u64).div_ceil(8));
         }
-        let b = u128::from(n) * u128::from(self.item_size());
-        u64::try_from(b).ok()
+        (low, high)
     }
 
     /// Where the elements lie, in bytes relative to data: `[lo, hi)`;
-    /// `None` for a tensor with no element. Valid once validate has passed.
+    /// `None` for a tensor with no element. Valid once checked.
     pub(crate) fn byte_range(&self) -> Option<(i64, i64)> {
         if self.len() == 0 {
             return None;
         }
-        let (mut neg, mut pos) = (0i64, 0i64);
-        for (&n, &st) in self.shape().iter().zip(self.strides()) {
-            let reach = (n - 1) * st;
-            if reach < 0 {
-                neg += reach;
-            } else {
-                pos += reach;
-            }
-        }
+        let (low, high) = self.reach();
+        let below = self.bytes_for(low).unwrap_or(0) as i64;
+        let end = self.bytes_for(high + 1).unwrap_or(0) as i64;
         let offset = self.byte_offset as i64;
-        let bits = self.element_bits() as i64;
-        if self.packed() {
-            let first = offset * 8;
-            return Some((
-                (first + neg * bits).div_euclid(8),
-                (first + (pos + 1) * bits + 7).div_euclid(8),
-            ));
-        }
-        let item = self.item_size() as i64;
-        Some((offset + neg * item, offset + (pos + 1) * item))
+        Some((offset - below, offset + end))
     }
 
     /// Whether the elements are row-major and compact (extents of 1 may
@@ -240,99 +249,96 @@ impl Description {
 
     /// Whether the CPU may read the memory.
     pub(crate) fn host_accessible(&self) -> bool {
-        rules::HOST_DEVICE_TYPES.contains(&self.device.device_type)
+        self.device.device_type.is_host_readable()
     }
 
-    /// Checks everything DLPack requires of the description.
-    pub(crate) fn validate(&self) -> Result<(), Error> {
-        let device_type = self.device.device_type;
-        if !rules::KNOWN_DEVICE_TYPES.contains(&device_type) {
-            return Err(malformed(format!("unknown device type {}", device_type.0)));
-        }
+    /// Makes the checks that follow the pointer fields', in order, on a
+    /// tensor of `version` (`None`: legacy): every tensor the safe layer
+    /// imports or exports passes through it.
+    pub(crate) fn check(&self, version: Option<(u32, u32)>) -> Result<(), Error> {
         let code = DLDataTypeCode(self.dtype.code);
         let (bits, lanes) = (self.dtype.bits, self.dtype.lanes);
-        if !rules::KNOWN_TYPE_CODES.contains(&code) {
-            return Err(malformed(format!("unknown dtype code {}", code.0)));
+        if code.name().is_none() {
+            return Err(broken(Rule::DtypeUnknown, &[&code.0]));
         }
-        if let Some((_, what)) = rules::UNADDRESSABLE_TYPE_CODES
-            .iter()
-            .find(|(c, _)| *c == code)
-        {
-            return Err(malformed(format!("{what} elements cannot be addressed")));
+        let name = code.name().unwrap_or_default();
+        if !code.is_addressable() {
+            return Err(broken(Rule::DtypeOpaque, &[&code.0, &name]));
         }
         if bits == 0 || lanes == 0 {
-            return Err(malformed(format!(
-                "dtype with {bits} bits and {lanes} lanes"
-            )));
+            return Err(broken(Rule::DtypeZero, &[&bits, &lanes]));
         }
-        if let Some((_, want)) = rules::FIXED_WIDTH_TYPE_CODES
-            .iter()
-            .find(|(c, _)| *c == code)
+        if let Some(required) = code.fixed_bits().filter(|&b| b != bits) {
+            return Err(broken(Rule::DtypeBits, &[&code.0, &name, &bits, &required]));
+        }
+        if let Some((dim, extent)) = self.shape().iter().enumerate().find(|&(_, &e)| e < 0) {
+            return Err(broken(Rule::ShapeNegative, &[extent, &dim]));
+        }
+        self.check_limits()?;
+        let count = self.len();
+        if self.data.is_null() && !DLTensor::DATA_NULLABLE.allows(version, self.ndim(), count == 0)
         {
-            if bits != *want {
-                return Err(malformed(format!(
-                    "{code:?} elements of {bits} bits (DLPack requires {want})"
-                )));
-            }
+            return Err(broken(Rule::DataNull, &[&count]));
         }
-        if self.shape().iter().any(|&e| e < 0) {
-            return Err(malformed(format!(
-                "negative extent in shape {}",
-                List(self.shape())
-            )));
+        if count == 0 {
+            return Ok(()); // nothing is addressed
         }
-        self.check_extent()?;
-        let len = self.len();
-        if len > 0 && self.data.is_null() {
-            return Err(malformed(format!("data is NULL for {len} elements")));
+        // The first byte lies byte_offset - below from data, the end
+        // byte_offset + end: check_limits bounds both.
+        let (low, high) = self.reach();
+        let below = self.bytes_for(low).unwrap_or(u64::MAX);
+        let end = self.bytes_for(high + 1).unwrap_or(u64::MAX);
+        let address = self.data as usize as u64;
+        if (below > self.byte_offset && address < below - self.byte_offset)
+            || address > rules::MAX_ADDRESS - (self.byte_offset + end)
+        {
+            return Err(broken(
+                Rule::AddressLimit,
+                &[&(self.data as usize), &self.byte_offset],
+            ));
         }
         Ok(())
     }
 
-    /// Proves that the element count and every element's byte (and bit)
-    /// address, relative to data, are computable without overflow.
-    fn check_extent(&self) -> Result<(), Error> {
-        if self.byte_offset > rules::ADDRESS_LIMIT {
-            return Err(malformed(format!(
-                "byte_offset {} overflows",
-                self.byte_offset
-            )));
+    /// The checks of the address space's limits that need no data pointer.
+    fn check_limits(&self) -> Result<(), Error> {
+        let log2 = rules::POINTER_BITS - 1;
+        if self.byte_offset >= rules::BOUND {
+            return Err(broken(Rule::ByteOffsetLimit, &[&self.byte_offset, &log2]));
         }
-        let (shape, strides) = (self.shape(), self.strides());
-        let mut span: u64 = 0; // sum of (n-1)*|stride|, in elements
-        for (&n, &st) in shape.iter().zip(strides) {
-            if st == i64::MIN {
-                return Err(malformed(format!("stride {st} overflows")));
+        // Every 0 extent read as 1: the verdict never depends on where a 0
+        // sits, and every partial product is computable.
+        let mut count = 1u64;
+        for &n in self.shape() {
+            match count.checked_mul(n.max(1) as u64) {
+                Some(c) if c < rules::BOUND => count = c,
+                _ => return Err(broken(Rule::SizeLimit, &[&log2])),
             }
-            let reach = u128::from((n - 1).max(0) as u64) * u128::from(st.unsigned_abs());
-            let total = u128::from(span) + reach;
-            if reach > u128::from(u64::MAX) || total > u128::from(u64::MAX) {
-                return Err(malformed(format!(
-                    "shape {} with strides {} overflows",
-                    List(shape),
-                    List(strides)
-                )));
+        }
+        if !self.fits(count) {
+            return Err(broken(Rule::SizeLimit, &[&log2]));
+        }
+        for (dim, stride) in self.strides().iter().enumerate() {
+            if !self.fits(stride.unsigned_abs()) {
+                return Err(broken(Rule::StrideLimit, &[stride, &dim, &log2]));
             }
-            span = total as u64;
         }
-        let nonzero: Vec<i64> = shape.iter().map(|&n| n.max(1)).collect();
-        let Some(count) = elements(&nonzero) else {
-            return Err(malformed(format!("shape {} overflows", List(shape))));
-        };
-        let too_big = || {
-            malformed(format!(
-                "tensor exceeds the addressable extent ({} x {} bits, strides {})",
-                List(shape),
-                self.element_bits(),
-                List(strides)
-            ))
-        };
-        if self.bytes_for(count as u64).is_none() || span >= rules::ADDRESS_LIMIT {
-            return Err(too_big());
+        if self.len() == 0 {
+            return Ok(());
         }
-        match self.bytes_for(span + 1) {
-            Some(b) if b <= rules::ADDRESS_LIMIT - self.byte_offset => Ok(()),
-            _ => Err(too_big()),
+        let (low, high) = self.reach();
+        if !low
+            .checked_add(high)
+            .and_then(|s| s.checked_add(1))
+            .is_some_and(|span| self.fits(span))
+        {
+            return Err(broken(Rule::SpanLimit, &[&log2]));
         }
+        // high + 1 fits, so its bytes do, and byte_offset is below 2^(P-1).
+        let end = self.bytes_for(high + 1).unwrap_or(u64::MAX);
+        if self.byte_offset.saturating_add(end) >= rules::BOUND {
+            return Err(broken(Rule::OffsetLimit, &[&self.byte_offset, &log2]));
+        }
+        Ok(())
     }
 }

@@ -10,7 +10,7 @@ use core::fmt;
 use core::ptr::{self, NonNull};
 
 use crate::check::{self, Description};
-use crate::rules;
+use crate::rules::{self, Rule};
 use crate::tensor::{Element, Error, ErrorKind};
 use crate::{
     DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion,
@@ -60,25 +60,23 @@ impl<'a> Layout<'a> {
         }
     }
 
-    /// Describes the tensor at data, checked by the rules an import checks:
-    /// what Rust exports, a Rust import accepts.
+    /// Describes the tensor at data, checked by the rules an import checks
+    /// (and one stride per dimension), in their words: what Rust exports, a
+    /// consumer of any dlgen language accepts.
     fn describe(&self, data: *mut c_void) -> Result<Description, Error> {
-        let malformed = |message| Err(Error::new(ErrorKind::Malformed, message));
         let n = self.shape.len();
-        if n > rules::MAX_NDIM as usize {
-            return malformed(alloc::format!("ndim {n} outside [0, {}]", rules::MAX_NDIM));
+        if n > rules::MAX_NDIM {
+            return Err(check::broken(Rule::NdimRange, &[&n, &rules::MAX_NDIM]));
         }
         let mut dims = vec![0i64; 2 * n];
-        dims[..n].copy_from_slice(self.shape);
+        let (shape, strides) = dims.split_at_mut(n);
+        shape.copy_from_slice(self.shape);
         match self.strides {
             Some(s) if s.len() != n => {
-                return malformed(alloc::format!("{} strides for {n} dimensions", s.len()));
+                return Err(check::broken(Rule::StridesCount, &[&s.len(), &n]));
             }
-            Some(s) => dims[n..].copy_from_slice(s),
-            None => {
-                let (shape, strides) = dims.split_at_mut(n);
-                check::contiguous_strides(shape, strides);
-            }
+            Some(s) => strides.copy_from_slice(s),
+            None => check::contiguous_strides(shape, strides),
         }
         let desc = Description {
             data,
@@ -88,7 +86,7 @@ impl<'a> Layout<'a> {
             byte_offset: self.byte_offset,
             padded: false,
         };
-        desc.validate()?;
+        desc.check(Some(rules::VERSION))?;
         Ok(desc)
     }
 }

@@ -8,7 +8,7 @@ use core::fmt;
 use core::ptr::{self, NonNull};
 
 use crate::check::{self, Description};
-use crate::rules;
+use crate::rules::{self, Rule};
 use crate::{
     DLDataType, DLDataTypeCode, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion,
 };
@@ -31,22 +31,43 @@ pub enum ErrorKind {
     Misaligned,
 }
 
-/// An error of the safe layer: its kind and the words every dlgen runtime
-/// uses for the same mistake.
+/// An error of the safe layer: its kind, the rule a tensor breaks (if it
+/// breaks one) and the words every dlgen runtime uses for the same mistake.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
+    rule: Option<Rule>,
     message: String,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: String) -> Error {
-        Error { kind, message }
+        Error {
+            kind,
+            rule: None,
+            message,
+        }
+    }
+
+    /// The error of a tensor that breaks `rule`, in its words.
+    pub(crate) fn broken(kind: ErrorKind, rule: Rule, message: String) -> Error {
+        Error {
+            kind,
+            rule: Some(rule),
+            message,
+        }
     }
 
     /// The kind of error.
     pub fn kind(&self) -> ErrorKind {
         self.kind
+    }
+
+    /// The rule the tensor breaks, as the message table of
+    /// [`rules`](crate::rules) names it; `None` for an error no rule
+    /// states (a NULL pointer, a slice of the wrong type).
+    pub fn rule(&self) -> Option<Rule> {
+        self.rule
     }
 
     /// The message, without decoration.
@@ -184,21 +205,15 @@ impl ManagedTensor {
         };
         let (major, minor) = rules::VERSION;
         if version.major != major {
-            return Err(Error::new(
-                ErrorKind::Malformed,
-                alloc::format!(
-                    "DLPack major version {}, this runtime speaks {major}.{minor}",
-                    version.major
-                ),
+            drop(lease); // m is gone after this: report what was read before
+            return Err(check::broken(
+                Rule::VersionMajor,
+                &[&version.major, &version.minor, &major, &minor],
             ));
         }
-        let null_strides_ok = match rules::NULL_STRIDES_FORBIDDEN_FROM {
-            Some(from) => (version.major, version.minor) < from,
-            None => true,
-        };
         let padded = rules::SUBBYTE_PADDED.is_some_and(|bit| flags & bit != 0);
         // SAFETY: the caller vouches for shape and strides.
-        let desc = unsafe { check::describe(&dl, null_strides_ok, padded)? };
+        let desc = unsafe { check::describe(&dl, Some((version.major, version.minor)), padded)? };
         Ok(ManagedTensor {
             desc,
             flags,
@@ -225,7 +240,7 @@ impl ManagedTensor {
         // SAFETY: the caller owns m; the tensor is copied before use.
         let dl = unsafe { ptr::read(ptr::addr_of!((*m.as_ptr()).dl_tensor)) };
         // SAFETY: the caller vouches for shape and strides.
-        let desc = unsafe { check::describe(&dl, true, false)? };
+        let desc = unsafe { check::describe(&dl, None, false)? };
         Ok(ManagedTensor {
             desc,
             flags: 0,
@@ -350,12 +365,13 @@ impl ManagedTensor {
 
     fn readable(&self) -> Result<(), Error> {
         if !self.is_host_accessible() {
-            return Err(Error::new(
-                ErrorKind::NotOnCpu,
-                alloc::format!(
-                    "cannot read memory on device {:?} from the CPU",
-                    self.desc.device
-                ),
+            let DLDevice {
+                device_type,
+                device_id,
+            } = self.desc.device;
+            return Err(check::broken(
+                Rule::DeviceUnreadable,
+                &[&device_type.0, &device_id],
             ));
         }
         if !self.is_contiguous() {
@@ -381,7 +397,7 @@ impl ManagedTensor {
         if self.desc.dtype != T::DTYPE {
             return Err(Error::new(
                 ErrorKind::ElementType,
-                alloc::format!("the tensor holds {:?}, not {:?}", self.desc.dtype, T::DTYPE),
+                alloc::format!("the tensor holds {}, not {}", self.desc.dtype, T::DTYPE),
             ));
         }
         if !self.is_empty() && !self.data_ptr().cast::<T>().is_aligned() {

@@ -10,6 +10,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use dlpack::rules::{self, Rule};
 use dlpack::*;
 
 /// A producer written as C would: a managed tensor over memory the test
@@ -134,9 +135,9 @@ impl Spec {
         (unsafe { ptr::addr_of_mut!((*p).legacy) }, calls)
     }
 
-    /// The verdict of a versioned import; the deleter must have run once
-    /// when it is an error.
-    fn import(&self) -> Result<(), String> {
+    /// The verdict of a versioned import: the rule broken and its message
+    /// for a refusal, after which the deleter must have run once.
+    fn import(&self) -> Result<(), (Rule, String)> {
         let (m, calls) = self.versioned();
         match unsafe { ManagedTensor::from_versioned(m) } {
             Ok(t) => {
@@ -152,7 +153,8 @@ impl Spec {
                     "refused, and deleted once: {e}"
                 );
                 assert_eq!(e.kind(), ErrorKind::Malformed);
-                Err(e.to_string())
+                assert_eq!(e.to_string(), e.message());
+                Err((e.rule().expect("a refusal names its rule"), e.to_string()))
             }
         }
     }
@@ -245,7 +247,8 @@ fn malformed_legacy_tensor_is_refused_and_deleted_once() {
     spec.shape = Some(vec![-2]);
     let (m, calls) = spec.legacy();
     let err = unsafe { ManagedTensor::from_legacy(m) }.unwrap_err();
-    assert_eq!(err.to_string(), "negative extent in shape [-2]");
+    assert_eq!(err.rule(), Some(Rule::ShapeNegative));
+    assert_eq!(err.to_string(), "negative extent -2 in dimension 0");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -356,7 +359,7 @@ fn scalar_has_no_shape() {
 }
 
 #[test]
-fn malformed_tensors_are_refused_in_the_go_runtime_words() {
+fn malformed_tensors_are_refused_by_the_rules_in_their_words() {
     let mut data = [0f32; 8];
     let ptr = data.as_mut_ptr();
     let base = || {
@@ -364,79 +367,129 @@ fn malformed_tensors_are_refused_in_the_go_runtime_words() {
         spec.data = ptr.cast();
         spec
     };
+    let (major, minor) = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
     type Change = Box<dyn Fn(&mut Spec)>;
-    let cases: Vec<(Change, String)> = vec![
-        (Box::new(|s| s.version = (DLPACK_MAJOR_VERSION + 1, 0)), format!(
-            "DLPack major version {}, this runtime speaks {}.{}",
-            DLPACK_MAJOR_VERSION + 1,
-            DLPACK_MAJOR_VERSION,
-            DLPACK_MINOR_VERSION
-        )),
-        (Box::new(|s| s.shape = Some(vec![1; 65])), "ndim 65 outside [0, 64]".into()),
-        (Box::new(|s| s.ndim = Some(-1)), "ndim -1 outside [0, 64]".into()),
+    let cases: Vec<(Change, Rule, String)> = vec![
+        (
+            Box::new(move |s| s.version = (major + 1, 0)),
+            Rule::VersionMajor,
+            format!(
+                "DLPack major version {} is not supported (this consumer speaks {major}.{minor})",
+                major + 1
+            ),
+        ),
+        (
+            Box::new(|s| s.shape = Some(vec![1; 65])),
+            Rule::NdimRange,
+            "ndim 65 is outside [0, 64]".into(),
+        ),
+        (
+            Box::new(|s| s.ndim = Some(-1)),
+            Rule::NdimRange,
+            "ndim -1 is outside [0, 64]".into(),
+        ),
         (
             Box::new(|s| {
                 s.shape = None;
                 s.ndim = Some(2);
             }),
-            "shape is NULL for 2 dimensions".into(),
+            Rule::ShapeNull,
+            "shape is NULL for a 2-dimensional tensor".into(),
         ),
         (
-            Box::new(|s| s.device.device_type = DLDeviceType(99)),
-            "unknown device type 99".into(),
+            Box::new(|s| s.dtype.code = 200),
+            Rule::DtypeUnknown,
+            "unknown DLDataTypeCode 200".into(),
         ),
-        (Box::new(|s| s.dtype.code = 200), "unknown dtype code 200".into()),
         (
             Box::new(|s| s.dtype.code = DLDataTypeCode::kDLOpaqueHandle.0),
-            "opaque-handle elements cannot be addressed".into(),
+            Rule::DtypeOpaque,
+            "kDLOpaqueHandle elements (code 3) cannot be addressed".into(),
         ),
-        (Box::new(|s| s.dtype.bits = 0), "dtype with 0 bits and 1 lanes".into()),
-        (Box::new(|s| s.dtype.lanes = 0), "dtype with 32 bits and 0 lanes".into()),
-        (Box::new(|s| s.shape = Some(vec![2, -1])), "negative extent in shape [2 -1]".into()),
+        (
+            Box::new(|s| s.dtype.bits = 0),
+            Rule::DtypeZero,
+            "invalid dtype: 0 bits, 1 lanes".into(),
+        ),
+        (
+            Box::new(|s| s.dtype.lanes = 0),
+            Rule::DtypeZero,
+            "invalid dtype: 32 bits, 0 lanes".into(),
+        ),
+        (
+            Box::new(|s| s.shape = Some(vec![2, -1])),
+            Rule::ShapeNegative,
+            "negative extent -1 in dimension 1".into(),
+        ),
         (
             Box::new(|s| s.byte_offset = u64::MAX),
-            format!("byte_offset {} overflows", u64::MAX),
-        ),
-        (
-            Box::new(|s| s.strides = Some(vec![i64::MIN, 1])),
-            format!("stride {} overflows", i64::MIN),
+            Rule::ByteOffsetLimit,
+            format!("byte_offset {} is not below 2^{}", u64::MAX, usize::BITS - 1),
         ),
         (
             Box::new(|s| {
                 s.shape = Some(vec![1 << 40, 1 << 40]);
                 s.strides = Some(vec![1 << 40, 1]);
             }),
-            "shape [1099511627776 1099511627776] with strides [1099511627776 1] overflows".into(),
+            Rule::SizeLimit,
+            format!(
+                "the tensor holds too many elements: their count and bytes must stay below 2^{}",
+                usize::BITS - 1
+            ),
         ),
         (
-            Box::new(|s| s.strides = Some(vec![1 << 61, 1])),
-            "tensor exceeds the addressable extent ([2 2] x 32 bits, strides [2305843009213693952 1])"
-                .into(),
+            Box::new(|s| s.strides = Some(vec![i64::MIN, 1])),
+            Rule::StrideLimit,
+            format!(
+                "stride {} in dimension 0 is too large: strides in elements and in bytes must stay below 2^{}",
+                i64::MIN,
+                usize::BITS - 1
+            ),
         ),
         (
-            Box::new(|s| {
-                s.shape = Some(vec![1 << 62, 4]);
-                s.strides = Some(vec![0, 0]);
-            }),
-            "shape [4611686018427387904 4] overflows".into(),
-        ),
-        (
-            Box::new(|s| {
-                s.data = ptr::null_mut();
-            }),
-            "data is NULL for 4 elements".into(),
+            Box::new(|s| s.data = ptr::null_mut()),
+            Rule::DataNull,
+            "data is NULL for a tensor with elements (4)".into(),
         ),
     ];
-    for (change, want) in cases {
+    for (change, rule, want) in cases {
         let mut spec = base();
         change(&mut spec);
-        assert_eq!(spec.import(), Err(want));
+        assert_eq!(spec.import(), Err((rule, want)));
     }
-    // Broadcasting 2^61 elements over one: valid, and nothing is read.
+    if !DLTensor::STRIDES_NULLABLE.allows(Some(rules::VERSION), 2, false) {
+        let mut spec = base();
+        spec.strides = None;
+        assert_eq!(spec.import().unwrap_err().0, Rule::StridesNull);
+    }
+    // 2^(P-1) - 1 float32 elements over one: their bytes reach 2^(P-1).
     let mut spec = base();
-    spec.shape = Some(vec![1 << 61]);
+    spec.shape = Some(vec![(1 << (usize::BITS - 3)) - 1]);
     spec.strides = Some(vec![0]);
-    assert_eq!(spec.import(), Ok(()));
+    assert_eq!(spec.import(), Ok(()), "2^(P-3) - 1 float32 elements");
+    spec.shape = Some(vec![1 << (usize::BITS - 3)]);
+    assert_eq!(spec.import().unwrap_err().0, Rule::SizeLimit);
+    // Elements spread over more than half the address space.
+    let mut spec = base();
+    spec.shape = Some(vec![2, 2]);
+    spec.strides = Some(vec![1 << (usize::BITS - 4), -(1 << (usize::BITS - 4))]);
+    spec.byte_offset = 16;
+    assert_eq!(spec.import().unwrap_err().0, Rule::SpanLimit);
+    // The last element past 2^(P-1) bytes from data.
+    let mut spec = base();
+    spec.byte_offset = (1 << (usize::BITS - 1)) - 8;
+    assert_eq!(spec.import().unwrap_err().0, Rule::OffsetLimit);
+    // An element before address 0.
+    let mut spec = base();
+    spec.shape = Some(vec![2]);
+    spec.strides = Some(vec![-(1 << 20)]);
+    spec.data = ptr::without_provenance_mut(4096);
+    let err = spec.import().unwrap_err();
+    assert_eq!(err.0, Rule::AddressLimit);
+    assert_eq!(
+        err.1,
+        "the elements lie outside the address space: data 4096 with byte_offset 0"
+    );
 }
 
 #[test]
@@ -447,39 +500,55 @@ fn a_zero_extent_is_judged_the_same_wherever_it_sits() {
         spec.data = data.as_ptr().cast_mut().cast();
         spec.shape = Some(shape);
         spec.strides = Some(strides);
-        spec.import()
+        spec.import().map_err(|(rule, _)| rule)
     };
     assert_eq!(
-        verdict(vec![1 << 40, 1 << 40, 0], vec![1, 1, 1]).is_ok(),
-        verdict(vec![0, 1 << 40, 1 << 40], vec![1, 1, 1]).is_ok()
+        verdict(vec![1 << 40, 1 << 40, 0], vec![1, 1, 1]),
+        Err(Rule::SizeLimit)
+    );
+    assert_eq!(
+        verdict(vec![0, 1 << 40, 1 << 40], vec![1, 1, 1]),
+        Err(Rule::SizeLimit)
     );
     assert_eq!(
         verdict(vec![2, 0], vec![i64::MIN, 1]),
-        verdict(vec![0, 2], vec![1, i64::MIN])
+        Err(Rule::StrideLimit)
+    );
+    assert_eq!(
+        verdict(vec![0, 2], vec![1, i64::MIN]),
+        Err(Rule::StrideLimit)
     );
 }
 
 #[test]
 fn null_strides_follow_the_producer_version() {
+    // The rule of a tensor's own version holds, in every release's crate:
+    // NULL strides meant row-major before 1.2, and are refused from 1.2 on.
     let mut data = [0f32; 4];
     let mut spec = f32_spec(&mut data, &[2, 2]);
     spec.strides = None;
-    spec.version = (DLPACK_MAJOR_VERSION, 1);
+    spec.version = (1, 1);
     assert_eq!(
         spec.import(),
         Ok(()),
         "NULL strides mean row-major before 1.2"
     );
-    spec.version = (DLPACK_MAJOR_VERSION, 2);
-    let verdict = spec.import();
-    if (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION) >= (1, 2) {
-        assert_eq!(
-            verdict,
-            Err("strides is NULL, which DLPack 1.2+ forbids for ndim 2".into())
-        );
-    } else {
-        assert_eq!(verdict, Ok(()), "a release before 1.2 knows no such rule");
-    }
+    spec.version = (1, 2);
+    assert_eq!(
+        spec.import(),
+        Err((
+            Rule::StridesNull,
+            "strides is NULL for a 2-dimensional tensor of DLPack 1.2, \
+             which DLPack 1.2 and later forbid"
+                .into()
+        ))
+    );
+    spec.version = (DLPACK_MAJOR_VERSION + 1, 0);
+    assert_eq!(
+        spec.import().unwrap_err().0,
+        Rule::VersionMajor,
+        "a 2.0 is not older than 1.2: its major is refused first"
+    );
 }
 
 /// An owner that counts its drops and holds its elements inline, so that
@@ -612,7 +681,7 @@ fn strided_export_must_stay_within_its_owner() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 
     let err = Export::from_vec(vec![0f32; 4], &[2, -2]).unwrap_err();
-    assert_eq!(err.to_string(), "negative extent in shape [2 -2]");
+    assert_eq!(err.to_string(), "negative extent -2 in dimension 1");
 }
 
 #[test]
@@ -656,4 +725,211 @@ fn enums_hold_foreign_values() {
     assert_eq!(d.name(), None);
     assert_eq!(format!("{d:?}"), "DLDeviceType(1234)");
     assert_eq!(format!("{:?}", DLDeviceType::kDLCPU), "kDLCPU");
+}
+
+#[test]
+fn exports_are_refused_by_the_rules_an_import_checks_in_the_same_words() {
+    let mut memory = [0f32; 16];
+    let data = memory.as_mut_ptr().cast::<c_void>();
+    // A code of one width, where the release has one, with another.
+    let fixed = (0..=u8::MAX)
+        .map(DLDataTypeCode)
+        .find_map(|c| c.fixed_bits().map(|bits| (c, bits)));
+    let opaque = DLDataType {
+        code: DLDataTypeCode::kDLOpaqueHandle.0,
+        bits: 64,
+        lanes: 1,
+    };
+    let huge = 1i64 << (usize::BITS - 3);
+    let ones = vec![1i64; 65];
+    /// The dtype, shape, strides, byte_offset, and the rule broken.
+    type Case = (DLDataType, Vec<i64>, Vec<i64>, u64, Rule);
+    let mut cases: Vec<Case> = vec![
+        (f32::DTYPE, ones.clone(), ones, 0, Rule::NdimRange),
+        (opaque, vec![2], vec![1], 0, Rule::DtypeOpaque),
+        (f32::DTYPE, vec![2, -2], vec![2, 1], 0, Rule::ShapeNegative),
+        (f32::DTYPE, vec![2], vec![1], 1 << 63, Rule::ByteOffsetLimit),
+        (f32::DTYPE, vec![huge], vec![0], 0, Rule::SizeLimit),
+        (f32::DTYPE, vec![2, 2], vec![huge, 1], 0, Rule::StrideLimit),
+        (
+            f32::DTYPE,
+            vec![3, 3],
+            vec![huge / 2, 1],
+            0,
+            Rule::SpanLimit,
+        ),
+        (
+            f32::DTYPE,
+            vec![2],
+            vec![1],
+            (1 << (usize::BITS - 1)) - 4,
+            Rule::OffsetLimit,
+        ),
+    ];
+    if let Some((code, bits)) = fixed {
+        let dtype = DLDataType {
+            code: code.0,
+            bits: bits * 2,
+            lanes: 1,
+        };
+        cases.push((dtype, vec![4], vec![1], 0, Rule::DtypeBits));
+    }
+    for (dtype, shape, strides, byte_offset, rule) in cases {
+        let layout = Layout {
+            byte_offset,
+            ..Layout::new(dtype, &shape).with_strides(&strides)
+        };
+        let owner = Arc::new(());
+        let export = unsafe { Export::from_raw_parts(owner.clone(), data, layout, false) };
+        let err = export.unwrap_err();
+        assert_eq!(err.rule(), Some(rule), "{err}");
+        assert_eq!(
+            Arc::strong_count(&owner),
+            1,
+            "a refused export drops its owner"
+        );
+        let spec = Spec {
+            dtype,
+            shape: Some(shape.clone()),
+            strides: Some(strides.clone()),
+            byte_offset,
+            ..f32_spec(&mut memory, &[])
+        };
+        assert_eq!(
+            spec.import(),
+            Err((rule, err.to_string())),
+            "{shape:?} {strides:?}"
+        );
+    }
+    let err = Export::from_mut_owner(vec![0f32; 4], Layout::of::<f32>(&[2, 2]).with_strides(&[1]))
+        .unwrap_err();
+    assert_eq!(err.rule(), Some(Rule::StridesCount));
+    assert_eq!(err.to_string(), "1 strides for 2 dimensions");
+    // Memory the CPU cannot read is exported, and held by the consumer.
+    let cuda = Layout {
+        device: DLDevice {
+            device_type: DLDeviceType::kDLCUDA,
+            device_id: 1,
+        },
+        ..Layout::of::<f32>(&[4])
+    };
+    let e = unsafe { Export::from_raw_parts((), data, cuda, false) }.unwrap();
+    let t = unsafe { ManagedTensor::from_versioned(e.into_raw()) }.unwrap();
+    let err = unsafe { t.as_bytes() }.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotOnCpu);
+    assert_eq!(err.rule(), Some(Rule::DeviceUnreadable));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "memory on device ({}, 1) cannot be read from the CPU",
+            DLDeviceType::kDLCUDA.0
+        )
+    );
+}
+
+#[test]
+fn rules_are_a_table_with_one_message_each() {
+    for (i, rule) in Rule::ALL.into_iter().enumerate() {
+        assert_eq!(Rule::from_id(rule.id()), Some(rule));
+        assert_eq!(rule.to_string(), rule.id());
+        assert!(Rule::ALL[..i].iter().all(|r| r.id() != rule.id()));
+        assert!(["BufferError", "ValueError", "TypeError"].contains(&rule.python()));
+        // Every placeholder names a parameter; rendering fills each.
+        let args: Vec<String> = rule.params().iter().map(|p| format!("<{p}>")).collect();
+        let shown: Vec<&dyn std::fmt::Display> =
+            args.iter().map(|a| a as &dyn std::fmt::Display).collect();
+        let message = rule.format(&shown).to_string();
+        assert!(
+            !message.contains('{') && !message.contains('}'),
+            "{message}"
+        );
+        for p in rule.params() {
+            assert_eq!(
+                rule.text().contains(&format!("{{{p}}}")),
+                message.contains(&format!("<{p}>")),
+                "{rule} {p}"
+            );
+        }
+    }
+    assert_eq!(Rule::from_id("no_such_rule"), None);
+    assert_eq!(
+        Rule::NdimRange.format(&[&-1, &rules::MAX_NDIM]).to_string(),
+        "ndim -1 is outside [0, 64]"
+    );
+    // Parameters in another order than the text's.
+    assert_eq!(
+        Rule::DtypeBits
+            .format(&[&17u8, &"kDLFloat4_e2m1fn", &8u8, &4u8])
+            .to_string(),
+        "kDLFloat4_e2m1fn elements have 4 bits, not 8"
+    );
+    assert_eq!(Rule::StridesCount.python(), "ValueError");
+    assert!(DLDeviceType::kDLCPU.is_host_readable() && !DLDeviceType::kDLCUDA.is_host_readable());
+    assert!(!DLDeviceType(-1).is_host_readable());
+    assert!(DLDataTypeCode::kDLFloat.is_addressable());
+    assert!(
+        !DLDataTypeCode::kDLOpaqueHandle.is_addressable() && !DLDataTypeCode(250).is_addressable()
+    );
+    assert_eq!(DLDataTypeCode::kDLFloat.fixed_bits(), None);
+    assert!(DLTensor::SHAPE_NULLABLE.allows(Some((1, 0)), 0, false));
+    assert!(!DLTensor::SHAPE_NULLABLE.allows(Some((1, 0)), 1, false));
+    assert!(
+        DLTensor::STRIDES_NULLABLE.allows(None, 3, false),
+        "legacy: older than all"
+    );
+    assert!(DLTensor::DATA_NULLABLE.allows(Some((1, 0)), 2, true));
+    assert!(!DLTensor::DATA_NULLABLE.allows(Some((1, 0)), 2, false));
+}
+
+#[test]
+fn dtypes_show_and_parse_by_their_names() {
+    assert!(!rules::DATA_TYPE_NAMES.is_empty());
+    for n in rules::DATA_TYPE_NAMES {
+        let one = DLDataType {
+            code: n.code.0,
+            bits: n.bits,
+            lanes: 1,
+        };
+        assert_eq!(one.to_string(), n.name);
+        assert_eq!(DLDataType::parse(n.name), Ok(one));
+        let four = DLDataType { lanes: 4, ..one };
+        assert_eq!(four.to_string(), format!("{}x4", n.name));
+        assert_eq!(DLDataType::parse(&four.to_string()), Ok(four));
+        if let Some(bits) = n.code.fixed_bits() {
+            assert_eq!(bits, n.bits, "{}", n.name);
+        }
+    }
+    assert_eq!(f32::DTYPE.to_string(), "float32");
+    let unnamed = DLDataType {
+        code: 2,
+        bits: 7,
+        lanes: 0,
+    };
+    assert_eq!(unnamed.to_string(), "DataType(code=2, bits=7, lanes=0)");
+    let zero_lanes = DLDataType {
+        lanes: 0,
+        ..f32::DTYPE
+    };
+    assert_eq!(zero_lanes.to_string(), "DataType(code=2, bits=32, lanes=0)");
+    for bad in [
+        "f32",
+        "float32x",
+        "float32x0",
+        "float32x01",
+        "float32x65536",
+        "float32x+4",
+        "Float32",
+        "",
+    ] {
+        let err = DLDataType::parse(bad).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("unknown dtype name '{bad}'; known: int8, ")),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        DLDataType::parse("float32x65535").map(|d| d.lanes),
+        Ok(65535)
+    );
 }

@@ -17,6 +17,9 @@
 //! offset that differed from C's would not build, and neither does a target
 //! whose C data model dlgen does not know.
 //!
+//! The module [`rules`] holds the rules a consumer checks before it touches
+//! a foreign tensor, as data from the schema, with the message of each.
+//!
 //! Features:
 //! - `safe` (default; needs `alloc`): `ManagedTensor`, an owned imported
 //!   tensor validated before use whose `Drop` calls the producer's deleter
@@ -43,8 +46,7 @@ mod check;
 mod export;
 #[cfg(feature = "pyo3")]
 pub mod python;
-#[cfg(feature = "safe")]
-mod rules;
+pub mod rules;
 #[cfg(feature = "safe")]
 mod tensor;
 

@@ -255,7 +255,7 @@ impl DlpackRequest {
         dl_device: Option<&Bound<'_, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<DlpackRequest> {
-        let host = rules::HOST_DEVICE_TYPES.contains(&device.device_type);
+        let host = device.device_type.is_host_readable();
         if stream.is_some_and(|s| !s.is_none()) && host {
             return Err(PyValueError::new_err(
                 "stream must be None for a CPU tensor",

@@ -1,0 +1,78 @@
+package rust
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestConformanceCorpusWithTheCrate runs the conformance corpus
+// (tests/conformance/corpus.json) against the safe layer of the newest
+// release's crate (the corpus's release):
+// importer.rs makes each case a real managed tensor, versioned or legacy,
+// with a deleter that counts its calls, and imports it with
+// ManagedTensor::from_versioned or from_legacy. Every case gets the
+// verdict, the rule and the words the corpus says; the deleter runs
+// exactly once, at the refusal, or when the accepted tensor is dropped and
+// not before; the elements of an accepted tensor on CPU memory are read,
+// and lie in their buffer. It runs on this machine, for i686 (the cases of
+// 32-bit pointers), and under Miri, which fails on undefined behaviour in
+// the checks or the reads.
+func TestConformanceCorpusWithTheCrate(t *testing.T) {
+	c, err := conformance.Load()
+	require.NoError(t, err)
+	s, _ := Releases(t)
+	newest := s.At(s.Newest())
+	require.Equal(t, [2]uint32{uint32(newest.Versions.Major.Value), uint32(newest.Versions.Minor.Value)}, c.Consumer,
+		"the corpus is written for another release than the newest crate's: update it")
+	i686 := hosts[1]
+	runs := []struct {
+		name     string
+		bits     int
+		importer Importer
+	}{
+		{"host", strconv.IntSize, Importer{}},
+		{i686.gcc, 32, Importer{Target: i686.triple, Env: i686.env}},
+		// Miri reads the tensors from stdin, which its isolation forbids.
+		{"miri", strconv.IntSize, Importer{Miri: true, Env: []string{"MIRIFLAGS=-Zmiri-disable-isolation"}}},
+	}
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			var cases []conformance.Case
+			var tensors []conformance.Tensor
+			for _, cc := range c.Cases {
+				if cc.For(run.bits) {
+					cases = append(cases, cc)
+					tensors = append(tensors, cc.Tensor)
+				}
+			}
+			verdicts := run.importer.Run(t, tensors)
+			refused, read := 0, 0
+			for i, cc := range cases {
+				v := verdicts[i]
+				if cc.Accept {
+					if assert.True(t, v.Accept, "%s: refused: %s", cc.Name, v.Message) {
+						assert.Zero(t, v.CallsBefore, "%s: the deleter ran before the drop", cc.Name)
+						assert.NotEqual(t, "outside", v.Read, "%s: an element lies outside its buffer", cc.Name)
+						if v.Read != "-" {
+							read++
+						}
+					}
+				} else {
+					refused++
+					if assert.False(t, v.Accept, "%s: accepted", cc.Name) {
+						assert.Equal(t, cc.Rule, v.Rule, cc.Name)
+						assert.Equal(t, cc.Message, v.Message, cc.Name)
+					}
+				}
+				assert.Equal(t, 1, v.Calls, "%s: the deleter runs exactly once", cc.Name)
+			}
+			fmt.Printf("conformance corpus with the Rust crate (%s, %d-bit pointers): %d cases agree (%d refused, %d read), %d for other pointers not run\n",
+				run.name, run.bits, len(cases), refused, read, len(c.Cases)-len(cases))
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package rust
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/tests/internal/tooltest"
+)
+
+// The importer (importer.rs): a program over the crate of the newest
+// release (the Go runtime's and the corpus's, never the main branch) that
+// makes managed tensors as a C producer would, imports them with the safe
+// layer and prints its verdicts, for the conformance corpus and for the
+// comparison with the Go runtime.
+
+// Verdict is what an importer concluded on one tensor, and how often the
+// producer's deleter ran.
+type Verdict struct {
+	Accept bool
+	// CallsBefore counts the deleter's calls before an accepted tensor was
+	// released; Calls, after it (or after the refusal).
+	CallsBefore, Calls int
+	// Read is, for an accepted tensor whose elements were read, how many
+	// bytes; "-" when none were, "outside" when one lay outside its buffer.
+	Read          string
+	Rule, Message string // for a refusal; Rule is "-" for none
+}
+
+// importerLine is t as importer.rs reads it: version (major.minor, or
+// legacy), flags, device type and id, code, bits, lanes, ndim, shape and
+// strides (lists, or null), byte_offset, data (buffer:N, null or
+// address:A).
+func importerLine(t conformance.Tensor) string {
+	list := func(xs []int64) string {
+		if xs == nil {
+			return "null"
+		}
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = strconv.FormatInt(x, 10)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	version := "legacy"
+	if t.Version != nil {
+		version = fmt.Sprintf("%d.%d", t.Version[0], t.Version[1])
+	}
+	data := "null"
+	switch t.Data {
+	case conformance.Buffer:
+		data = fmt.Sprintf("buffer:%d", t.BufferBytes)
+	case conformance.Address:
+		data = fmt.Sprintf("address:%d", t.Address)
+	}
+	return fmt.Sprintf("%s %d %d %d %d %d %d %d %s %s %d %s", version, t.Flags, t.Device[0], t.Device[1],
+		t.Code, t.Bits, t.Lanes, t.NDim, list(t.Shape), list(t.Strides), t.ByteOffset, data)
+}
+
+// Importer runs a program of tests/rust (importer.rs, dtypes.rs) over the
+// newest release's crate: for a Rust target ("" for the host), with the
+// environment it needs, or under Miri.
+type Importer struct {
+	Target string
+	Env    []string
+	Miri   bool
+}
+
+// lines runs the program name.rs with input on stdin, one request a
+// line, and returns its output, one answer a line.
+func (im Importer) lines(t *testing.T, name string, input []string) []string {
+	t.Helper()
+	s, _ := Releases(t)
+	src, err := os.ReadFile(filepath.Join(tooltest.Root(), "tests", "rust", name+".rs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := Probe(t, Crate(t, s, s.Newest()), name, src)
+	args := []string{"run", "--quiet", "--features", "safe", "--bin", name}
+	if im.Miri {
+		args = append([]string{"+" + Nightly(t), "miri"}, args...)
+	}
+	if im.Target != "" {
+		args = append(args, "--target", im.Target)
+	}
+	cmd := exec.Command(Cargo(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), Env()...), im.Env...)
+	cmd.Stdin = strings.NewReader(strings.Join(input, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cargo %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != len(input) {
+		t.Fatalf("%s: %d answers to %d requests:\n%s", name, len(lines), len(input), stdout.String())
+	}
+	return lines
+}
+
+// Run imports every tensor with the crate (importer.rs) and returns one
+// verdict each.
+func (im Importer) Run(t *testing.T, tensors []conformance.Tensor) []Verdict {
+	t.Helper()
+	input := make([]string, len(tensors))
+	for i, tensor := range tensors {
+		input[i] = importerLine(tensor)
+	}
+	lines := im.lines(t, "importer", input)
+	verdicts := make([]Verdict, len(lines))
+	for i, l := range lines {
+		v, err := parseVerdict(l)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		verdicts[i] = v
+	}
+	return verdicts
+}
+
+// parseVerdict reads a line importer.rs prints.
+func parseVerdict(line string) (Verdict, error) {
+	f := strings.SplitN(line, " ", 4)
+	number := func(s string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	switch {
+	case len(f) == 4 && f[0] == "accept":
+		return Verdict{Accept: true, CallsBefore: number(f[1]), Calls: number(f[2]), Read: f[3]}, nil
+	case len(f) == 4 && f[0] == "refuse":
+		return Verdict{Calls: number(f[1]), Rule: f[2], Message: f[3]}, nil
+	}
+	return Verdict{}, fmt.Errorf("not a verdict: %q", line)
+}
