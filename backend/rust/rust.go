@@ -65,6 +65,7 @@ type Backend struct {
 	Schema string // names the schema in the crate documentation
 }
 
+// Name is "rust", the value of -lang that selects the backend.
 func (Backend) Name() string { return "rust" }
 
 // Generate renders the crate of api.

@@ -21,17 +21,18 @@ const Format = "dlgen-conformance 1"
 
 // Corpus is the file: the release its expectations are for and its cases.
 type Corpus struct {
-	About    string
-	Consumer [2]uint32 // [major, minor]
-	Cases    []Case
+	About    string    // what the file is, for its readers
+	Consumer [2]uint32 // [major, minor]: the release the expectations are for
+	Cases    []Case    // the tensors, each with its verdict
 }
 
 // Case is one tensor with the verdict a consumer must reach on it.
 type Case struct {
-	Name, Why   string
-	PointerBits int // 64 or 32; 0: any
-	Tensor      Tensor
-	Accept      bool
+	Name        string // a unique name, such as negative_extent
+	Why         string // what the case is about, for its readers
+	PointerBits int    // 64 or 32; 0: any
+	Tensor      Tensor // the managed tensor to import
+	Accept      bool   // whether a consumer must accept it
 	Rule        string // for a refusal: the id of the check that fails first
 	Message     string // for a refusal: the error's words
 }
@@ -42,18 +43,18 @@ func (c Case) For(pointerBits int) bool { return c.PointerBits == 0 || c.Pointer
 // Tensor is a managed tensor as a producer hands it over.
 type Tensor struct {
 	Version        *[2]uint32 // nil: a legacy DLManagedTensor, without flags
-	Flags          uint64
-	Device         [2]int32 // device_type, device_id
-	Code, Bits     uint8
-	Lanes          uint16
-	NDim           int32
-	Shape, Strides []int64 // nil: NULL
-	ByteOffset     uint64
+	Flags          uint64     // DLPACK_FLAG_BITMASK_* bits
+	Device         [2]int32   // device_type, device_id
+	Code, Bits     uint8      // the dtype's code and bits
+	Lanes          uint16     // the dtype's lanes
+	NDim           int32      // ndim, as the producer says it
+	Shape, Strides []int64    // nil: NULL
+	ByteOffset     uint64     // byte_offset
 	// Data says where data points: a fresh zeroed buffer of BufferBytes
 	// bytes, NULL, or Address, which is never read.
 	Data        DataKind
-	BufferBytes int
-	Address     uint64
+	BufferBytes int    // the size of the buffer, for DataBuffer
+	Address     uint64 // the address, for DataAddress
 }
 
 // DataKind is what a tensor's data points to.

@@ -23,7 +23,7 @@ import (
 // Verdict is what an importer concluded on one tensor, and how often the
 // producer's deleter ran.
 type Verdict struct {
-	Accept bool
+	Accept bool // the tensor was accepted
 	// CallsBefore counts the deleter's calls before an accepted tensor was
 	// released; Calls, after it (or after the refusal).
 	CallsBefore, Calls int
@@ -67,9 +67,9 @@ func importerLine(t conformance.Tensor) string {
 // newest release's crate: for a Rust target ("" for the host), with the
 // environment it needs, or under Miri.
 type Importer struct {
-	Target string
-	Env    []string
-	Miri   bool
+	Target string   // a Rust target triple, "" for the host
+	Env    []string // more environment the program needs
+	Miri   bool     // run under Miri
 }
 
 // lines runs the program name.rs with input on stdin, one request a
