@@ -60,6 +60,7 @@ type protocol struct {
 	Capsule, UsedCapsule          string
 	Versioned, UsedVersioned      string
 	ExchangeAttr, ExchangeCapsule string // "" when the release has none
+	PreviousExchangeAttr          string // the attribute's spelling in the release before, if renamed
 }
 
 // ruleTables gathers the rules of api, a release with versioned tensors.
@@ -150,6 +151,7 @@ func ruleTables(api *ir.API) (*rules, error) {
 	}
 	if p.ExchangeAPIAttribute != nil {
 		r.Python.ExchangeAttr = p.ExchangeAPIAttribute.Name
+		r.Python.PreviousExchangeAttr = p.ExchangeAPIAttribute.Previous
 	}
 	if p.ExchangeAPICapsule != nil {
 		r.Python.ExchangeCapsule = p.ExchangeAPICapsule.Name

@@ -4,10 +4,16 @@ Run by tests/rust (pyo3_test.go) with the extension dlpack_pyo3_test, built
 by maturin from this directory, on sys.path. Rust memory lent to NumPy and
 PyTorch (RustArray) and their tensors taken by Rust (take): zero-copy shown
 by writes on either side, both deletion orders, each owner released once,
-reference counts back to where they were.
+reference counts back to where they were. PyTorch's C exchange API taken
+only where it answers as __dlpack__ does, for every kind of tensor; the
+consumer's stream passed to producers as given, and the exchange API used
+with a stream only where nothing needs ordering (DeviceArray, a device
+tensor whose table reports a current work stream); errors raised as the
+exception their rule names.
 """
 import gc
 import sys
+import warnings
 import weakref
 
 import dlpack_pyo3_test as ext
@@ -92,6 +98,19 @@ def test_read_only_memory_is_read_only_in_numpy_and_never_legacy():
         n[0] = 5.0
     with pytest.raises(BufferError, match="unversioned capsule"):
         a.__dlpack__()
+
+
+def test_errors_are_the_exception_their_rule_names():
+    # Rule dtype_name and strides_count are ValueErrors, stride_limit a
+    # BufferError, as the Python modules raise them.
+    with pytest.raises(ValueError, match="unknown dtype name 'float31'"):
+        ext.RustArray([1.0], dtype="float31")
+    with pytest.raises(ValueError, match="^2 strides for 1 dimensions$"):
+        ext.RustArray([1.0, 2.0], strides=[1, 1]).__dlpack__()
+    with pytest.raises(BufferError, match="^stride 4611686018427387904 in dimension 0 is too large"):
+        ext.RustArray([1.0, 2.0], strides=[2**62]).__dlpack__()
+    with pytest.raises(BufferError, match=r"cannot be read from the CPU"):
+        ext.take(ext.DeviceArray()).tolist()  # rule device_unreadable
 
 
 def test_keywords():
@@ -272,8 +291,8 @@ def test_torch_exchange_api_path():
 
 def test_torch_dlpack_path_and_deletion_after_the_tensor():
     x = torch.arange(4, dtype=torch.int64)
-    t = ext.take_with(x, copy=False)
-    assert t.via == "__dlpack__" and t.version is not None
+    t = ext.take_with(x, copy=False)  # the exchange API has no copy: __dlpack__
+    assert t.version is not None
     t.fill(8.0)
     assert x.tolist() == [8] * 4
     alive = weakref.ref(x)
@@ -294,3 +313,285 @@ def test_hand_numpy_memory_on_to_torch_through_rust():
     del y, capsule
     gc.collect()
     assert sys.getrefcount(n) == baseline
+
+
+# --- PyTorch's exchange API answers as __dlpack__ does -----------------------------------
+
+
+class DunderOnly:
+    """x as a consumer without the exchange API reaches it: __dlpack__ only."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __dlpack__(self, **kwargs):
+        return self.x.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+def answer(take, x):
+    """What a consumer gets: the tensor's description and bytes, or the
+    exception type (the words are the producer's)."""
+    try:
+        t = take(x)
+    except Exception as e:
+        return type(e)
+    try:
+        data = t.tobytes()
+    except BufferError as e:  # memory the CPU cannot read, packed and strided
+        data = str(e)
+    return t.dtype, t.shape, t.strides, t.byte_offset, t.data_ptr, t.device, t.flags, data
+
+
+def quietly(make):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # beta and deprecated kinds say so
+        return make()
+
+
+def cplx():
+    return torch.tensor([1 + 2j, 3 - 4j, -5 + 0.5j])
+
+
+def grid():
+    return torch.arange(12, dtype=torch.float32).reshape(3, 4)
+
+
+# Every kind of tensor, by what could set the two roads apart: the bits and
+# flags the table ignores, layouts and devices __dlpack__ refuses, views.
+TORCH_KINDS = {
+    "conjugate view": lambda: cplx().conj(),
+    "conjugate of a transposed view": lambda: torch.complex(grid(), grid()).t().conj(),
+    "conj resolved": lambda: cplx().conj().resolve_conj(),
+    "negative view": lambda: torch._neg_view(grid()),
+    "negative complex view": lambda: torch._neg_view(cplx()),
+    "imaginary part of a conjugate view": lambda: cplx().conj().imag,
+    "requires_grad": lambda: grid().requires_grad_(),
+    "requires_grad, complex": lambda: cplx().requires_grad_(),
+    "a result of autograd": lambda: grid().requires_grad_() * 2,
+    "detached": lambda: grid().requires_grad_().detach(),
+    "Parameter": lambda: torch.nn.Parameter(grid()),
+    "Parameter without grad": lambda: torch.nn.Parameter(grid(), requires_grad=False),
+    "inference mode": lambda: torch.inference_mode()(grid)(),
+    "sparse COO": lambda: grid().to_sparse(),
+    "sparse CSR": lambda: grid().to_sparse_csr(),
+    "sparse CSC": lambda: grid().to_sparse_csc(),
+    "sparse BSR": lambda: grid().to_sparse_bsr((1, 2)),
+    "mkldnn": lambda: grid().to_mkldnn(),
+    "quantized": lambda: torch.quantize_per_tensor(grid(), 0.1, 0, torch.qint8),
+    "meta": lambda: torch.empty(3, 4, device="meta"),
+    "nested": lambda: torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]),
+    "nested, jagged": lambda: torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged),
+    "efficient zeros": lambda: torch._efficientzerotensor(3),
+    "0-d": lambda: torch.tensor(3.5),
+    "empty": lambda: torch.empty(0, 3),
+    "empty, strided": lambda: torch.empty(4, 0)[::2],
+    "transposed": lambda: grid().t(),
+    "sliced with steps": lambda: grid()[::2, 1::2],
+    "narrowed (storage offset)": lambda: grid()[1:, 2:],
+    "selected row": lambda: grid()[2],
+    "diagonal": lambda: grid().diagonal(),
+    "expanded (stride 0)": lambda: torch.ones(1, 4).expand(3, 4),
+    "permuted 3-d": lambda: torch.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    "unfolded (overlapping)": lambda: torch.arange(10.0).unfold(0, 3, 2),
+    "as_strided": lambda: torch.arange(10.0).as_strided((3, 3), (1, 2)),
+    "real part": lambda: cplx().real,
+    "view_as_real": lambda: torch.view_as_real(cplx()),
+    "channels_last": lambda: torch.arange(24.0).reshape(1, 2, 3, 4).to(memory_format=torch.channels_last),
+    "lazy clone (copy on write)": lambda: torch._lazy_clone(grid()),
+    "64 dimensions": lambda: torch.ones((1,) * 64),
+}
+DUNDER_REFUSES = {"conjugate view", "conjugate of a transposed view", "requires_grad", "requires_grad, complex",
+                  "a result of autograd", "Parameter", "sparse COO", "sparse CSR", "sparse CSC", "sparse BSR",
+                  "mkldnn", "quantized", "meta"}
+TORCH_DTYPES = sorted({d for d in vars(torch).values() if isinstance(d, torch.dtype)}, key=str)
+
+
+def fast_and_dunder_agree(x):
+    """from_dlpack (the exchange API where it fits) gives what __dlpack__
+    alone gives; so does take (from_exchange_api, then __dlpack__)."""
+    want = answer(ext.take_with, DunderOnly(x))
+    assert answer(ext.take_with, x) == want, "the exchange API answers differently from __dlpack__"
+    assert answer(ext.take, x) == want, "from_exchange_api answers differently from __dlpack__"
+    return want
+
+
+@pytest.mark.parametrize("kind", TORCH_KINDS)
+def test_exchange_api_answers_as_dunder_dlpack(kind):
+    want = fast_and_dunder_agree(quietly(TORCH_KINDS[kind]))
+    if kind in DUNDER_REFUSES:
+        assert want is BufferError, "PyTorch's __dlpack__ refuses " + kind
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_every_dtype_answers_as_dunder_dlpack(dtype):
+    def make():
+        try:
+            return torch.zeros(3, dtype=dtype)
+        except Exception:
+            return torch.empty(3, dtype=dtype)  # no zeros kernel: bits, shell dtypes
+    fast_and_dunder_agree(quietly(make))
+
+
+def test_no_wrong_values_and_no_grad():
+    zc = cplx().conj()
+    with pytest.raises(BufferError):
+        ext.take_with(zc)
+    with pytest.raises(BufferError):
+        ext.take_with(grid().requires_grad_())
+    resolved = zc.resolve_conj()
+    t = ext.take(resolved)
+    assert t.via == "exchange_api"
+    assert t.tobytes() == resolved.numpy().tobytes()
+
+
+class Vouched(torch.Tensor):
+    """A subclass whose __dlpack__ means its parent's says so by publishing
+    the table again; this one's __dlpack__ must not be reached."""
+    __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("__dlpack__ was called")
+
+
+class Recorded(torch.Tensor):
+    """A subclass with a __dlpack__ of its own and no table of its own."""
+    calls = []
+
+    def __dlpack__(self, **kwargs):
+        Recorded.calls.append(kwargs)
+        return super().__dlpack__(**kwargs)
+
+
+def test_ordinary_tensors_take_the_table():
+    for x in (grid(), torch.arange(5), cplx(), grid().t()[1:]):
+        t = ext.take_with(x.as_subclass(Vouched))
+        assert t.data_ptr == x.data_ptr() and t.shape == list(x.shape)
+        assert t.tobytes() == x.contiguous().numpy().tobytes()
+
+
+def test_a_subclass_without_a_table_of_its_own_gets_dunder_dlpack():
+    Recorded.calls.clear()
+    x = grid().as_subclass(Recorded)
+    assert ext.take(x).via == "__dlpack__"
+    ext.take_with(x)
+    assert Recorded.calls == [{"max_version": ext.MAX_VERSION}] * 2
+
+
+# --- Streams ---------------------------------------------------------------------------
+
+
+class Recorder:
+    """A CPU producer recording the keywords of each __dlpack__ call; with
+    legacy=True one from before DLPack 1.0, refusing max_version with a
+    TypeError. It ignores the stream: this is about what reaches it."""
+
+    def __init__(self, legacy=False):
+        self.calls = []
+        self.legacy = legacy
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.legacy and "max_version" in kwargs:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+        n = np.arange(3, dtype=np.float32)
+        return n.__dlpack__(max_version=kwargs["max_version"]) if "max_version" in kwargs else n.__dlpack__()
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class Queue:
+    """A stream object, as a SYCL queue is one."""
+
+
+@pytest.mark.parametrize("stream", [7, 0, -1, 2**64 - 1, Queue()], ids=repr)
+def test_stream_reaches_dunder_dlpack_as_given_once_per_form(stream):
+    r = Recorder()
+    assert ext.take_with(r, stream=stream).version is not None
+    assert r.calls == [{"max_version": ext.MAX_VERSION, "stream": stream}]
+    assert r.calls[0]["stream"] is stream
+    old = Recorder(legacy=True)
+    assert ext.take_with(old, stream=stream).version is None
+    assert old.calls == [{"max_version": ext.MAX_VERSION, "stream": stream}, {"stream": stream}]
+    assert old.calls[1]["stream"] is stream
+
+
+def test_no_stream_asks_without_one():
+    r, old = Recorder(), Recorder(legacy=True)
+    ext.take_with(r, stream=None)
+    ext.take_with(old)
+    assert r.calls == [{"max_version": ext.MAX_VERSION}]
+    assert old.calls == [{"max_version": ext.MAX_VERSION}, {}]
+
+
+def test_a_capsule_takes_no_stream():
+    capsule = np.arange(2.0).__dlpack__(max_version=(1, 0))
+    with pytest.raises(ValueError, match="a stream cannot go with a capsule"):
+        ext.take_with(capsule, stream=1)
+    assert capsule_name(capsule) == "dltensor_versioned", "not consumed"
+    assert ext.take_with(capsule, stream=None).tolist() == [0.0, 1.0]
+
+
+def took_table(a, stream):
+    """Whether from_dlpack took a's tensor through its table: one table
+    export and no __dlpack__ call, or one __dlpack__ call with the stream
+    as given (and the table's export given back)."""
+    before, calls = ext.table_exports(), len(a.calls)
+    t = ext.take_with(a, stream=stream)
+    assert t.device == a.__dlpack_device__() and t.data_ptr == 0x10000
+    if len(a.calls) == calls:
+        assert ext.table_exports() == before + 1
+        return True
+    want = {"max_version": ext.MAX_VERSION} if stream is None else {"max_version": ext.MAX_VERSION, "stream": stream}
+    assert a.calls[calls:] == [want]
+    return False
+
+
+def test_device_tensors_take_the_table_only_where_nothing_needs_ordering():
+    a = ext.DeviceArray()
+    assert took_table(a, ext.CURRENT_STREAM), "the producer's current work stream"
+    assert took_table(a, -1), "no synchronisation asked for"
+    assert not took_table(a, None), "None: __dlpack__ synchronises as the producer takes None"
+    assert not took_table(a, 5), "another stream"
+    assert not took_table(a, Queue()), "a stream object"
+    assert not took_table(a, True), "not an integer"
+    other = ext.DeviceArray(1)  # its table has no current work stream for (2, 1)
+    assert took_table(other, -1)
+    assert not took_table(other, ext.CURRENT_STREAM), "current_work_stream failed: __dlpack__"
+
+
+def test_cpu_tensors_take_the_table_only_without_a_stream():
+    x = grid()
+    assert ext.take_with(x.as_subclass(Vouched)).data_ptr == x.data_ptr()
+    Recorded.calls.clear()
+    watched = type("Watched", (Recorded,), {"__dlpack_c_exchange_api__": torch.Tensor.__dlpack_c_exchange_api__})
+    answer(lambda y: ext.take_with(y, stream=1), x.as_subclass(watched))
+    assert Recorded.calls == [{"max_version": ext.MAX_VERSION, "stream": 1}]
+
+
+def test_a_failing_entry_leaves_the_answer_to_dunder_dlpack():
+    a = ext.DeviceArray(refuse=True)
+    t = ext.take_with(a, stream=-1)
+    assert t.device == (2, 0)
+    assert a.calls == [{"max_version": ext.MAX_VERSION, "stream": -1}]
+
+
+def test_the_table_serves_the_type_that_publishes_it():
+    class Inherits(ext.DeviceArray):
+        pass
+
+    class Publishes(ext.DeviceArray):
+        __dlpack_c_exchange_api__ = ext.DeviceArray.__dlpack_c_exchange_api__
+
+    assert not took_table(Inherits(), -1)
+    assert took_table(Publishes(), -1)
+
+
+def test_legacy_device_producer_gets_the_stream_in_both_calls():
+    a = ext.DeviceArray(legacy_only=True)
+    t = ext.take_with(a, stream=5)
+    assert t.version is None
+    assert a.calls == [{"max_version": ext.MAX_VERSION, "stream": 5}, {"stream": 5}]

@@ -7,9 +7,11 @@
 //! that it is consumed once), or any object with `__dlpack__`, asked for a
 //! versioned capsule first and a legacy one from producers that do not
 //! know `max_version`; where the object's type publishes the C exchange
-//! API (PyTorch does), the table's entry is called instead
-//! ([`from_exchange_api`]). The result is a [`ManagedTensor`], validated,
-//! whose drop calls the producer's deleter once.
+//! API (PyTorch does), the table's entry is called instead when it gives
+//! what `__dlpack__` would ([`from_exchange_api`]). [`from_dlpack_with`]
+//! passes the consumer's `copy`, `dl_device` and `stream`. The result is a
+//! [`ManagedTensor`], validated, whose drop calls the producer's deleter
+//! once.
 //!
 //! Producing: [`DlpackRequest`] applies the keyword rules of `__dlpack__`
 //! (`stream`, `max_version`, `dl_device`, `copy`) for a tensor, and wraps an
@@ -18,59 +20,103 @@
 //! keep the Python object whose memory it lends alive. A capsule nobody consumed
 //! calls the deleter when it is collected, keeping any exception the
 //! consumer has pending.
+//!
+//! Errors: an [`Error`] or an [`UnknownDataTypeName`] converts into the
+//! exception the Python modules raise for the same mistake (`?` does it):
+//! the kind its rule names ([`Rule::python`]: `BufferError`, `ValueError`
+//! or `TypeError`), `BufferError` for an error no rule states.
 
 use core::ptr::NonNull;
 use std::format;
-use std::string::ToString;
+use std::string::{String, ToString};
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict, PyTuple};
 use pyo3::{ffi, intern, prelude::*};
 
-use crate::rules::{self, python::*};
+use crate::rules::{self, python::*, Rule, UnknownDataTypeName};
 use crate::{DLDevice, DLDeviceType, Error, Export, ManagedTensor, Raw};
 
 mod exchange;
 
 pub use exchange::from_exchange_api;
 
-fn buffer_error(e: Error) -> PyErr {
-    PyBufferError::new_err(e.to_string())
+/// The exception the Python modules raise for a broken rule.
+fn exception(rule: Option<Rule>, message: String) -> PyErr {
+    match rule.map(Rule::python) {
+        Some("ValueError") => PyValueError::new_err(message),
+        Some("TypeError") => PyTypeError::new_err(message),
+        _ => PyBufferError::new_err(message),
+    }
+}
+
+impl From<Error> for PyErr {
+    /// The exception of the error's rule, in its words; `BufferError` for
+    /// an error no rule states (a slice of the wrong type, a tensor that is
+    /// not contiguous).
+    fn from(e: Error) -> PyErr {
+        exception(e.rule(), e.to_string())
+    }
+}
+
+impl From<UnknownDataTypeName<'_>> for PyErr {
+    /// The exception of [`Rule::DtypeName`] (`ValueError`).
+    fn from(e: UnknownDataTypeName<'_>) -> PyErr {
+        exception(Some(Rule::DtypeName), e.to_string())
+    }
 }
 
 /// Takes the tensor `obj` holds or exports: a DLPack capsule, an object
 /// whose type has the C exchange API, or any object with `__dlpack__`.
 pub fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
-    from_dlpack_with(obj, None, None)
+    from_dlpack_with(obj, None, None, None)
 }
 
-/// As [`from_dlpack`], passing `copy` and `dl_device` to `__dlpack__`:
+/// As [`from_dlpack`], with the consumer's keywords for `__dlpack__`:
 /// `copy` `Some(true)` asks for a copy made for the consumer (see
 /// [`ManagedTensor::is_copied`]), `Some(false)` forbids one; `dl_device`
-/// asks for the tensor on that device. With either, the exchange API, which
-/// has no such arguments, is not used.
+/// asks for the tensor on that device; `stream` (the array API's: an
+/// integer for CUDA and ROCm, a SYCL queue for oneAPI; Python's None is no
+/// stream) is the stream the consumer will use, passed to the producer as
+/// it is, so that the producer orders its pending work before it.
+///
+/// The exchange API is used only where it gives what `__dlpack__` would:
+/// not with `copy` or `dl_device`, which it has no arguments for, and with
+/// a stream only where nothing needs ordering (see [`from_exchange_api`]).
+/// A capsule with a stream is a ValueError: its producer has made it
+/// already.
 pub fn from_dlpack_with(
     obj: &Bound<'_, PyAny>,
     copy: Option<bool>,
     dl_device: Option<DLDevice>,
+    stream: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ManagedTensor> {
+    let stream = stream.filter(|s| !s.is_none());
     if obj.is_exact_instance_of::<PyCapsule>() {
+        if stream.is_some() {
+            return Err(PyValueError::new_err(
+                "a stream cannot go with a capsule, whose producer has made it already: \
+                 pass the producer's object",
+            ));
+        }
         return from_capsule(obj);
     }
     if copy.is_none() && dl_device.is_none() {
-        if let Some(t) = from_exchange_api(obj)? {
+        if let Some(t) = from_exchange_api(obj, stream)? {
             return Ok(t);
         }
     }
-    from_capsule(&request_capsule(obj, copy, dl_device)?)
+    from_capsule(&request_capsule(obj, copy, dl_device, stream)?)
 }
 
-/// Calls `obj.__dlpack__` with the consumer's keywords, and without any
-/// for a producer that refuses them with a TypeError.
+/// Calls `obj.__dlpack__` once with `max_version` and the consumer's
+/// keywords and, if the producer refuses them with a TypeError (one from
+/// before DLPack 1.0), once more with the stream alone.
 fn request_capsule<'py>(
     obj: &Bound<'py, PyAny>,
     copy: Option<bool>,
     dl_device: Option<DLDevice>,
+    stream: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
     let Ok(dlpack) = obj.getattr(intern!(py, "__dlpack__")) else {
@@ -81,6 +127,9 @@ fn request_capsule<'py>(
     };
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "max_version"), rules::VERSION)?;
+    if let Some(stream) = stream {
+        kwargs.set_item(intern!(py, "stream"), stream)?;
+    }
     if let Some(copy) = copy {
         kwargs.set_item(intern!(py, "copy"), copy)?;
     }
@@ -88,7 +137,13 @@ fn request_capsule<'py>(
         kwargs.set_item(intern!(py, "dl_device"), (d.device_type.0, d.device_id))?;
     }
     match dlpack.call((), Some(&kwargs)) {
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => dlpack.call0(),
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+            let legacy = PyDict::new(py);
+            if let Some(stream) = stream {
+                legacy.set_item(intern!(py, "stream"), stream)?;
+            }
+            dlpack.call((), Some(&legacy))
+        }
         result => result,
     }
 }
@@ -124,7 +179,7 @@ pub fn from_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
                 ManagedTensor::from_legacy(p.cast())
             }
         };
-        return tensor.map_err(buffer_error);
+        return tensor.map_err(PyErr::from);
     }
     if cap.is_valid_checked(Some(USED_VERSIONED_CAPSULE))
         || cap.is_valid_checked(Some(USED_CAPSULE))

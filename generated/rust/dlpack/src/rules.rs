@@ -517,4 +517,8 @@ pub(crate) mod python {
     pub(crate) const EXCHANGE_API_ATTRIBUTE: &str = "__dlpack_c_exchange_api__";
     /// The capsule the attribute holds; `None`: it holds an integer address.
     pub(crate) const EXCHANGE_API_CAPSULE: Option<&CStr> = Some(c"dlpack_exchange_api");
+    /// The attribute's spelling in the release before, read from producers
+    /// of that release; `None` if unchanged.
+    pub(crate) const PREVIOUS_EXCHANGE_API_ATTRIBUTE: Option<&str> =
+        Some("__c_dlpack_exchange_api__");
 }
