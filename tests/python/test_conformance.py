@@ -133,12 +133,98 @@ def test_corpus_case(dl, case, path):
 def test_every_refusal_is_a_rule_of_the_table(dl):
     """The words come from the message table: each refused case's message is
     its rule's text with the parameters filled in."""
-    import re
     for case in CASES:
         if case["verdict"] == "refuse":
-            kind, text, params = dl._RULES[case["rule"]]
-            assert kind is BufferError
-            pattern = re.escape(text)
-            for p in params:
-                pattern = pattern.replace(re.escape("{" + p + "}"), r"(.+)")
-            assert re.fullmatch(pattern, case["message"]), case["name"]
+            assert dl._RULES[case["rule"]][0] is BufferError
+            assert rule_of(dl, case["message"]) == case["rule"], case["name"]
+
+
+# Values on both sides of every bound the checks draw, for random tensors.
+EXTENTS = [0, 1, 2, 3, 7, 1 << 31, 1 << 40, (1 << 59) + 1, (1 << 61) - 1, 1 << 61, 1 << 62, (1 << 63) - 1,
+           -1, -(1 << 63)]
+OFFSETS = [0, 4, 12, 1 << 31, 1 << 62, (1 << 63) - 25, (1 << 63) - 8, 1 << 63, (1 << 64) - 1]
+ADDRESSES = [None, 4096, 1 << 47, (1 << 63) - 64, 1 << 63, (1 << 64) - 16, (1 << 64) - 1]
+
+
+def int64(v):
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def random_tensor(rng):
+    ndim = rng.choice([0, 1, 1, 1, 2, 2, 2, 3, 4] * 4 + [-1, 65])
+    n = ndim if 0 <= ndim <= 64 else 1
+    tensor = {
+        "version": rng.choice([None, [1, 0], [1, 1], [1, 2], [1, 3], [1, 9]] * 4 + [[2, 0], [0, 5]]),
+        "flags": rng.choice([0, 1, 4, 5]),
+        "device": rng.choice([[1, 0], [2, 0], [99, 0], [-1, 0]]),
+        "dtype": [*rng.choice(list(ct._DTYPES.values()) + [(0, 4), (1, 1), (0, 10)]), rng.choice([1, 1, 1, 2, 3])]
+        if rng.random() < 0.8 else [rng.randrange(21), rng.choice([0, 1, 4, 6, 8, 10, 16, 32, 64, 128, 255]),
+                                    rng.choice([0, 1, 1, 1, 2, 4, 65535])],
+        "ndim": ndim,
+        "shape": None if rng.random() < 0.05 else [rng.choice(EXTENTS[:5] * 6 + EXTENTS) for _ in range(n)],
+        "strides": None if rng.random() < 0.15 else [int64(rng.choice([1, -1]) * rng.choice(EXTENTS[:5] * 4 + EXTENTS))
+                                                      for _ in range(n)],
+        "byte_offset": rng.choice(OFFSETS[:3] * 4 + OFFSETS),
+        "data": rng.choice(ADDRESSES[1:3] * 4 + ADDRESSES),
+    }
+    if tensor["version"] is None:
+        tensor["flags"] = 0
+    return tensor
+
+
+def rule_of(dl, message):
+    """The rule whose words message is."""
+    import re
+    for rule, (_, text, params) in dl._RULES.items():
+        pattern = re.escape(text)
+        for p in params:
+            pattern = pattern.replace(re.escape("{" + p + "}"), "(.+)")
+        if re.fullmatch(pattern, message):
+            return rule
+    raise AssertionError(f"no rule says {message!r}")
+
+
+def rules_verdict(dl, tensor):
+    """What rules.py says of a tensor, called directly."""
+    version, ndim, shape, strides = tensor["version"], tensor["ndim"], tensor["shape"], tensor["strides"]
+    try:
+        if version is not None:
+            dl._check_version(*version)
+        version = dl._LEGACY_VERSION if version is None else tuple(version)
+        dl._check_pointers(version, ndim, shape is None, strides is None)
+        shape = tuple(shape) if ndim and shape is not None else ()
+        strides = tuple(strides) if ndim and strides is not None else dl._contiguous_strides(shape)
+        dl._check_layout(version, shape, strides, *tensor["dtype"], tensor["byte_offset"], tensor["data"] or 0,
+                         bool(tensor["flags"] & dl._SUBBYTE_PADDED))
+    except BufferError as e:
+        return str(e)
+    return "accept"
+
+
+def module_verdict(dl, tensor):
+    """What an import through from_managed says, the deleter counted."""
+    made = Made(tensor)
+    try:
+        t = dl.from_managed(made.address, versioned=made.versioned)
+    except BufferError as e:
+        assert made.calls == 1
+        return str(e)
+    assert made.calls == 0
+    t.close()
+    assert made.calls == 1
+    return "accept"
+
+
+@pytest.mark.skipif(POINTER_BITS != 64, reason="the random values are 64-bit ones")
+def test_fast_paths_agree_with_the_rules(dl):
+    """Random tensors around every bound: each module's import (the ctypes
+    fast path, Cython's checks in C) gives rules.py's verdict and words."""
+    import random
+    rng = random.Random(19)
+    verdicts = set()
+    for _ in range(5000):
+        tensor = random_tensor(rng)
+        expected = rules_verdict(dl, tensor)
+        assert module_verdict(dl, tensor) == expected, tensor
+        verdicts.add(expected if expected == "accept" else rule_of(dl, expected))
+    assert len(verdicts) >= 15, verdicts  # the random tensors reach most rules, and acceptance
