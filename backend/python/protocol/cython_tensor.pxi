@@ -95,6 +95,7 @@ cdef inline bint _c_null_allowed(const _Nullable* n, uint32_t major, uint32_t mi
     return when == 1 or (when == 2 and ndim == 0) or (when == 3 and empty)
 
 
+@cython.cdivision(True)
 cdef inline uint64_t _c_mul(uint64_t a, uint64_t b) noexcept nogil:
     """a * b, saturated at 2^64 - 1."""
     if (a | b) >> 32 == 0 or a == 0 or b <= _C_SATURATED // a:
@@ -107,6 +108,7 @@ cdef inline uint64_t _c_add(uint64_t a, uint64_t b) noexcept nogil:
     return a + b if a + b >= a else _C_SATURATED
 
 
+@cython.cdivision(True)
 cdef inline bint _c_fits(uint64_t n, uint64_t item, bint packed) noexcept nogil:
     """n elements, and the bytes they take, are below 2^(P-1); packed
     elements take fewer bytes than their count."""
@@ -117,6 +119,7 @@ cdef inline bint _c_fits(uint64_t n, uint64_t item, bint packed) noexcept nogil:
     return n <= (_C_BOUND - 1) // item
 
 
+@cython.cdivision(True)
 cdef inline uint64_t _c_bytes(uint64_t n, uint64_t width, uint64_t item, bint packed) noexcept nogil:
     """The bytes n consecutive elements take, for n that fits."""
     if packed:
@@ -124,6 +127,7 @@ cdef inline uint64_t _c_bytes(uint64_t n, uint64_t width, uint64_t item, bint pa
     return n * item
 
 
+@cython.cdivision(True)
 cdef bint _c_passes(const DLTensor* dl, uint32_t major, uint32_t minor, bint padded,
                     bint producer) noexcept nogil:
     """Whether dl, of version major.minor, passes every check of rules.py
@@ -750,6 +754,32 @@ cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
 
 # --- Entry points ---------------------------------------------------------------
 
+cdef extern from "Python.h":
+    object PyObject_VectorcallMethod(PyObject* name, PyObject** args, size_t nargsf, PyObject* kwnames)
+
+
+cdef str _DUNDER_DLPACK = "__dlpack__"
+cdef tuple _MAX_VERSION_KEYWORD = ("max_version",)
+
+
+cdef object _request_plain_capsule(object x):
+    """_request_capsule's request without copy, device or stream, made with
+    no bound method (which costs a quarter of NumPy's whole exchange):
+    x.__dlpack__(max_version=...) once, and on a TypeError once more without
+    max_version."""
+    cdef PyObject* args[2]
+    cdef object version = _VERSION
+    args[0] = <PyObject*>x
+    args[1] = <PyObject*>version
+    try:
+        return PyObject_VectorcallMethod(<PyObject*>_DUNDER_DLPACK, args, 1, <PyObject*>_MAX_VERSION_KEYWORD)
+    except TypeError:
+        return PyObject_VectorcallMethod(<PyObject*>_DUNDER_DLPACK, args, 1, NULL)
+    except AttributeError:
+        if getattr(x, "__dlpack__", None) is None:  # none at all: _request_capsule says so
+            return _request_capsule(x, None, None, None)
+        raise
+
 cdef void* _take(object capsule, bint* versioned) except NULL:
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     cdef void* address
@@ -811,14 +841,8 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     else:
         t = _from_exchange_api(x, readonly, device, copy, stream)
         if t is None:
-            method = getattr(x, "__dlpack__", None)
-            if method is not None and copy is None and device is None and stream is None:
-                # The common request inline: a call to _request_capsule costs a
-                # third of NumPy's whole exchange.
-                try:
-                    capsule = method(max_version=_VERSION)
-                except TypeError:
-                    capsule = method()
+            if copy is None and device is None and stream is None:
+                capsule = _request_plain_capsule(x)
             else:
                 capsule = _request_capsule(x, copy, device, stream)
             address = _take(capsule, &versioned)
