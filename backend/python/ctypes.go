@@ -9,12 +9,12 @@ import (
 // ctypesFiles are the ctypes module, one self-contained file that needs the
 // standard library only, and its stub: each is its template's declarations
 // followed by hand-written sources (the layout check in every release; the
-// shared rules and the module's own protocol, or the API's stubs, in
-// versioned releases).
+// import rules, the shared protocol and the module's own, or the API's
+// stubs, in versioned releases).
 func ctypesFiles(v *view) ([]file, error) {
 	modules, stubs := []string{"ctypes_layout.py"}, []string(nil)
 	if v.Versioned {
-		modules = append(modules, "shared.py", "ctypes_protocol.py")
+		modules = append(modules, "rules.py", "shared.py", "ctypes_protocol.py")
 		stubs = []string{"shared.pyi", "ctypes_tensor.pyi"}
 	}
 	module, err := pythonPage(v, false, []string{"ctypes", "enum"}, modules)

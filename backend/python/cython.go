@@ -1,7 +1,6 @@
 package python
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/backend"
@@ -11,7 +10,8 @@ import (
 // The Cython module of a versioned release:
 //   - dlpack.pxd, the header's declarations for Cython (a template);
 //   - dlpack_cython.pyx: the declarations (a template), then `include`s of
-//     the hand-written part, shipped beside it: the shared rules, the
+//     the hand-written part, shipped beside it: the import rules and the
+//     rest of the shared protocol (both Python, which Cython compiles), the
 //     Tensor, the exchange API (or its absence) and the producer API;
 //   - dlpack_cython.pxd, its Cython API for other extension modules: a
 //     template that cimports the header's structs and includes the
@@ -28,7 +28,7 @@ func pyxIncludes(exchange bool) []string {
 	if exchange {
 		api = "cython_exchange_api.pxi"
 	}
-	return []string{"shared.py", "cython_tensor.pxi", api, "cython_producer.pxi"}
+	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi"}
 }
 
 // pxdIncludes are the hand-written sources dlpack_cython.pxd includes.
@@ -45,9 +45,6 @@ func shipped(source string) string {
 // cythonFiles are the Cython module's generated files and the hand-written
 // ones shipped beside them.
 func cythonFiles(v *view) ([]file, []backend.File, error) {
-	if v.DeviceTypes == nil || v.DataTypeCodes == nil {
-		return nil, nil, fmt.Errorf("DLPack %s: the Cython module needs the enums of device types and type codes (roles device_type and dtype_code)", v.Version)
-	}
 	stub, err := pythonPage(v, true, []string{"enum", "typing"}, []string{"shared.pyi", "cython_tensor.pyi"})
 	if err != nil {
 		return nil, nil, err

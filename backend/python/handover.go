@@ -7,8 +7,9 @@ package python
 // crosses. Besides these, the Cython sources take the header's structs and
 // function types by their C names (view.Cimports) and its other
 // declarations as dlpack.X, and a source may use what the other sources of
-// the same file define (the modules' own parts use shared.py's rules, which
-// call their Tensor, from_dlpack and _private_copy).
+// the same file define (the modules' own parts use rules.py's checks and
+// shared.py's protocol, which call their Tensor, from_dlpack and
+// _private_copy).
 
 // handover is a name, the files whose sources use it (declarations) or
 // define it (public names), and what it is.
@@ -31,33 +32,36 @@ const (
 )
 
 // declarations are what the generated declarations hand to the sources.
-// The per-release tables the sources read are among them: these are what
-// a new table (phase 2 of the rules as data: docs/rules.md) is added to.
+// The per-release tables the sources read are among them (the "tables"
+// block of dlpack_declarations.py.tmpl): the release and its flags by
+// role, and the import rules of docs/rules.md, which rules.py reads.
 var declarations = []handover{
-	{"DLPACK_MAJOR_VERSION", modules, "the release's major version: the one a consumer accepts"},
-	{"DLPACK_MINOR_VERSION", modules, "the release's minor version, given as max_version and in exports"},
-	{"DLPACK_FLAG_BITMASK_READ_ONLY", modules, "the read-only flag bit"},
-	{"DLPACK_FLAG_BITMASK_IS_COPIED", modules, "the is-copied flag bit"},
 	{"DLDeviceType", modules, "the IntEnum of device types"},
 	{"DLDataTypeCode", modules, "the IntEnum of type codes"},
+	{"CAPSULE_NAME", modules, "the legacy capsule's name"},
+	{"USED_CAPSULE_NAME", modules, "what a consumer renames it to"},
+	{"VERSIONED_CAPSULE_NAME", modules, "the versioned capsule's name"},
+	{"USED_VERSIONED_CAPSULE_NAME", modules, "what a consumer renames it to"},
+	{"_VERSION", modules, "table: the release, (major, minor), by role"},
+	{"_READ_ONLY", modules, "table: the read-only flag bit, by role"},
+	{"_IS_COPIED", modules, "table: the is-copied flag bit, by role"},
 	{"_SUBBYTE_PADDED", modules, "table: the flag bit of padded sub-byte elements, by role; 0 where they are always packed"},
-	{"CAPSULE_NAME", ctypesModule, "the legacy capsule's name"},
-	{"USED_CAPSULE_NAME", ctypesModule, "what a consumer renames it to"},
-	{"VERSIONED_CAPSULE_NAME", ctypesModule, "the versioned capsule's name"},
-	{"USED_VERSIONED_CAPSULE_NAME", ctypesModule, "what a consumer renames it to"},
+	{"_MAX_NDIM", modules, "table: the most dimensions a tensor may have"},
+	{"_NULLABLE", modules, "table: when each pointer field may be NULL, by tensor version"},
+	{"_TYPE_CODES", modules, "table: each type code's enumerator, opacity and fixed width"},
+	{"_HOST_READABLE", modules, "table: the device types whose memory the CPU reads"},
+	{"_DTYPES", modules, "table: the dtype names, each with its code and bits"},
+	{"_RULES", modules, "table: each check's exception, words and parameters"},
 	{"DLManagedTensor", ctypesModule, "the ctypes Structure of a legacy managed tensor"},
 	{"DLManagedTensorVersioned", ctypesModule, "the ctypes Structure of a versioned managed tensor"},
 	{"_POINTER_SIZE", ctypesModule, "table: this machine's pointer size, in bytes"},
 	{"_LAYOUT", ctypesModule, "table: (struct, field or None, offset or size) of this machine's C data model"},
 	{"_LEAVES", ctypesModule, "table: each struct's scalar fields in C order, with their struct-module codes"},
 	{"dlpack", cythonModule, "dlpack.pxd, cimported: the header's declarations as dlpack.X"},
-	{"_C_SUBBYTE_PADDED", cythonModule, "table: _SUBBYTE_PADDED as a C integer"},
 	{"_NAME", cythonModule, "the capsule names as static C strings, which capsules keep pointers to"},
 	{"_USED_NAME", cythonModule, "(see _NAME)"},
 	{"_VNAME", cythonModule, "(see _NAME)"},
 	{"_USED_VNAME", cythonModule, "(see _NAME)"},
-	{"_DEVICE_TYPE_VALUES", cythonModule, "table: the device types of the release as a bit mask (bit v: value v)"},
-	{"_DTYPE_CODE_VALUES", cythonModule, "table: the type codes of the release as a bit mask"},
 	{"_EXCHANGE_API_ATTRIBUTE", cythonModule, "from DLPack 1.2: the type attribute of the C exchange API"},
 	{"_PREVIOUS_EXCHANGE_API_ATTRIBUTE", cythonModule, "its spelling in the release before, or None"},
 	{"_EXCHANGE_API_CAPSULE_NAME", cythonModule, "the capsule name of its table, a C string; NULL where the table is an integer address"},

@@ -13,7 +13,7 @@ func TestReadPythonLiftsTheImportsAfterTheOpeningComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(src.imports, " ") != "datetime operator re sys typing" {
+	if strings.Join(src.imports, " ") != "datetime operator sys typing" {
 		t.Errorf("imports = %q", src.imports)
 	}
 	if !strings.HasPrefix(src.text, "# The rules") || !strings.Contains(src.text, " it calls.\n\n\nclass DataType(") {
@@ -134,5 +134,25 @@ func TestCheckPackage(t *testing.T) {
 		if err := CheckPackage(bad); err == nil {
 			t.Errorf("CheckPackage(%q) accepted", bad)
 		}
+	}
+}
+
+// A message's text becomes string literals no wider than asked that
+// concatenate to it, broken after spaces.
+func TestPiecesSplitsAMessageAfterSpaces(t *testing.T) {
+	text := "strides is NULL for a {ndim}-dimensional tensor of DLPack {major}.{minor}, which DLPack {from_major}.{from_minor} and later forbid"
+	got := pieces(text, 40)
+	var joined strings.Builder
+	for _, p := range got {
+		if len(p) > 40 || !strings.HasPrefix(p, `"`) {
+			t.Errorf("piece %s: wider than 40 or not a literal", p)
+		}
+		joined.WriteString(strings.Trim(p, `"`))
+	}
+	if joined.String() != text || len(got) < 4 {
+		t.Errorf("pieces = %q", got)
+	}
+	if got := pieces("short", 40); len(got) != 1 || got[0] != `"short"` {
+		t.Errorf("pieces(short) = %q", got)
 	}
 }

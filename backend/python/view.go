@@ -38,22 +38,61 @@ type view struct {
 	CDecls   []cdecl  // the header's declarations, in its order
 	Cimports []string // the structs and function types the sources take by name
 
-	// Tables the hand-written sources read (see handover.go). Phase 2 of
-	// the rules as data adds the import rules here (ir.Rules, the facts on
-	// enumerators and fields: docs/rules.md), rendered in the "tables"
-	// block of dlpack_declarations.py.tmpl for both modules.
-	SubbytePadded string    // the padded-sub-byte flag by role; "" where sub-byte elements are always packed
-	DeviceTypes   *enum     // the enum of device types (role device_type), as a mask for Cython
-	DataTypeCodes *enum     // the enum of type codes (role dtype_code), as a mask for Cython
-	Exchange      *exchange // the C exchange API's names; nil before DLPack 1.2
+	// Tables the hand-written sources read (see handover.go), rendered in
+	// the "tables" block of dlpack_declarations.py.tmpl for both modules:
+	// the release and its flags by role, and the import rules of
+	// docs/rules.md (ir.Rules and the facts on fields and enumerators).
+	// Cython code copies what its C paths need into C variables when the
+	// module is imported.
+	Rules    *rules
+	Exchange *exchange // the C exchange API's names; nil before DLPack 1.2
 }
+
+// rules are the tables of a versioned release, as Python source text.
+type rules struct {
+	Major, Minor string // the version macros, by role
+	// The flag bits by role: macro names, "0" for a role the release lacks.
+	ReadOnly, IsCopied, SubbytePadded string
+	MaxDims                           int
+	Nullables                         []nullable
+	TypeCodes                         []typeCode
+	HostReadable                      []constant // Name: the enumerator, Value: its value
+	DataTypes                         []ir.NamedDataType
+	Messages                          []message
+}
+
+// nullable is when Field ("DLTensor.strides") may be NULL: When, or Before
+// in tensors older than Changed ("(1, 2)"; "None" and "None" when the rule
+// never changed).
+type nullable struct{ Field, When, Changed, Before string }
+
+// typeCode is a type code's facts: its enumerator, whether its elements are
+// opaque, and the only width it allows (0: any).
+type typeCode struct {
+	Value  int64
+	Name   string
+	Opaque bool
+	Bits   int
+}
+
+// message is a check's message: its id, the Python exception, its words as
+// Python string literals of at most messageWidth columns each, and its
+// parameters in the order checkers pass them.
+type message struct {
+	ID, Exception string
+	Text          []string
+	Params        []string
+}
+
+// messageWidth bounds the pieces of a message's text, which the template
+// indents by 9 (8 and a parenthesis) and ruff keeps within 100 columns.
+const messageWidth = 89
 
 type constant struct{ Name, Doc, Value string }
 
 type enum struct {
 	Name, Doc string
 	Members   []constant
-	Mask      string // the values as a bit mask, bit v for value v
 }
 
 // capsule is a capsule name: Name is its Python constant, CName its
@@ -139,9 +178,6 @@ func (b Backend) view(api *ir.API) (*view, error) {
 			m.Exchange.Capsule = c.Name
 		}
 	}
-	if f := api.Flag.SubbytePadded; f != nil {
-		m.SubbytePadded = f.Name
-	}
 	for _, d := range api.Decls {
 		switch d := d.(type) {
 		case *ir.Enum:
@@ -189,7 +225,13 @@ func (b Backend) view(api *ir.API) (*view, error) {
 		}
 	}
 	sort.Strings(m.Cimports)
-	m.DeviceTypes, m.DataTypeCodes = m.enum(api.Enum.DeviceType), m.enum(api.Enum.DataTypeCode)
+	if m.Versioned {
+		r, err := rulesOf(api)
+		if err != nil {
+			return nil, err
+		}
+		m.Rules = r
+	}
 	for _, abi := range ir.ABIs {
 		// The interpreter's own C compiler decides, through ctypes, both
 		// facts a model is made of; a platform matching none (m68k aligns
@@ -207,29 +249,84 @@ func (b Backend) view(api *ir.API) (*view, error) {
 	return m, nil
 }
 
-// pythonEnum is an IntEnum, and its values as a bit mask.
+// pythonEnum is an IntEnum. Its values lie in [0, 63]: the Cython module
+// keeps the facts of device types and type codes in 64-bit masks.
 func pythonEnum(d *ir.Enum) (enum, error) {
 	e := enum{Name: d.Name, Doc: d.Doc}
-	var mask uint64
 	for _, ev := range d.Values {
 		if ev.Value < 0 || ev.Value > 63 {
 			return e, backend.Errorf(ev.Pos, "%s.%s = %d: the Python modules keep enum values in a 64-bit mask", d.Name, ev.Name, ev.Value)
 		}
-		mask |= 1 << ev.Value
 		e.Members = append(e.Members, constant{Name: ev.Name, Doc: ev.Doc, Value: fmt.Sprint(ev.Value)})
 	}
-	e.Mask = fmt.Sprintf("0x%x", mask)
 	return e, nil
 }
 
-// enum is the view of e, nil for none.
-func (m *view) enum(e *ir.Enum) *enum {
-	for i := range m.Enums {
-		if e != nil && m.Enums[i].Name == e.Name {
-			return &m.Enums[i]
+// rulesOf is the tables of a versioned release: everything a checker of
+// docs/rules.md reads, and the flags by role.
+func rulesOf(api *ir.API) (*rules, error) {
+	r := &rules{Major: api.Versions.Major.Name, Minor: api.Versions.Minor.Name, MaxDims: api.Rules.MaxDims}
+	flag := func(f *ir.Flag) string {
+		if f == nil {
+			return "0"
+		}
+		return f.Name
+	}
+	r.ReadOnly, r.IsCopied, r.SubbytePadded = flag(api.Flag.ReadOnly), flag(api.Flag.IsCopied), flag(api.Flag.SubbytePadded)
+	codes, devices := api.Enum.DataTypeCode, api.Enum.DeviceType
+	if codes == nil || devices == nil || len(api.Rules.Messages) == 0 || r.MaxDims == 0 {
+		return nil, fmt.Errorf("DLPack %s: the Python modules need the rules (rules.max_ndim and rules.messages) and the enums of device types and type codes (roles device_type and dtype_code)", api.Version())
+	}
+	for _, s := range api.Structs() {
+		for _, f := range s.Fields {
+			n := f.Nullable
+			if n.When == ir.NullNever {
+				continue
+			}
+			nl := nullable{Field: s.Name + "." + f.Name, When: pystr(n.When.String()), Changed: "None", Before: "None"}
+			if c := n.Changed; c != nil {
+				nl.Changed, nl.Before = fmt.Sprintf("(%d, %d)", c.In.Major, c.In.Minor), pystr(c.From.String())
+			}
+			r.Nullables = append(r.Nullables, nl)
 		}
 	}
-	return nil
+	for _, ev := range codes.Values {
+		r.TypeCodes = append(r.TypeCodes, typeCode{Value: ev.Value, Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits})
+	}
+	for _, ev := range devices.Values {
+		if ev.HostReadable {
+			r.HostReadable = append(r.HostReadable, constant{Name: ev.Name, Value: fmt.Sprint(ev.Value)})
+		}
+	}
+	r.DataTypes = api.DataTypeNames()
+	for _, msg := range api.Rules.Messages {
+		r.Messages = append(r.Messages, message{ID: msg.Check.ID, Exception: msg.Python,
+			Text: pieces(msg.Text, messageWidth), Params: msg.Check.Params})
+	}
+	return r, nil
+}
+
+// pieces splits text into Python string literals of at most width columns
+// that concatenate to it, breaking after spaces.
+func pieces(text string, width int) []string {
+	var out []string
+	for text != "" {
+		cut := len(text)
+		if len(pystr(text)) > width {
+			cut = 0
+			for i := 0; i < len(text); i++ {
+				if text[i] == ' ' && len(pystr(text[:i+1])) <= width {
+					cut = i + 1
+				}
+			}
+			if cut == 0 { // a word longer than the line: as it is
+				cut = len(text)
+			}
+		}
+		out = append(out, pystr(text[:cut]))
+		text = text[cut:]
+	}
+	return out
 }
 
 // declared lists the public names of the generated declarations of a

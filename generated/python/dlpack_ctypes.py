@@ -46,7 +46,6 @@ import gc
 import math
 import operator
 import os
-import re
 import struct
 import sys
 import typing
@@ -239,9 +238,197 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
-# Tables the hand-written part reads (dlgen's backend/python/handover.go).
-# The flag bit of padded sub-byte elements; 0 where they are always packed.
+# Tables the hand-written part reads (dlgen's backend/python/handover.go): the
+# release and its flags by role, and the import rules of dlgen's docs/rules.md.
+# This release, (major, minor). A versioned tensor of another major version is
+# refused; versions compare as versions, major first.
+_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+# The flag bits by role; 0 for one the release lacks.
+_READ_ONLY = DLPACK_FLAG_BITMASK_READ_ONLY
+_IS_COPIED = DLPACK_FLAG_BITMASK_IS_COPIED
+# Sub-byte elements take a byte each; without the flag (or before it) they are
+# packed.
 _SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+# The most dimensions a tensor may have: dlgen's limit, as DLPack sets none.
+_MAX_NDIM = 64
+# When a pointer field may be NULL, in a tensor of a given version: (when, the
+# version the rule changed in or None, when in tensors older than that), each
+# when "never", "always", "ndim_zero" (no dimensions) or "no_elements".
+_NULLABLE = {
+    "DLTensor.data": ("no_elements", None, None),
+    "DLTensor.shape": ("ndim_zero", None, None),
+    "DLTensor.strides": ("ndim_zero", (1, 2), "always"),
+    "DLManagedTensor.manager_ctx": ("always", None, None),
+    "DLManagedTensor.deleter": ("always", None, None),
+    "DLManagedTensorVersioned.manager_ctx": ("always", None, None),
+    "DLManagedTensorVersioned.deleter": ("always", None, None),
+    "DLPackExchangeAPIHeader.prev_api": ("always", None, None),
+    "DLPackExchangeAPI.dltensor_from_py_object_no_sync": ("always", None, None),
+}
+# Every type code of the release: (its enumerator, whether its elements are
+# opaque, which cannot be addressed, and the only width it allows, 0 for any).
+_TYPE_CODES = {
+    0: ("kDLInt", False, 0),
+    1: ("kDLUInt", False, 0),
+    2: ("kDLFloat", False, 0),
+    3: ("kDLOpaqueHandle", True, 0),
+    4: ("kDLBfloat", False, 0),
+    5: ("kDLComplex", False, 0),
+    6: ("kDLBool", False, 0),
+    7: ("kDLFloat8_e3m4", False, 8),
+    8: ("kDLFloat8_e4m3", False, 8),
+    9: ("kDLFloat8_e4m3b11fnuz", False, 8),
+    10: ("kDLFloat8_e4m3fn", False, 8),
+    11: ("kDLFloat8_e4m3fnuz", False, 8),
+    12: ("kDLFloat8_e5m2", False, 8),
+    13: ("kDLFloat8_e5m2fnuz", False, 8),
+    14: ("kDLFloat8_e8m0fnu", False, 8),
+    15: ("kDLFloat6_e2m3fn", False, 6),
+    16: ("kDLFloat6_e3m2fn", False, 6),
+    17: ("kDLFloat4_e2m1fn", False, 4),
+}
+# The device types whose memory the CPU reads directly.
+_HOST_READABLE = frozenset({
+    1,  # kDLCPU
+    3,  # kDLCUDAHost
+    11,  # kDLROCMHost
+    13,  # kDLCUDAManaged
+})
+# The names of element types, of one lane each, in the order of the type codes:
+# name: (code, bits).
+_DTYPES = {
+    "int8": (0, 8),
+    "int16": (0, 16),
+    "int32": (0, 32),
+    "int64": (0, 64),
+    "uint8": (1, 8),
+    "uint16": (1, 16),
+    "uint32": (1, 32),
+    "uint64": (1, 64),
+    "float16": (2, 16),
+    "float32": (2, 32),
+    "float64": (2, 64),
+    "bfloat16": (4, 16),
+    "complex64": (5, 64),
+    "complex128": (5, 128),
+    "bool": (6, 8),
+    "float8_e3m4": (7, 8),
+    "float8_e4m3": (8, 8),
+    "float8_e4m3b11fnuz": (9, 8),
+    "float8_e4m3fn": (10, 8),
+    "float8_e4m3fnuz": (11, 8),
+    "float8_e5m2": (12, 8),
+    "float8_e5m2fnuz": (13, 8),
+    "float8_e8m0fnu": (14, 8),
+    "float6_e2m3fn": (15, 6),
+    "float6_e3m2fn": (16, 6),
+    "float4_e2m1fn": (17, 4),
+}
+# The message of every check, in the order a consumer makes them: id:
+# (exception, words with {param} placeholders, the params in the order the
+# checkers pass them).
+_RULES = {
+    "version_major": (
+        BufferError,
+        ("DLPack major version {major} is not supported (this consumer speaks "
+         "{this_major}.{this_minor})"),
+        ("major", "minor", "this_major", "this_minor"),
+    ),
+    "ndim_range": (
+        BufferError,
+        "ndim {ndim} is outside [0, {max_ndim}]",
+        ("ndim", "max_ndim"),
+    ),
+    "shape_null": (
+        BufferError,
+        "shape is NULL for a {ndim}-dimensional tensor",
+        ("ndim",),
+    ),
+    "strides_null": (
+        BufferError,
+        ("strides is NULL for a {ndim}-dimensional tensor of DLPack {major}.{minor}, which "
+         "DLPack {from_major}.{from_minor} and later forbid"),
+        ("ndim", "major", "minor", "from_major", "from_minor"),
+    ),
+    "strides_count": (
+        ValueError,
+        "{count} strides for {ndim} dimensions",
+        ("count", "ndim"),
+    ),
+    "dtype_unknown": (
+        BufferError,
+        "unknown DLDataTypeCode {code}",
+        ("code",),
+    ),
+    "dtype_opaque": (
+        BufferError,
+        "{name} elements (code {code}) cannot be addressed",
+        ("code", "name"),
+    ),
+    "dtype_zero": (
+        BufferError,
+        "invalid dtype: {bits} bits, {lanes} lanes",
+        ("bits", "lanes"),
+    ),
+    "dtype_bits": (
+        BufferError,
+        "{name} elements have {required} bits, not {bits}",
+        ("code", "name", "bits", "required"),
+    ),
+    "shape_negative": (
+        BufferError,
+        "negative extent {extent} in dimension {dim}",
+        ("extent", "dim"),
+    ),
+    "byte_offset_limit": (
+        BufferError,
+        "byte_offset {byte_offset} is not below 2^{log2}",
+        ("byte_offset", "log2"),
+    ),
+    "size_limit": (
+        BufferError,
+        "the tensor holds too many elements: their count and bytes must stay below 2^{log2}",
+        ("log2",),
+    ),
+    "stride_limit": (
+        BufferError,
+        ("stride {stride} in dimension {dim} is too large: strides in elements and in bytes must "
+         "stay below 2^{log2}"),
+        ("stride", "dim", "log2"),
+    ),
+    "span_limit": (
+        BufferError,
+        ("the strides spread the elements too far: the span in elements and in bytes must stay "
+         "below 2^{log2}"),
+        ("log2",),
+    ),
+    "offset_limit": (
+        BufferError,
+        ("byte_offset {byte_offset} places the last element too far from data: every byte offset "
+         "must stay below 2^{log2}"),
+        ("byte_offset", "log2"),
+    ),
+    "data_null": (
+        BufferError,
+        "data is NULL for a tensor with elements ({count})",
+        ("count",),
+    ),
+    "address_limit": (
+        BufferError,
+        "the elements lie outside the address space: data {data} with byte_offset {byte_offset}",
+        ("data", "byte_offset"),
+    ),
+    "device_unreadable": (
+        BufferError,
+        "memory on device ({device_type}, {device_id}) cannot be read from the CPU",
+        ("device_type", "device_id"),
+    ),
+    "dtype_name": (
+        ValueError,
+        "unknown dtype name '{name}'; known: {known}",
+        ("name", "known"),
+    ),
+}
 
 # Structs are declared first and laid out after the function types, so that
 # self-referencing structs and callbacks can name each other.
@@ -636,20 +823,157 @@ def _check_layout():
 _check_layout()
 
 
+# The import rules of dlgen's docs/rules.md in Python: the checks a consumer
+# makes before it touches a foreign tensor, in their order, and the words of
+# every refusal. They read the tables the generated declarations give (_VERSION,
+# _MAX_NDIM, _NULLABLE, _TYPE_CODES, _DTYPES, _RULES: dlgen's
+# backend/python/handover.go lists them), so that a rule changes in one place,
+# the schema. Both modules share this checker: dlgen copies it into
+# dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
+# dlpack_cython_rules.pxi), where a C fast path accepts what these checks
+# accept and leaves every refusal, and its words, to them.
+
+# P, the width of a pointer in bits: every element count, byte offset and byte
+# extent stays below 2^(P-1), every address (the end of the last element's
+# included) below 2^P.
+_POINTER_BITS = 8 * struct.calcsize("P")
+_LOG2_BOUND = _POINTER_BITS - 1
+_BOUND = 1 << _LOG2_BOUND
+_ADDRESSES = 1 << _POINTER_BITS
+# The version a legacy DLManagedTensor is judged as: older than every
+# versioned release.
+_LEGACY_VERSION = (0, 0)
+
+
+def _broken(rule, *args, error=None):
+    """The exception of a tensor that breaks rule: the table's exception
+    class (or error: the producer APIs raise ValueError) with the rule's
+    words, args being its parameters in the order of the table."""
+    kind, text, params = _RULES[rule]
+    return (error or kind)(text.format_map(dict(zip(params, args))))
+
+
+def _null_allowed(field, version, ndim, empty):
+    """Whether the pointer field ("DLTensor.data") may be NULL in a tensor of
+    version (major, minor) with ndim dimensions, empty if it has no
+    elements. Versions compare as versions: (2, 0) is not older than (1, 2)."""
+    when, changed, before = _NULLABLE[field]
+    if changed is not None and version < changed:
+        when = before
+    return (when == "always" or (when == "ndim_zero" and ndim == 0)
+            or (when == "no_elements" and empty))
+
+
+def _check_version(major, minor):
+    """The first check of a versioned tensor: nothing else is read when it
+    fails."""
+    if major != _VERSION[0]:
+        raise _broken("version_major", major, minor, *_VERSION)
+
+
+def _check_pointers(version, ndim, shape_null, strides_null, error=None):
+    """What a consumer checks before it reads shape and strides: ndim, and
+    whether the pointers may be NULL in a tensor of version. error: see
+    _broken."""
+    if not 0 <= ndim <= _MAX_NDIM:
+        raise _broken("ndim_range", ndim, _MAX_NDIM, error=error)
+    if shape_null and not _null_allowed("DLTensor.shape", version, ndim, False):
+        raise _broken("shape_null", ndim, error=error)
+    if strides_null and not _null_allowed("DLTensor.strides", version, ndim, False):
+        since = _NULLABLE["DLTensor.strides"][1] or (0, 0)
+        raise _broken("strides_null", ndim, *version, *since, error=error)
+
+
+def _check_layout(version, shape, strides, code, bits, lanes, byte_offset, data, padded,
+                  error=None):
+    """The checks that follow the pointers', in their order, on a tensor of
+    version (its shape and strides as sequences of ints, strides in elements;
+    for NULL strides, the row-major ones) whose elements are packed unless
+    padded. Integers of any size are judged exactly. error: see _broken."""
+    ndim = len(shape)
+    if ndim > _MAX_NDIM:
+        raise _broken("ndim_range", ndim, _MAX_NDIM, error=error)
+    if len(strides) != ndim:
+        raise _broken("strides_count", len(strides), ndim, error=error)
+    facts = _TYPE_CODES.get(code)
+    if facts is None:
+        raise _broken("dtype_unknown", code, error=error)
+    name, opaque, fixed = facts
+    if opaque:
+        raise _broken("dtype_opaque", code, name, error=error)
+    if not bits or not lanes:
+        raise _broken("dtype_zero", bits, lanes, error=error)
+    if fixed and bits != fixed:
+        raise _broken("dtype_bits", code, name, bits, fixed, error=error)
+    for dim, extent in enumerate(shape):
+        if extent < 0:
+            raise _broken("shape_negative", extent, dim, error=error)
+    width = bits * lanes
+    packed = width < 8 and not padded
+    item = (width + 7) >> 3
+
+    def nbytes(n):  # the bytes n consecutive elements occupy
+        return (n * width + 7) >> 3 if packed else n * item
+
+    def fits(n):
+        return n < _BOUND and nbytes(n) < _BOUND
+
+    if byte_offset >= _BOUND:
+        raise _broken("byte_offset_limit", byte_offset, _LOG2_BOUND, error=error)
+    # Every 0 extent counts as 1: the verdict never depends on where a 0 sits.
+    if not fits(math.prod(max(extent, 1) for extent in shape)):
+        raise _broken("size_limit", _LOG2_BOUND, error=error)
+    for dim, stride in enumerate(strides):
+        if not fits(abs(stride)):
+            raise _broken("stride_limit", stride, dim, _LOG2_BOUND, error=error)
+    count = math.prod(shape)
+    if count:  # how far the elements reach below the first one and above it
+        low = sum((extent - 1) * -stride for extent, stride in zip(shape, strides) if stride < 0)
+        high = sum((extent - 1) * stride for extent, stride in zip(shape, strides) if stride > 0)
+        if not fits(low + high + 1):
+            raise _broken("span_limit", _LOG2_BOUND, error=error)
+        end = byte_offset + nbytes(high + 1)
+        if end >= _BOUND:
+            raise _broken("offset_limit", byte_offset, _LOG2_BOUND, error=error)
+    if not data and not _null_allowed("DLTensor.data", version, ndim, count == 0):
+        raise _broken("data_null", count, error=error)
+    if count and (data + byte_offset - nbytes(low) < 0 or data + end >= _ADDRESSES):
+        raise _broken("address_limit", data, byte_offset, error=error)
+
+
+def _contiguous_strides(shape):
+    """Row-major strides, in elements, of shape (what NULL strides meant)."""
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+def _check_host_readable(device_type, device_id):
+    """Before the CPU reads a tensor's memory."""
+    if device_type not in _HOST_READABLE:
+        raise _broken("device_unreadable", device_type, device_id)
+
+
 # The rules of the Python DLPack protocol that both generated modules share,
 # word for word: DataType and Device, the __dlpack__ keyword rules, the keyword
 # negotiation of from_dlpack, stream and copy rules, sizes of sub-byte elements,
-# dtype names and the argument checks of from_pointer and from_buffer.
+# dtype and device arguments, the argument checks of from_pointer and
+# from_buffer, and the words of the errors the import rules (rules.py) do not
+# cover.
 #
 # dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
 # (as dlpack_cython_shared.pxi, which Cython compiles), after the generated
 # declarations it reads (dlgen's backend/python/handover.go lists them) and
-# before the module's own part, whose Tensor, from_dlpack and _private_copy
-# it calls.
+# rules.py, and before the module's own part, whose Tensor, from_dlpack and
+# _private_copy it calls.
 
 
 class DataType(typing.NamedTuple):
-    """An element type: DLDataTypeCode, bits per lane, lanes."""
+    """An element type: DLDataTypeCode, bits per lane, lanes. It shows as its
+    name: "float32", "float32x4" with lanes, "DataType(code=C, bits=B,
+    lanes=L)" for a type without one, as every dlgen module shows it."""
 
     code: int
     bits: int
@@ -662,9 +986,16 @@ class DataType(typing.NamedTuple):
 
     @property
     def name(self):
-        """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
-        argument accepts); "code:bits:lanes" for a type without one."""
-        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
+        """"float32", "bfloat16", "float8_e4m3fn", "float32x4" (every name a
+        dtype argument accepts); "DataType(code=C, bits=B, lanes=L)" for a
+        type without one."""
+        name = _NAME_BY_CODE_BITS.get((self.code, self.bits)) if self.lanes else None
+        if name is None:
+            return f"DataType(code={self.code}, bits={self.bits}, lanes={self.lanes})"
+        return name if self.lanes == 1 else f"{name}x{self.lanes}"
+
+    def __repr__(self):
+        return self.name
 
 
 class Device(typing.NamedTuple):
@@ -675,11 +1006,6 @@ class Device(typing.NamedTuple):
 
 
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)
-# Devices whose memory the CPU can read directly. A tensor on any other
-# device type, of this release or a newer one, is held and handed on: its
-# data is never read.
-_HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
-                              int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
 # The stream stream=None stands for where the array API's streams are
 # integers: CUDA's legacy default stream (1), ROCm's default stream (0).
 # Elsewhere None asks for no synchronisation (oneAPI, whose streams are SYCL
@@ -690,26 +1016,40 @@ _DEFAULT_STREAM = {int(DLDeviceType.kDLCUDA): 1, int(DLDeviceType.kDLCUDAHost): 
 # An import's stream as Tensor._stream keeps it, when the consumer gave none.
 # Tensors over memory a framework owns keep None there.
 _NO_STREAM = (None,)
-_MAX_NDIM = 64
 # np.asarray(t) and memoryview(t) on an element type that neither the buffer
 # protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
               "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
-_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+# What every property and method that reads a closed Tensor raises (ValueError).
+_CLOSED = "the tensor is closed"
+# Exports an unversioned capsule cannot carry (BufferError).
+_LEGACY_READ_ONLY = ("a read-only tensor cannot be exported as an unversioned capsule, which has "
+                     "no read-only flag")
+_LEGACY_PADDED = ("padded sub-byte elements cannot be exported as an unversioned capsule, which "
+                  "has no flag to say so")
 _CapsuleType = type(datetime.datetime_CAPI)  # PyCapsule, which Python does not name
 
 
 def _nbytes(size, bits, lanes, padded):
-    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
-    (float4, float6, int4, ...) are packed, as DLPack says, unless the
-    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
-    whole bytes, like every other element."""
+    """Bytes that size elements of bits x lanes occupy. Elements narrower
+    than a byte (float4, float6, int4, ...) are packed, as DLPack says,
+    unless the producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then
+    each takes a byte, as every other element takes whole bytes."""
     width = bits * lanes
-    if padded or width % 8 == 0:
-        return size * ((width + 7) // 8)
-    return (size * width + 7) // 8
+    if width < 8 and not padded:
+        return (size * width + 7) // 8
+    return size * ((width + 7) // 8)
+
+
+def _not_a_capsule(name):
+    """The error of a capsule whose name (bytes, or None) is no DLPack one."""
+    if name in (USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()):
+        return ValueError("this DLPack capsule was already consumed")
+    shown = name.decode("utf-8", "replace") if name is not None else None
+    return ValueError(f"a capsule named {shown!r} is not a DLPack capsule "
+                      f"({VERSIONED_CAPSULE_NAME!r} or {CAPSULE_NAME!r})")
 
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
@@ -720,6 +1060,8 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
     flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
     IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
     streams: a stream for a capsule on the CPU is a ValueError."""
+    if max_version is not None and (type(max_version) is not tuple or len(max_version) != 2):
+        raise TypeError(f"max_version must be a (major, minor) tuple, not {max_version!r}")
     target = device
     if dl_device is not None:
         if not isinstance(dl_device, tuple) or len(dl_device) != 2:
@@ -727,21 +1069,19 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         target = Device(*dl_device)
     if stream is not None and target[0] == _CPU[0]:
         raise ValueError("stream must be None for a CPU tensor")
-    here = target == device or (target == _CPU and device[0] in _HOST_ACCESSIBLE)
+    here = target == device or (target == _CPU and device[0] in _HOST_READABLE)
     if not here and copy is False:
         raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
                           f"{tuple(target)!r} without a copy, and copy=False was asked")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
-        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
-                          "which has no read-only flag")
+        raise BufferError(_LEGACY_READ_ONLY)
     if padded and not versioned:
-        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
-                          "which has no flag to say so")
+        raise BufferError(_LEGACY_PADDED)
     flags = _SUBBYTE_PADDED if padded else 0
     if copy or not here:
-        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED, target
-    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0), None
+        return versioned, flags | _IS_COPIED, target
+    return versioned, flags | (_READ_ONLY if readonly else 0), None
 
 
 def _check_stream(device, stream, imported):
@@ -772,7 +1112,7 @@ def _export_copy(t, on_copy, target, stream):
     or t's own device; else by the owner's on_copy hook (from_pointer), which
     on_copy(target, stream) calls for a Tensor, a capsule or any DLPack
     object holding a new copy on target, ready for work on stream."""
-    if t.device[0] in _HOST_ACCESSIBLE and (target == _CPU or target == t.device):
+    if t.device[0] in _HOST_READABLE and (target == _CPU or target == t.device):
         return _private_copy(t)
     if on_copy is None:
         raise BufferError(f"cannot copy a tensor on device {tuple(t.device)!r} to device "
@@ -783,11 +1123,12 @@ def _export_copy(t, on_copy, target, stream):
         c = from_dlpack(c, stream=None if type(c) is _CapsuleType else stream)
     if _on_device(c.device, target) and c.shape == t.shape and c.dtype == t.dtype:
         return c
+    device, dtype, shape = c.device, c.dtype, c.shape
     c.close()  # not what was asked for: given back now
-    if not _on_device(c.device, target):
-        raise BufferError(f"on_copy returned a tensor on device {tuple(c.device)!r}, "
+    if not _on_device(device, target):
+        raise BufferError(f"on_copy returned a tensor on device {tuple(device)!r}, "
                           f"not {tuple(target)!r}")
-    raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
+    raise BufferError(f"on_copy returned a {dtype.name} tensor of shape {shape!r}, "
                       f"not a {t.dtype.name} one of shape {t.shape!r}")
 
 
@@ -796,22 +1137,12 @@ def _readonly_import(flags, readonly):
     READ_ONLY flag (a legacy tensor has none: writable, as PyTorch, CuPy,
     TensorFlow and MXNet import it; NumPy alone says read-only), True makes
     it read-only, False refuses a read-only tensor."""
-    flagged = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    flagged = bool(flags & _READ_ONLY)
     if readonly is None or readonly:
         return flagged or bool(readonly)
     if flagged:
         raise BufferError("the producer marked the tensor read-only, and readonly=False was asked")
     return False
-
-
-def _placement(device):
-    """from_dlpack's device argument: None, or (device_type, device_id) of
-    any device type, newer ones included."""
-    if device is None:
-        return None
-    if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
-    return Device(operator.index(device[0]), operator.index(device[1]))
 
 
 def _check_capsule_stream(stream):
@@ -830,7 +1161,7 @@ def _request_capsule(x, copy, device, stream):
         dlpack = x.__dlpack__
     except AttributeError:
         raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
-    kwargs = {"max_version": _MAX_VERSION}
+    kwargs = {"max_version": _VERSION}
     if stream is not None:
         kwargs["stream"] = stream
     if copy is not None:
@@ -853,7 +1184,7 @@ def _request_capsule(x, copy, device, stream):
 def _on_device(have, want):
     """Whether a tensor on device have is what from_dlpack(device=want)
     asked for: that device, or memory the CPU reads when the CPU was asked."""
-    return have == want or (want == _CPU and have[0] in _HOST_ACCESSIBLE)
+    return have == want or (want == _CPU and have[0] in _HOST_READABLE)
 
 
 def _request_managed(x, versioned):
@@ -862,70 +1193,110 @@ def _request_managed(x, versioned):
     if not versioned:
         return x.__dlpack__()
     try:
-        return x.__dlpack__(max_version=_MAX_VERSION)
+        return x.__dlpack__(max_version=_VERSION)
     except TypeError:
         return x.__dlpack__()
 
 
-# --- Producer API: dtype names and argument checks ----------------------------
+# --- Arguments: devices, dtype names, from_pointer's ------------------------------
 
-# Widths for the codes whose names do not carry one (kDLFloat: float16,
-# float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
-_WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
-           "complex": (64, 128), "bcomplex": (32,), "bool": (8,)}
-
-
-def _dtype_names():
-    """Every name a dtype argument accepts, for the codes of this release:
-    kDLInt -> int8 ... int64, kDLFloat8_e4m3fn -> float8_e4m3fn, ..."""
-    names = {}
-    for member in DLDataTypeCode:
-        base = member.name[len("kDL"):].lower()
-        if base in _WIDTHS:
-            for bits in _WIDTHS[base]:
-                names[base if base == "bool" else base + str(bits)] = DataType(int(member), bits, 1)
-        else:
-            width = re.match(r"[a-z]+(\d+)_", base)
-            if width:  # kDLOpaqueHandle has no width and no name
-                names[base] = DataType(int(member), int(width.group(1)), 1)
-    return names
+_INT32 = 1 << 31
+_NO_DEVICE = ("device {!r} is not a DLPack device: pass (device_type, device_id), such as "
+              "(DLDeviceType.kDLCUDA, 0), an object with __dlpack_device__(), or 'cpu'")
 
 
-_DTYPE_BY_NAME = _dtype_names()
-_NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
-_KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
-_NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
-DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+def _device(device):
+    """A device argument as a Device: a (device_type, device_id) tuple of any
+    device type, newer ones included; an object that says which DLPack
+    device it is (__dlpack_device__(), as arrays do); or the CPU, however a
+    framework names it ('cpu', torch.device('cpu'), a JAX CPU device).
+    Nothing else is guessed: a torch.device('cuda') may be CUDA or ROCm."""
+    if type(device) is not tuple:
+        said = getattr(device, "__dlpack_device__", None)
+        if said is not None:
+            device = said()
+        elif ((type(device) is str and device == "cpu") or getattr(device, "type", None) == "cpu"
+              or getattr(device, "platform", None) == "cpu"):
+            return _CPU
+        if not isinstance(device, tuple):
+            raise TypeError(_NO_DEVICE.format(device))
+    if len(device) != 2:
+        raise TypeError(_NO_DEVICE.format(device))
+    device_type, device_id = operator.index(device[0]), operator.index(device[1])
+    if not -_INT32 <= device_type < _INT32 or not -_INT32 <= device_id < _INT32:
+        raise ValueError(f"device {(device_type, device_id)!r} does not fit DLDevice's int32 "
+                         "fields")
+    return Device(device_type, device_id)
+
+
+# Each dtype name's code and bits; the name a (code, bits) shows as.
+DTYPE_NAMES = tuple(_DTYPES)
+_NAME_BY_CODE_BITS = {}
+for _name, _code_bits in _DTYPES.items():
+    _NAME_BY_CODE_BITS.setdefault(_code_bits, _name)
+del _name, _code_bits
+_DTYPE_FIELDS = (256, 256, 65536)  # DLDataType's uint8 code, uint8 bits, uint16 lanes
+# A NumPy dtype's byteorder when it is not this machine's.
+_FOREIGN_ORDER = (">",) if sys.byteorder == "little" else ("<",)
+
+
+def _parse_dtype(name):
+    """The DataType a name stands for: one of DTYPE_NAMES, optionally followed
+    by x and a lane count ("float32x4"), as DataType shows it."""
+    found = _DTYPES.get(name)
+    if found is not None:
+        return DataType(found[0], found[1], 1)
+    base, x, lanes = name.rpartition("x")
+    found = _DTYPES.get(base) if x else None
+    if (found is not None and lanes.isascii() and lanes.isdigit() and lanes[0] != "0"
+            and int(lanes) < _DTYPE_FIELDS[2]):
+        return DataType(found[0], found[1], int(lanes))
+    raise _broken("dtype_name", name, ", ".join(DTYPE_NAMES))
 
 
 def _data_type(dtype):
-    """A dtype argument, a name or a (code, bits, lanes) DataType, checked."""
+    """A dtype argument as a DataType: a name of DTYPE_NAMES (with lanes:
+    "float32x4"), a DataType or (code, bits, lanes), or anything named by
+    such a name: a NumPy dtype (its .name), a type such as numpy.float32
+    (its __name__), torch.float32 (its str, module prefix aside). The rules
+    of the element type are checked with the tensor's."""
     if type(dtype) is str:
-        found = _DTYPE_BY_NAME.get(dtype)
-        if found is None:
-            known = ", ".join(DTYPE_NAMES)
-            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
-        return found
-    if not isinstance(dtype, tuple) or len(dtype) != 3:
-        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
-    code, bits, lanes = (operator.index(v) for v in dtype)
-    if code not in _NAMED_CODES:
-        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
-    if not 0 < bits < 256 or not 0 < lanes < 65536:
-        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
-    return DataType(code, bits, lanes)
+        return _parse_dtype(dtype)
+    if isinstance(dtype, tuple):
+        if len(dtype) != 3:
+            raise TypeError(f"dtype must be (code, bits, lanes), not {dtype!r}")
+        fields = tuple(operator.index(v) for v in dtype)
+        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS)):
+            raise ValueError(f"dtype {fields!r} does not fit DLDataType (uint8 code, uint8 bits, "
+                             "uint16 lanes)")
+        return DataType(*fields)
+    if dtype is None or isinstance(dtype, (int, float, complex, bytes)):
+        raise TypeError(f"dtype must be a name such as 'float32', a DataType, or a dtype object "
+                        f"named by one (a NumPy dtype, say), not {dtype!r}")
+    if getattr(dtype, "byteorder", None) in _FOREIGN_ORDER:
+        raise ValueError(f"dtype {dtype!r} is not in this machine's byte order")
+    name = getattr(dtype, "name", None)
+    if type(name) is not str:
+        name = getattr(dtype, "__name__", None)
+    if type(name) is not str:
+        name = str(dtype).rpartition(".")[2]
+    return _parse_dtype(name)
 
 
-def _device_arg(device):
-    """A device argument: (device_type, device_id) of a known type."""
-    if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
-    device_type, device_id = operator.index(device[0]), operator.index(device[1])
-    if device_type not in _KNOWN_DEVICES:
-        raise ValueError(f"unknown DLDeviceType {device_type}")
-    if not -(1 << 31) <= device_id < 1 << 31:
-        raise ValueError(f"device_id {device_id} does not fit int32")
-    return Device(device_type, device_id)
+def _pointer_address(address):
+    """from_pointer's address as an int: a pointer of this machine."""
+    address = operator.index(address)
+    if not 0 <= address < _ADDRESSES:
+        raise ValueError(f"address {address} is not a pointer")
+    return address
+
+
+def _byte_offset(byte_offset):
+    """from_pointer's byte_offset as an int; the rules bound it above."""
+    byte_offset = operator.index(byte_offset)
+    if byte_offset < 0:
+        raise ValueError(f"byte_offset {byte_offset} is negative")
+    return byte_offset
 
 
 # Buffer-protocol formats (struct module syntax) DLPack can carry.
@@ -978,6 +1349,7 @@ def _api(name, restype, *argtypes):
     return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
 
 
+_sum = sum
 _raw_malloc = _api("PyMem_RawMalloc", ctypes.c_void_p, ctypes.c_size_t)
 _raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
 
@@ -1000,7 +1372,6 @@ _VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
 _USED_VNAME = _permanent_cstring(USED_VERSIONED_CAPSULE_NAME)
 _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
-_USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
 _capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
                     ctypes.c_void_p)
@@ -1037,32 +1408,45 @@ _VERSIONED = _struct_of(DLManagedTensorVersioned)
 _LEGACY = _struct_of(DLManagedTensor)
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
-# Memory is read in place, through a ctypes array type laid over it
-# (from_address), which costs a third of a foreign call such as string_at.
-_VBYTES = ctypes.c_char * _VSIZE
-_LBYTES = ctypes.c_char * _LSIZE
+# Memory is read in place, by struct.unpack_from over _MEMORY, a ctypes
+# array laid over the address space from 0: a read makes no object but its
+# values (a ctypes array laid over each struct would cost a tenth of an
+# import). An address past its end (2^63 - 1, or 2^31 - 1 with 32-bit
+# pointers) is read through a ctypes array laid over it (from_address).
+_MEMORY = (ctypes.c_char * sys.maxsize).from_address(0)
+_PAST_MEMORY = (struct.error, OverflowError)
+
+
+def _read(unpack_from, size, address):
+    """unpack_from (a Struct's) of the size bytes at address."""
+    try:
+        return unpack_from(_MEMORY, address)
+    except _PAST_MEMORY:
+        return unpack_from((ctypes.c_char * size).from_address(address))
+
+
 # Bound once for the import path, where each attribute lookup shows.
-_versioned_at, _read_versioned = _VBYTES.from_address, _VERSIONED.unpack_from
+_read_versioned = _VERSIONED.unpack_from
 _dims_structs = {}
 
 
 def _dims(n):
-    """A struct.Struct of n int64, a ctypes array type of their bytes, and
-    one of twice as many: a shape with its strides right after it."""
+    """A struct.Struct of n int64, and the unpack_from of n uint64."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n),
-                                ctypes.c_char * (16 * n))
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), struct.Struct(f"={n}Q").unpack_from)
     return s
 
 
 def _read_dims(n, address):
-    s, raw, _ = _dims(n)
-    return s.unpack_from(raw.from_address(address))
+    s = _dims(n)[0]
+    return _read(s.unpack_from, s.size, address)
 
 
-# Calling a producer's deleter: a ctypes prototype per function address.
-_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Calling a producer's deleter: a ctypes prototype per function address. It
+# keeps the GIL, as NumPy and PyTorch call deleters (releasing and taking it
+# back costs a tenth of an import).
+_Deleter = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
 _deleters = {}
 
 
@@ -1171,7 +1555,8 @@ def _look_at(batch, now):
         if entry[0] is None:
             continue  # a sweep gave it back
         slot = entry[4]
-        if _done(entry, slot[2][slot[4]] if slot is not None else _first_word(entry[5], None)):
+        word = slot[2][slot[4]] if slot is not None else _first_word(entry[5], None)
+        if word != entry[2] or _done(entry, word):  # _done's first test inline: deleted
             _give_back(entry)
             continue
         wait = entry[6] = 2 * entry[6]
@@ -1221,8 +1606,6 @@ def _sweep_after_collection(phase, info):
 gc.callbacks.append(_sweep_after_collection)
 
 
-_KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
 _TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
             int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
             int(DLDataTypeCode.kDLBool): "b"}
@@ -1231,63 +1614,85 @@ _FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1):
            ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
 
 
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(extent, 1)
-    return tuple(reversed(strides))
+class _Lease:
+    """What keeps a tensor's memory valid: release(held) runs once, when the
+    last holder lets go. A producer's managed tensor is (its deleter, its
+    address), a buffer-protocol view (PyBuffer_Release, the view). The
+    Tensor holds it in _keep until close(), and each live export of the
+    Tensor holds it too, so either may finish first. Memory an owner object
+    keeps valid has (None, owner) in _keep instead: nothing to run. Made
+    with _new_lease, which runs no Python code."""
 
-
-class _Lease(tuple):
-    """What keeps a tensor's memory valid, as (release, held): release(held)
-    runs once, when the last holder lets go. A producer's managed tensor is
-    (its deleter, its address), a buffer-protocol view (PyBuffer_Release,
-    the view), an owner object (None, the owner): kept alive, nothing run.
-    The Tensor holds it until close(), and each live export of the Tensor
-    holds it too, so either may finish first. A tuple: made without running
-    Python code."""
-
-    __slots__ = ()
+    __slots__ = ("held", "release")
 
     def __del__(self):
-        release, held = self
-        if release is not None:
-            release(held)
+        self.release(self.held)
 
+
+_new_lease = _Lease.__new__
 
 class Tensor:
     """A DLPack tensor: imported from a producer (owning the producer's
     managed tensor until close()), a private copy, or a view of memory a
-    framework owns (from_pointer, from_buffer)."""
+    framework owns (from_pointer, from_buffer). Once closed, whatever reads
+    it raises ValueError."""
 
-    __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
-                 "_lanes", "_on_copy", "_on_stream", "_padded", "_stream", "byte_offset", "copied",
-                 "readonly", "shape", "strides")
+    # _flags: the tensor's flag bits as this module keeps them: READ_ONLY for
+    # a read-only tensor (a producer's or the user's word), IS_COPIED,
+    # IS_SUBBYTE_TYPE_PADDED.
+    __slots__ = ("__weakref__", "_bits", "_byte_offset", "_code", "_data", "_dev_id", "_dev_type",
+                 "_flags", "_keep", "_lanes", "_on_copy", "_on_stream", "_shape", "_stream",
+                 "_strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
 
-    # -- properties -----------------------------------------------------------
+    # -- properties: each one of a closed tensor raises ----------------------
+
+    def _open(self):
+        """Returns self, or raises ValueError for a closed tensor."""
+        if self._keep is None:
+            raise ValueError(_CLOSED)
+        return self
+
+    @property
+    def shape(self):
+        return self._open()._shape
+
+    @property
+    def strides(self):
+        """In elements."""
+        return self._open()._strides
+
+    @property
+    def byte_offset(self):
+        return self._open()._byte_offset
+
+    @property
+    def readonly(self):
+        return self._open()._flags & _READ_ONLY != 0
+
+    @property
+    def copied(self):
+        return self._open()._flags & _IS_COPIED != 0
 
     @property
     def dtype(self):
+        self._open()
         return DataType(self._code, self._bits, self._lanes)
 
     @property
     def device(self):
+        self._open()
         return Device(self._dev_type, self._dev_id)
 
     @property
     def ndim(self):
-        return len(self.shape)
+        return len(self._open()._shape)
 
     @property
     def size(self):
-        n = 1
-        for extent in self.shape:
-            n *= extent
-        return n
+        return math.prod(self._open()._shape)
 
     @property
     def _itemsize(self):
@@ -1297,21 +1702,19 @@ class Tensor:
     def nbytes(self):
         """Bytes the elements occupy; sub-byte elements are packed unless the
         producer flagged them padded."""
-        return _nbytes(self.size, self._bits, self._lanes, self._padded)
+        return _nbytes(self.size, self._bits, self._lanes, self._flags & _SUBBYTE_PADDED)
 
     @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
-        return self._data + self.byte_offset
+        return self._open()._data + self._byte_offset
 
     @property
     def closed(self):
         return self._keep is None
 
     def is_contiguous(self):
-        expected = _contiguous_strides(self.shape)
-        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
-                                     if n != 1)
+        return _contiguous(self._open()._shape, self._strides)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
@@ -1326,18 +1729,15 @@ class Tensor:
         self.close()
 
     def __repr__(self):
-        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+        if self._keep is None:
+            return "Tensor(closed)"
+        return (f"Tensor(shape={self._shape!r}, strides={self._strides!r}, dtype={self.dtype!r}, "
                 f"device={self.device!r}, readonly={self.readonly!r})")
-
-    def _check_open(self):
-        if self.closed:
-            raise ValueError("the tensor is closed")
 
     def _check_readable(self):
         """Before the CPU reads the memory: open, and not a device's."""
-        self._check_open()
-        if self._dev_type not in _HOST_ACCESSIBLE:
-            raise BufferError(f"cannot read memory on device {self.device!r} from the CPU")
+        self._open()
+        _check_host_readable(self._dev_type, self._dev_id)
 
     # -- consumers ------------------------------------------------------------
 
@@ -1349,13 +1749,13 @@ class Tensor:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
-        strides = tuple(s * itemsize for s in self.strides)
+        strides = tuple(s * itemsize for s in self._strides)
         # The data as a buffer that holds the tensor's lease, so that the
         # array outlives close() as an export does; it spans the elements
         # from the lowest address, and offset finds the first one.
         low = high = 0
         if self.size:
-            for extent, stride in zip(self.shape, strides):
+            for extent, stride in zip(self._shape, strides):
                 reach = (extent - 1) * stride
                 low, high = (low + reach, high) if reach < 0 else (low, high + reach)
             high += itemsize
@@ -1363,9 +1763,9 @@ class Tensor:
         memory.lease = self._keep
         return {
             "version": 3,
-            "shape": self.shape,
+            "shape": self._shape,
             "typestr": f"{order}{kind}{itemsize}",
-            "data": memoryview(memory).toreadonly() if self.readonly else memory,
+            "data": memoryview(memory).toreadonly() if self._flags & _READ_ONLY else memory,
             "offset": -low,
             "strides": strides,
         }
@@ -1380,13 +1780,13 @@ class Tensor:
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
         if not nbytes:  # memoryview cannot take a shape with a zero in it
-            raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
+            raise BufferError(f"an empty tensor of shape {self._shape} has no buffer")
         memory = (ctypes.c_char * nbytes).from_address(self.data_ptr)
         memory.lease = self._keep  # the view is an export: it outlives close()
         view = memoryview(memory)
-        if self.readonly:
+        if self._flags & _READ_ONLY:
             view = view.toreadonly()
-        return view.cast("B").cast(fmt, self.shape)
+        return view.cast("B").cast(fmt, self._shape)
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
@@ -1396,13 +1796,22 @@ class Tensor:
     # -- producers ------------------------------------------------------------
 
     def __dlpack_device__(self):
+        if self._keep is None:
+            raise ValueError(_CLOSED)
         return (self._dev_type, self._dev_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        self._check_open()
+        if self._keep is None:
+            raise ValueError(_CLOSED)
+        if (stream is None and dl_device is None and copy is None and type(max_version) is tuple
+                and len(max_version) == 2 and max_version[0] == _MAJOR
+                and (self._stream is None or self._stream[0] is None)):
+            # The common request inline (_export_flags has the full rules).
+            return _export(self, True, self._flags & _EXPORTED_FLAGS)
         device = (self._dev_type, self._dev_id)
-        versioned, flags, target = _export_flags(device, self.readonly, self._padded, stream,
-                                                 max_version, dl_device, copy)
+        versioned, flags, target = _export_flags(device, self._flags & _READ_ONLY,
+                                                 self._flags & _SUBBYTE_PADDED, stream, max_version,
+                                                 dl_device, copy)
         if target is not None:
             return _export(_export_copy(self, self._on_copy, target, stream), versioned, flags)
         if self._on_stream is not None:
@@ -1416,71 +1825,98 @@ class Tensor:
 _new_tensor = Tensor.__new__  # bound once, as above
 
 
+def _contiguous(shape, strides):
+    """Whether elements of shape with strides lie in C order, one after the
+    other (a dimension of one may have any stride)."""
+    return 0 in shape or all(s == c for s, c, n in zip(strides, _contiguous_strides(shape), shape)
+                             if n != 1)
+
+
+_MAJOR, _MINOR = _VERSION
+_KEPT_FLAGS = _READ_ONLY | _IS_COPIED | _SUBBYTE_PADDED
+_EXPORTED_FLAGS = _READ_ONLY | _SUBBYTE_PADDED  # what an export of the tensor itself says
+# Type codes whose tensors the fast path of _adopt takes: known, addressable,
+# of any width.
+_PLAIN_CODES = frozenset(code for code, (_, opaque, bits) in _TYPE_CODES.items()
+                         if not opaque and not bits)
+
+
 def _adopt(address, versioned, readonly):
     """Takes ownership of a managed tensor: validates it before use and
     calls its deleter (exactly once) if it is refused. readonly: None takes
     the producer's word (a legacy tensor is writable), True makes a
     read-only view, False refuses a read-only tensor."""
     if versioned:
+        try:  # _read, inline
+            head = _read_versioned(_MEMORY, address)
+        except _PAST_MEMORY:
+            head = _read(_read_versioned, _VSIZE, address)
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _read_versioned(_versioned_at(address))
-    else:  # no version and no flags: read as this major version with none set
+         shape_p, strides_p, byte_offset) = head
+    else:  # no version and no flags
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
-         _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
-        major, minor, flags = DLPACK_MAJOR_VERSION, None, 0
+         _, deleter) = _read(_LEGACY.unpack_from, _LSIZE, address)
+        major, minor, flags = _MAJOR, None, 0
     t = _new_tensor(Tensor)
-    t._keep = _Lease((_deleters.get(deleter) or _deleter(deleter), address))
+    if deleter:
+        # No local name for the lease: a refusal's traceback would keep it,
+        # and the deleter, past close().
+        t._keep = _new_lease(_Lease)
+        t._keep.release, t._keep.held = _deleters.get(deleter) or _deleter(deleter), address
+    else:  # nothing to call when done
+        t._keep = (None, address)
     t._stream = _NO_STREAM
     try:
-        if major != DLPACK_MAJOR_VERSION:
-            raise BufferError(f"DLPack major version {major} is not supported (this module "
-                              f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
-        if readonly is None:  # the producer's word, as _readonly_import takes it
-            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
-        else:
-            t.readonly = _readonly_import(flags, readonly)
-        if not 0 < ndim <= _MAX_NDIM:
-            if ndim:
-                raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
-            shape = strides = ()
-        elif not shape_p:
-            raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
-        else:
-            if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                s, _, pair = _dims_structs.get(ndim) or _dims(ndim)
-                raw = pair.from_address(shape_p)
-                shape, strides = s.unpack_from(raw), s.unpack_from(raw, 8 * ndim)
+        # The common tensor passes every check of rules.py at once: with its
+        # dimensions read as unsigned (a negative one is then 2^63 or more),
+        # some elements, data, a code of any width, whole bytes per element
+        # and strides s_k >= 0, the elements reach at most
+        # (sum(s) + 1) * size elements from the first one, which bounds every
+        # count, stride, span, offset and address the checks bound
+        # (sum(s) * size >= the span, as size >= each extent).
+        # Anything else is checked in order by _checked, which says why.
+        shape = None
+        if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
+            dims = (_dims_structs.get(ndim) or _dims(ndim))[1]
+            try:
+                shape, strides = dims(_MEMORY, shape_p), dims(_MEMORY, strides_p)
+            except _PAST_MEMORY:
+                pass  # _checked reads them
             else:
-                shape = _read_dims(ndim, shape_p)
-                if strides_p:
-                    strides = _read_dims(ndim, strides_p)
-                elif minor is not None and minor >= 2:
-                    raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-                else:
-                    strides = None
-            if min(shape) < 0:
-                raise BufferError(f"negative extent in shape {shape!r}")
-            if strides is None:
-                strides = _contiguous_strides(shape)
-        if code not in _READABLE_CODES:
-            if code in _KNOWN_CODES:
-                raise BufferError("opaque-handle tensors cannot be read")
-            raise BufferError(f"unknown DLDataTypeCode {code}")
-        if lanes == 0 or bits == 0:
-            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        size = _prod(shape)
-        if size and not data:
-            raise BufferError(f"data is NULL for a tensor of {size} elements")
-        if size * ((bits * lanes + 7) // 8) >= 1 << 63:
-            raise BufferError(f"tensor of {size} elements overflows the address space")
+                size, width = _prod(shape), bits * lanes
+                if not (size and data and code in _PLAIN_CODES and width >= 8 and data
+                        + byte_offset + (_sum(strides) + 1) * size * ((width + 7) >> 3) < _BOUND):
+                    shape = None
+        if shape is None:
+            shape, strides = _checked(major, minor, ndim, shape_p, strides_p, code, bits, lanes,
+                                      byte_offset, data, flags)
+        t._flags = flags & _KEPT_FLAGS
+        if readonly is not None and _readonly_import(flags, readonly):  # else the producer's word
+            t._flags |= _READ_ONLY
     except BaseException:
         t.close()
         raise
-    t._on_stream, t._on_copy, t.copied = None, None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
-    t._padded = flags & _SUBBYTE_PADDED != 0
-    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
+    t._on_stream = t._on_copy = None
+    t._shape, t._strides, t._byte_offset, t._data = shape, strides, byte_offset, data or 0
     t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
     return t
+
+
+def _checked(major, minor, ndim, shape_p, strides_p, code, bits, lanes, byte_offset, data, flags):
+    """Every check of rules.py, in order, on an import (of version (major,
+    minor), or legacy when minor is None): raises the first that fails, else
+    returns the shape and strides."""
+    if minor is None:
+        version = _LEGACY_VERSION
+    else:
+        _check_version(major, minor)
+        version = (major, minor)
+    _check_pointers(version, ndim, not shape_p, not strides_p)
+    shape = _read_dims(ndim, shape_p) if ndim and shape_p else ()
+    strides = _read_dims(ndim, strides_p) if ndim and strides_p else _contiguous_strides(shape)
+    _check_layout(version, shape, strides, code, bits, lanes, byte_offset, data,
+                  flags & _SUBBYTE_PADDED != 0)
+    return shape, strides
 
 
 def _copy_contiguous(t):
@@ -1493,14 +1929,14 @@ def _copy_contiguous(t):
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
-    if not (t._padded or t._bits * t._lanes % 8 == 0):
+    if t._bits * t._lanes < 8 and not t._flags & _SUBBYTE_PADDED:
         raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
-    inner = t.shape[-1]
-    inner_stride = t.strides[-1] * itemsize
+    inner = t._shape[-1]
+    inner_stride = t._strides[-1] * itemsize
     pos = 0
-    for index in _outer_indices(t.shape[:-1]):
-        base = t.data_ptr + sum(i * s for i, s in zip(index, t.strides)) * itemsize
+    for index in _outer_indices(t._shape[:-1]):
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides)) * itemsize
         if inner_stride == itemsize:
             ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
             pos += inner * itemsize
@@ -1522,17 +1958,15 @@ def _outer_indices(shape):
 
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
-    if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError(f"cannot copy memory on device {t.device!r}: this module copies only "
-                          "memory the CPU can read")
+    t._check_readable()
     buf = _copy_contiguous(t)
     c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._keep, c._on_stream, c._on_copy, c._stream = _Lease((None, (buf, storage))), None, None, None
-    c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
+    c._keep, c._on_stream, c._on_copy, c._stream = (None, (buf, storage)), None, None, None
+    c._shape, c._strides = t._shape, _contiguous_strides(t._shape)
     c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
-    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
-    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
+    c._dev_type, c._dev_id = _CPU
+    c._flags, c._byte_offset = _IS_COPIED | t._flags & _SUBBYTE_PADDED, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
@@ -1541,7 +1975,7 @@ def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
     _look_at_due()  # first: what it gives back, this export may reuse
-    ndim = len(t.shape)
+    ndim = len(t._shape)
     head = _VSIZE if versioned else _LSIZE
     if ndim <= _SLOT_NDIM:
         if not _free_slots:
@@ -1557,18 +1991,20 @@ def _export(t, versioned, flags):
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
-                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
-                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
+        _VERSIONED.pack_into(view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags,
+                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
+                             shape_p, strides_p, t._byte_offset)
         name = _VNAME
     else:
         _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
+                          t._lanes, shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
+        (_dims_structs.get(2 * ndim) or _dims(2 * ndim))[0].pack_into(view, offset + head,
+                                                                      *t._shape, *t._strides)
     # The tensor's lease too: it must outlive the export even if t is closed first.
-    entry = [(t, t._keep), None, _first_word(address, slot), name, slot, address, 1]
+    first = slot[2][slot[4]] if slot is not None else _first_word(address, None)
+    entry = [(t, t._keep), None, first, name, slot, address, 1]
     _exports[address] = entry
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
@@ -1601,43 +2037,11 @@ def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly,
               on_copy=None):
     t = _new_tensor(Tensor)
     t._keep, t._on_stream, t._on_copy, t._stream = lease, on_stream, on_copy, None
-    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
+    t._shape, t._strides, t._byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
     t._dev_type, t._dev_id = device
-    t.readonly, t.copied, t._padded = readonly, False, False
+    t._flags = _READ_ONLY if readonly else 0
     return t
-
-
-def _layout(address, shape, strides, byte_offset, itemsize):
-    """from_pointer's arguments as an import checks them: returns (address,
-    shape, strides, byte_offset) as ints and tuples of ints."""
-    address = operator.index(address)
-    if not 0 <= address < 1 << 64:
-        raise ValueError(f"address {address} is not a pointer")
-    shape = tuple(operator.index(n) for n in shape)
-    if len(shape) > _MAX_NDIM:
-        raise ValueError(f"ndim {len(shape)} is more than {_MAX_NDIM}")
-    size = 1
-    for extent in shape:
-        if extent < 0:
-            raise ValueError(f"negative extent in shape {shape!r}")
-        size *= extent
-    if size * itemsize >= 1 << 63:
-        raise ValueError(f"a tensor of shape {shape!r} overflows the address space")
-    if strides is None:
-        strides = _contiguous_strides(shape)
-    else:
-        strides = tuple(operator.index(s) for s in strides)
-        if len(strides) != len(shape):
-            raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
-        if any(abs(s) * itemsize >= 1 << 63 for s in strides):
-            raise ValueError(f"a stride in {strides!r} overflows the address space")
-    byte_offset = operator.index(byte_offset)
-    if not 0 <= byte_offset < 1 << 63:
-        raise ValueError(f"byte_offset {byte_offset} is out of range")
-    if size and not address:
-        raise ValueError(f"address is NULL for a tensor of {size} elements")
-    return address, shape, strides, byte_offset
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
@@ -1662,15 +2066,19 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
     then a ValueError. To share with JAX, allocate 63 bytes more and start
     at the next multiple of 64: address = (base + 63) & ~63."""
-    dtype = _data_type(dtype)
-    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
-                                                   dtype.itemsize)
-    device = _device_arg(device)
+    dtype, device = _data_type(dtype), _device(device)
+    address, byte_offset = _pointer_address(address), _byte_offset(byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
-    return _new_view(_Lease((None, owner)), address, shape, strides, byte_offset, dtype, device,
+    shape = tuple(operator.index(n) for n in shape)
+    if strides is None:
+        strides = _contiguous_strides(shape)
+    else:
+        strides = tuple(operator.index(s) for s in strides)
+    _check_layout(_VERSION, shape, strides, *dtype, byte_offset, address, False, error=ValueError)
+    return _new_view((None, owner), address, shape, strides, byte_offset, dtype, device,
                      bool(readonly), on_stream, on_copy)
 
 
@@ -1687,9 +2095,10 @@ def from_buffer(obj, /, *, readonly=None):
     view = _PyBuffer()
     flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
     _buffer_get(obj, ctypes.byref(view), flags)
-    lease = _Lease((_buffer_release, view))  # gives the buffer back, whatever happens next
+    lease = _new_lease(_Lease)  # gives the buffer back, whatever happens next
+    lease.release, lease.held = _buffer_release, view
     if view.ndim > _MAX_NDIM:
-        raise BufferError(f"ndim {view.ndim} is more than {_MAX_NDIM}")
+        raise _broken("ndim_range", view.ndim, _MAX_NDIM)
     dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
     shape = tuple(view.shape[i] for i in range(view.ndim))
     if view.strides:
@@ -1725,35 +2134,49 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     (legacy means read-only) with address, versioned = to_managed(x), then
     from_managed(address, versioned=versioned, readonly=None if versioned
     else True)."""
+    if device is None and copy is None and stream is None and type(x) is not _CapsuleType:
+        # The common request inline, with no bound method made (_request_capsule
+        # has the full rules), and a versioned capsule taken inline (_take has
+        # them).
+        try:
+            capsule = x.__dlpack__(max_version=_VERSION)
+        except TypeError:
+            capsule = x.__dlpack__()
+        except AttributeError:
+            if getattr(x, "__dlpack__", None) is not None:
+                raise
+            capsule = _request_capsule(x, None, None, None)  # says what is missing
+        if type(capsule) is _CapsuleType:
+            held = _py_object(capsule)
+            try:
+                address = _capsule_get_pointer(held, _VNAME)
+            except ValueError:  # another name
+                address = None
+            if address:
+                _capsule_set_name(held, _USED_VNAME)
+                return _adopt(address, True, readonly)
+        return _adopt(*_take(capsule), readonly)
     if device is not None:
-        device = _placement(device)
+        device = _device(device)
     if type(x) is _CapsuleType:
         _check_capsule_stream(stream)
         t = _adopt(*_take(x), readonly)
     else:
-        dlpack = getattr(x, "__dlpack__", None)
-        if dlpack is not None and copy is None and device is None and stream is None:
-            # The common request inline (_request_capsule has the full rules).
-            try:
-                capsule = dlpack(max_version=_MAX_VERSION)
-            except TypeError:
-                capsule = dlpack()
-        else:
-            capsule = _request_capsule(x, copy, device, stream)
-        t = _adopt(*_take(capsule), readonly)
+        t = _adopt(*_take(_request_capsule(x, copy, device, stream)), readonly)
         if stream is not None:
             t._stream = (stream,)
     if device is not None and not _on_device(t.device, device):
+        have = tuple(t.device)
         t.close()
-        raise BufferError(f"the producer gave its tensor on device {tuple(t.device)!r}, not "
-                          f"{tuple(device)!r}")
-    if not copy or t.copied:
+        raise BufferError(f"the producer gave its tensor on device {have!r}, not {tuple(device)!r}")
+    if not copy or t._flags & _IS_COPIED:
         return t
     try:
         c = _private_copy(t)
     finally:
         t.close()
-    c.readonly = bool(readonly)
+    if readonly:
+        c._flags |= _READ_ONLY
     return c
 
 
@@ -1795,9 +2218,7 @@ def _take(capsule):
     name = _capsule_get_name(capsule)
     entry = _NAMES.get(name)
     if entry is None:
-        if name in _USED_NAMES:
-            raise ValueError("this DLPack capsule was already consumed")
-        raise ValueError("not a DLPack capsule")
+        raise _not_a_capsule(name)
     cname, used, versioned = entry
     address = _capsule_get_pointer(capsule, cname)
     if not address:

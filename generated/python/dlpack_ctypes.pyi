@@ -168,7 +168,7 @@ def from_dlpack(
     x: typing.Any,
     /,
     *,
-    device: tuple[int, int] | None = ...,
+    device: typing.Any = ...,
     copy: bool | None = ...,
     readonly: bool | None = ...,
     stream: typing.Any = ...,
@@ -186,12 +186,12 @@ def to_managed(x: typing.Any, /, *, versioned: bool = ...) -> tuple[int, bool]: 
 def from_pointer(
     address: int,
     shape: collections.abc.Sequence[int],
-    dtype: str | DataType | tuple[int, int, int],
+    dtype: typing.Any,
     /,
     *,
     strides: collections.abc.Sequence[int] | None = ...,
     byte_offset: int = ...,
-    device: tuple[int, int] = ...,
+    device: typing.Any = ...,
     owner: typing.Any = ...,
     readonly: bool = ...,
     on_stream: collections.abc.Callable[[typing.Any], None] | None = ...,
@@ -202,6 +202,16 @@ def from_buffer(obj: typing.Any, /, *, readonly: bool | None = ...) -> Tensor: .
 # What Tensor has in both modules: a base class of the stubs only (each
 # module's Tensor derives from object), so that the API is written once.
 class _TensorAPI:
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def copied(self) -> bool: ...
+    @property
+    def byte_offset(self) -> int: ...
     @property
     def dtype(self) -> DataType: ...
     @property
@@ -238,10 +248,5 @@ class _TensorAPI:
 # what both modules' Tensor have.
 
 class Tensor(_TensorAPI):
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    readonly: bool
-    copied: bool
-    byte_offset: int
     def __init__(self) -> None: ...
     def __buffer__(self, flags: int) -> memoryview: ...

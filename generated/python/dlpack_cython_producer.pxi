@@ -22,15 +22,14 @@ cdef Tensor _new_view(void* data, int ndim, const int64_t* shape, const int64_t*
     dl.shape = <int64_t*>shape
     dl.strides = <int64_t*>strides
     dl.byte_offset = byte_offset
-    _check_layout(&dl, True, ValueError)
-    if not _member(device.device_type, _DEVICE_TYPE_VALUES):
-        raise ValueError("unknown DLDeviceType %d" % device.device_type)
+    if not _c_passes(&dl, _C_MAJOR, _C_MINOR, False, True):
+        _refuse(&dl, _VERSION, False, True, ValueError)
     t = _new_tensor()
     t.dltensor.data = data
     t.dltensor.device = device
     t.dltensor.dtype = dtype
     t.dltensor.byte_offset = byte_offset
-    t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+    t.flags = _C_READ_ONLY if readonly else 0
     t._itemsize = (dtype.bits * dtype.lanes + 7) // 8
     _set_dims(t, ndim, shape, strides)
     return t
@@ -60,16 +59,18 @@ cdef Tensor tensor_from_c(void* data, int ndim, const int64_t* shape, const int6
 cdef object tensor_to_capsule(Tensor t, bint versioned=True):
     t._check_open()
     if versioned:
-        return PyCapsule_New(_export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY), _VNAME,
+        return PyCapsule_New(_export_versioned(t, t.flags & (_C_READ_ONLY | _C_SUBBYTE_PADDED)), _VNAME,
                              _capsule_destructor)
     if _readonly(t):
-        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule")
+        raise BufferError(_LEGACY_READ_ONLY)
+    if _padded(t):
+        raise BufferError(_LEGACY_PADDED)
     return PyCapsule_New(_export_legacy(t), _NAME, _capsule_destructor)
 
 
 cdef DLManagedTensorVersioned* tensor_to_managed(Tensor t) except NULL:
     t._check_open()
-    return _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
+    return _export_versioned(t, t.flags & (_C_READ_ONLY | _C_SUBBYTE_PADDED))
 
 
 cdef Tensor tensor_from_managed(DLManagedTensorVersioned* managed):
@@ -84,83 +85,120 @@ cdef void _legacy_wrapper_deleter(DLManagedTensorVersioned* self) noexcept nogil
 
 
 cdef DLManagedTensorVersioned* _versioned_from_legacy(DLManagedTensor* legacy) except NULL:
-    """A versioned managed tensor owning a legacy one: same DLTensor, no
-    flags (writable), deleted through the legacy deleter."""
-    cdef DLManagedTensorVersioned* m = <DLManagedTensorVersioned*>malloc(sizeof(DLManagedTensorVersioned))
+    """A versioned managed tensor of this release owning a legacy one, which
+    passed the checks: the same DLTensor, with strides of its own where the
+    legacy tensor's are NULL (row-major), no flags (writable), deleted
+    through the legacy deleter."""
+    cdef int ndim = legacy.dl_tensor.ndim
+    cdef bint row_major = legacy.dl_tensor.strides == NULL and ndim > 0
+    cdef DLManagedTensorVersioned* m = <DLManagedTensorVersioned*>malloc(
+        sizeof(DLManagedTensorVersioned) + (ndim * sizeof(int64_t) if row_major else 0))
+    cdef int64_t step = 1
+    cdef int i
     if m == NULL:
         if legacy.deleter != NULL:
             legacy.deleter(legacy)
         raise MemoryError()
-    m.version.major = dlpack.DLPACK_MAJOR_VERSION
-    m.version.minor = 1  # NULL strides stay allowed, as they were before DLPack 1.2
+    m.version.major = _C_MAJOR
+    m.version.minor = _C_MINOR
     m.manager_ctx = legacy
     m.deleter = _legacy_wrapper_deleter
     m.flags = 0
     m.dl_tensor = legacy.dl_tensor
+    if row_major:
+        m.dl_tensor.strides = <int64_t*>(m + 1)
+        for i in range(ndim - 1, -1, -1):
+            m.dl_tensor.strides[i] = step
+            step *= legacy.dl_tensor.shape[i] if legacy.dl_tensor.shape[i] > 0 else 1
     return m
 
 
 cdef DLManagedTensorVersioned* managed_from_object(object x, bint readonly=False, object stream=None,
                                                    object device=None, object copy=None) except NULL:
     cdef DLManagedTensorVersioned* m = NULL
+    cdef DLManagedTensor* legacy
     cdef void* address
     cdef bint versioned = True
     cdef Tensor t
     cdef Tensor c
     if device is not None:
-        device = _placement(device)
+        device = _device(device)
     if PyCapsule_CheckExact(x):
         _check_capsule_stream(stream)
     else:
         m = _managed_from_exchange_api(x, device, copy, stream)
     if m == NULL:
         address = _take(x if PyCapsule_CheckExact(x) else _request_capsule(x, copy, device, stream), &versioned)
-        m = <DLManagedTensorVersioned*>address if versioned else _versioned_from_legacy(<DLManagedTensor*>address)
+        if versioned:
+            m = <DLManagedTensorVersioned*>address
+        else:  # checked as a legacy tensor, then wrapped
+            legacy = <DLManagedTensor*>address
+            try:
+                _check(&legacy.dl_tensor, False, 0, 0, False, False, None)
+            except BaseException:
+                if legacy.deleter != NULL:
+                    legacy.deleter(legacy)
+                raise
+            m = _versioned_from_legacy(legacy)
     try:
-        if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
-            raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                              % (m.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-        _check_layout(&m.dl_tensor, m.version.minor < 2, BufferError)
-        if device is not None and not _on_device((m.dl_tensor.device.device_type, m.dl_tensor.device.device_id),
+        if versioned:
+            _check(&m.dl_tensor, True, m.version.major, m.version.minor, m.flags & _C_SUBBYTE_PADDED, False, None)
+        if device is not None and not _on_device((<int32_t>m.dl_tensor.device.device_type, m.dl_tensor.device.device_id),
                                                  device):
             raise BufferError("the producer gave its tensor on device %r, not %r"
-                              % ((m.dl_tensor.device.device_type, m.dl_tensor.device.device_id), tuple(device)))
+                              % ((<int32_t>m.dl_tensor.device.device_type, m.dl_tensor.device.device_id), tuple(device)))
     except BaseException:
         if m.deleter != NULL:
             m.deleter(m)
         raise
-    if copy and not (m.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
+    if copy and not (m.flags & _C_IS_COPIED):
         # A private copy, as from_dlpack makes it, exported as a managed tensor.
         t = _adopt(m, True, None)
         try:
             c = _private_copy(t)
         finally:
             t._release()
-        m = _export_versioned(c, c.flags & (dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | _C_SUBBYTE_PADDED))
+        m = _export_versioned(c, c.flags & (_C_IS_COPIED | _C_SUBBYTE_PADDED))
     if readonly:
-        m.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+        m.flags |= _C_READ_ONLY
     return m
 
 
 # --- Python entry points ------------------------------------------------------
 
-cdef int _int64_dims(object values, int64_t* out, int ndim, str what) except -1:
-    cdef int i
+cdef bint _int64_dims(object values, int64_t* out, Py_ssize_t ndim) except -1:
+    """Converts ndim integers (operator.index) into out; False where there
+    are not ndim of them or one does not fit int64 (rules.py then says
+    which rule the tensor breaks)."""
+    cdef Py_ssize_t i
     cdef tuple items
     if len(values) != ndim:
-        raise ValueError("%d %s for %d dimensions" % (len(values), what, ndim))
-    if type(values) is tuple:
-        items = <tuple>values
-        for i in range(ndim):
-            out[i] = items[i] if type(items[i]) is int else operator.index(items[i])
-    else:
-        for i in range(ndim):
-            out[i] = operator.index(values[i])
-    return 0
+        return False
+    try:
+        if type(values) is tuple:
+            items = <tuple>values
+            for i in range(ndim):
+                out[i] = items[i] if type(items[i]) is int else operator.index(items[i])
+        else:
+            for i in range(ndim):
+                out[i] = operator.index(values[i])
+    except OverflowError:
+        return False
+    return True
+
+
+cdef int _refuse_arguments(object shape, object strides, DLDataType dt, object address,
+                           object byte_offset) except -1:
+    """rules.py's verdict on from_pointer's arguments where C cannot hold
+    them: raises its first failing check (ValueError)."""
+    shape = tuple([operator.index(n) for n in shape])
+    strides = _contiguous_strides(shape) if strides is None else tuple([operator.index(s) for s in strides])
+    _check_layout(_VERSION, shape, strides, dt.code, dt.bits, dt.lanes, byte_offset, address, False, ValueError)
+    raise SystemError("dlpack_cython: from_pointer refused arguments that rules.py accepts")
 
 
 # Each dtype name's (code, bits, lanes) packed in one integer, for from_pointer.
-cdef dict _PACKED_DTYPES = {name: dt.code | dt.bits << 8 | dt.lanes << 16 for name, dt in _DTYPE_BY_NAME.items()}
+cdef dict _PACKED_DTYPES = {name: code | bits << 8 | 1 << 16 for name, (code, bits) in _DTYPES.items()}
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
@@ -185,44 +223,43 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
     then a ValueError. To share with JAX, allocate 63 bytes more and start
     at the next multiple of 64: address = (base + 63) & ~63."""
-    cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
+    cdef int64_t small[128]  # shape, then strides, of up to 64 dimensions
+    cdef int64_t* dims = small
     cdef DLDataType dt
     cdef DLDevice dev
     cdef Tensor t
-    cdef Py_ssize_t ndim = len(shape)
+    cdef Py_ssize_t ndim
     cdef uint64_t packed
-    cdef uint64_t offset
-    cdef void* data
-    if ndim > _MAX_NDIM:
-        raise ValueError("ndim %d is more than %d" % (ndim, _MAX_NDIM))
     found = _PACKED_DTYPES.get(dtype) if type(dtype) is str else None
     if found is not None:
         packed = found
         dt.code, dt.bits, dt.lanes = packed & 0xFF, (packed >> 8) & 0xFF, packed >> 16
     else:
         dt.code, dt.bits, dt.lanes = _data_type(dtype)
-    if type(device) is not tuple or len(device) != 2:
-        device = _device_arg(device)
-    if type(address) is not int or type(byte_offset) is not int:
-        address, byte_offset = operator.index(address), operator.index(byte_offset)
-    if address < 0 or byte_offset < 0:
-        raise ValueError("address and byte_offset must not be negative")
-    if byte_offset >= 1 << 63:
-        raise ValueError("byte_offset %d is out of range" % byte_offset)
+    device_type, dev.device_id = _device(device)
+    dev.device_type = <dlpack.DLDeviceType><int32_t>device_type
+    if type(address) is not int or not 0 <= address < _ADDRESSES:
+        address = _pointer_address(address)
+    if type(byte_offset) is not int or byte_offset < 0:
+        byte_offset = _byte_offset(byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
-    try:  # out of the C type's range: a ValueError, as in dlpack_ctypes
-        dev.device_type, dev.device_id = device
-        _int64_dims(shape, dims, ndim, "extents")
-        if strides is not None:
-            _int64_dims(strides, dims + ndim, ndim, "strides")
-        data = <void*><size_t>address
-        offset = byte_offset
-    except OverflowError as e:
-        raise ValueError("from_pointer argument out of range: %s" % e) from None
-    t = _new_view(data, ndim, dims, dims + ndim if strides is not None else NULL, dt, dev, offset, readonly)
+    ndim = len(shape)
+    if ndim > 64:
+        dims = <int64_t*>malloc(2 * ndim * sizeof(int64_t))
+        if dims == NULL:
+            raise MemoryError()
+    try:
+        if (ndim > _C_MAX_NDIM or byte_offset >= 1 << 64 or not _int64_dims(shape, dims, ndim)
+                or (strides is not None and not _int64_dims(strides, dims + ndim, ndim))):
+            _refuse_arguments(shape, strides, dt, address, byte_offset)
+        t = _new_view(<void*><uintptr_t>address, ndim, dims, dims + ndim if strides is not None else NULL, dt,
+                      dev, byte_offset, readonly)
+    finally:
+        if dims != small:
+            free(dims)
     t._owner = owner
     t._on_stream = on_stream
     t._on_copy = on_copy
@@ -265,7 +302,7 @@ def from_buffer(obj, /, *, readonly=None):
     from_pointer): an mmap.mmap(-1, size) is page-aligned, a bytearray or a
     NumPy array need not be."""
     cdef Py_buffer* view = <Py_buffer*>malloc(sizeof(Py_buffer))
-    cdef int64_t dims[128]  # shape, then strides: 2 * _MAX_NDIM
+    cdef int64_t dims[128]  # shape, then strides: a buffer has at most 64 dimensions (PyBUF_MAX_NDIM)
     cdef Tensor t = _new_tensor()
     cdef const char* fmt
     cdef int code
@@ -278,8 +315,8 @@ def from_buffer(obj, /, *, readonly=None):
         free(view)
         raise
     t._view = view  # given back with the Tensor, whatever happens next
-    if view.ndim > _MAX_NDIM:
-        raise BufferError("ndim %d is more than %d" % (view.ndim, _MAX_NDIM))
+    if view.ndim > _C_MAX_NDIM:
+        raise _broken("ndim_range", view.ndim, _MAX_NDIM)
     fmt = view.format
     if fmt == NULL:
         fmt = "B"  # no format: unsigned bytes
@@ -299,7 +336,7 @@ def from_buffer(obj, /, *, readonly=None):
     t.dltensor.dtype.bits = 8 * view.itemsize
     t.dltensor.dtype.lanes = 1
     t._itemsize = view.itemsize
-    t.flags = dlpack.DLPACK_FLAG_BITMASK_READ_ONLY if view.readonly or readonly else 0
+    t.flags = _C_READ_ONLY if view.readonly or readonly else 0
     _set_dims(t, view.ndim, dims, dims + view.ndim if view.strides != NULL else NULL)  # ctypes arrays give no strides
     return t
 

@@ -278,6 +278,23 @@ def test_exports_as_capsule_and_managed_pointer(ext):
     assert sys.getrefcount(a) == base - 1
 
 
+def test_exports_keep_the_padded_flag(ext, producer):
+    """Padded sub-byte elements stay padded in every export of the Cython
+    API (a consumer would otherwise read them packed), and an unversioned
+    capsule, which cannot say so, is refused."""
+    import dlpack_cython as dl
+    padded = dl.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+    t = dl.from_dlpack(producer.capsule(shape=(5,), code=dl.DLDataTypeCode.kDLFloat4_e2m1fn, bits=4, flags=padded))
+    address = ext.export(t)
+    assert producer.dl.DLManagedTensorVersioned.from_address(address).flags & padded
+    assert dl.from_managed(address).nbytes == 5
+    assert dl.from_dlpack(ext.capsule(t, True)).nbytes == 5
+    with pytest.raises(BufferError) as caught:
+        ext.capsule(t, False)
+    assert str(caught.value) == ("padded sub-byte elements cannot be exported as an unversioned capsule, which "
+                                 "has no flag to say so")
+
+
 def test_exchange_api_of_a_third_party_type(ext):
     import dlpack_cython as dl
     tvm_ffi = pytest.importorskip("tvm_ffi")

@@ -183,8 +183,8 @@ def test_device_argument_may_name_any_device(dl, producer):
     x = Recorder(lambda **kw: device_capsule(producer, ONEAPI, 2), device=(ONEAPI, 2))
     t = dl.from_dlpack(x, device=(ONEAPI, 2))
     assert x.calls == [{"max_version": MAX_VERSION, "dl_device": (ONEAPI, 2)}] and t.device == (ONEAPI, 2)
-    with pytest.raises(TypeError, match="device"):
-        dl.from_dlpack(x, device="cpu")
+    with pytest.raises(TypeError, match="is not a DLPack device"):
+        dl.from_dlpack(x, device="cuda")  # CUDA or ROCm? Nothing is guessed
 
 
 def test_copy_true_takes_the_producers_device_copy(dl, producer):
@@ -196,7 +196,7 @@ def test_copy_true_takes_the_producers_device_copy(dl, producer):
 
 def test_copy_true_without_a_producer_copy_is_refused_and_deleted(dl, producer):
     x = LegacyRecorder(lambda: device_capsule(producer, versioned=False))  # cannot hear copy=True
-    with pytest.raises(BufferError, match="copies only memory the CPU can read") as e:
+    with pytest.raises(BufferError, match=r"memory on device \(2, 0\) cannot be read from the CPU") as e:
         dl.from_dlpack(x, copy=True)
     assert type(e.value) is BufferError
     assert producer.deleted == 1

@@ -72,6 +72,8 @@ def test_padded_flag_travels_on_export(dl, producer):
     assert versioned and m.flags & PADDED
     back = dl.from_managed(address)
     assert back.nbytes == 5
+    again = dl.from_dlpack(t)  # dlpack_cython: through its own C exchange API table
+    assert again.nbytes == 5 and again.tobytes() == t.tobytes()
     with pytest.raises(BufferError, match="padded sub-byte"):
         t.__dlpack__()  # an unversioned capsule cannot say "padded"
     packed = dl.from_dlpack(filled(producer, code=C.kDLFloat4_e2m1fn, bits=4)[0])

@@ -74,42 +74,89 @@ def test_closed_tensor_refuses_new_exports_but_keeps_old_ones(dl):
     assert n.sum() == 3.0 and owner() is not None
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(shape=(-1,)), ValueError, "negative"),
-    (dict(shape=(1,) * 65), ValueError, "ndim"),
-    (dict(shape=(1 << 40, 1 << 40)), ValueError, "overflow"),
-    (dict(dtype="float31"), ValueError, "unknown dtype name 'float31'"),
-    (dict(dtype=3.5), TypeError, "dtype"),
-    (dict(dtype=(3, 64, 1)), ValueError, "opaque"),
-    (dict(dtype=(2, 0, 1)), ValueError, "0 bits"),
-    (dict(address=0), ValueError, "NULL"),
-    (dict(address=-8), ValueError, "negative|pointer"),
-    (dict(strides=(1,)), ValueError, "strides"),
-    (dict(strides=(1 << 62, 1)), ValueError, "overflow"),
-    (dict(device=(99, 0)), ValueError, "DLDeviceType"),
-    (dict(device=1), TypeError, "device"),
-    (dict(byte_offset=-1), ValueError, "byte_offset"),
-    (dict(on_stream=5), TypeError, "on_stream"),
-    # Beyond the C types' range: a ValueError in both modules (Cython said OverflowError).
-    (dict(shape=(1 << 64,)), ValueError, "overflow|range"),
-    (dict(strides=(1 << 64, 1)), ValueError, "overflow|range"),
-    (dict(address=1 << 64), ValueError, "pointer|range"),
-    (dict(byte_offset=1 << 64), ValueError, "byte_offset|range"),
-    (dict(byte_offset=1 << 63), ValueError, "byte_offset"),
-    (dict(device=(1, 1 << 40)), ValueError, "int32|range"),
+LOG2 = 8 * ctypes.sizeof(ctypes.c_void_p) - 1  # every count, offset and extent stays below 2^LOG2
+NOT_AN_INTEGER = "'float' object cannot be interpreted as an integer"
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    # The import rules, in the words of the message table (rules.md), as ValueError.
+    (dict(shape=(2, -3)), ValueError, "negative extent -3 in dimension 1"),
+    (dict(shape=(1,) * 65), ValueError, "ndim 65 is outside [0, 64]"),
+    (dict(shape=(1 << 40, 1 << 40)), ValueError,
+     f"the tensor holds too many elements: their count and bytes must stay below 2^{LOG2}"),
+    (dict(dtype=(3, 64, 1)), ValueError, "kDLOpaqueHandle elements (code 3) cannot be addressed"),
+    (dict(dtype=(99, 32, 1)), ValueError, "unknown DLDataTypeCode 99"),
+    (dict(dtype=(2, 0, 1)), ValueError, "invalid dtype: 0 bits, 1 lanes"),
+    (dict(dtype=(17, 8, 1)), ValueError, "kDLFloat4_e2m1fn elements have 4 bits, not 8"),
+    (dict(address=0), ValueError, "data is NULL for a tensor with elements (6)"),
+    (dict(strides=(1,)), ValueError, "1 strides for 2 dimensions"),
+    (dict(strides=(1 << 62, 1)), ValueError,
+     "stride 4611686018427387904 in dimension 0 is too large: strides in elements and in bytes "
+     f"must stay below 2^{LOG2}"),
+    (dict(shape=(2,), strides=((1 << (LOG2 - 2)) - 1,)), ValueError,
+     f"the strides spread the elements too far: the span in elements and in bytes must stay below 2^{LOG2}"),
+    (dict(byte_offset=(1 << LOG2) - 8), ValueError,
+     f"byte_offset {(1 << LOG2) - 8} places the last element too far from data: every byte offset must "
+     f"stay below 2^{LOG2}"),
+    (dict(address=2 ** (LOG2 + 1) - 16, shape=(2,), byte_offset=32), ValueError,
+     f"the elements lie outside the address space: data {2 ** (LOG2 + 1) - 16} with byte_offset 32"),
+    # Beyond the C types' range: the rule the value breaks (Cython said OverflowError).
+    (dict(shape=(1 << 64,)), ValueError,
+     f"the tensor holds too many elements: their count and bytes must stay below 2^{LOG2}"),
+    (dict(strides=(1 << 64, 1)), ValueError,
+     f"stride 18446744073709551616 in dimension 0 is too large: strides in elements and in bytes "
+     f"must stay below 2^{LOG2}"),
+    (dict(byte_offset=1 << 64), ValueError, f"byte_offset 18446744073709551616 is not below 2^{LOG2}"),
+    (dict(byte_offset=1 << LOG2), ValueError, f"byte_offset {1 << LOG2} is not below 2^{LOG2}"),
+    # Arguments no tensor has.
+    (dict(dtype=3.5), TypeError, "dtype must be a name such as 'float32', a DataType, or a dtype "
+                                 "object named by one (a NumPy dtype, say), not 3.5"),
+    (dict(dtype=(2, 256, 1)), ValueError,
+     "dtype (2, 256, 1) does not fit DLDataType (uint8 code, uint8 bits, uint16 lanes)"),
+    (dict(address=-8), ValueError, "address -8 is not a pointer"),
+    (dict(address=1 << 64), ValueError, "address 18446744073709551616 is not a pointer"),
+    (dict(device=1), TypeError, "device 1 is not a DLPack device: pass (device_type, device_id), such as "
+                                "(DLDeviceType.kDLCUDA, 0), an object with __dlpack_device__(), or 'cpu'"),
+    (dict(device=(1, 1 << 40)), ValueError, "device (1, 1099511627776) does not fit DLDevice's int32 fields"),
+    (dict(byte_offset=-1), ValueError, "byte_offset -1 is negative"),
+    (dict(on_stream=5), TypeError, "on_stream must be callable"),
     # Integers only, as operator.index says (Cython truncated floats).
-    (dict(shape=(2.0, 3)), TypeError, "integer"),
-    (dict(address=64.0), TypeError, "integer"),
+    (dict(shape=(2.0, 3)), TypeError, NOT_AN_INTEGER),
+    (dict(strides=(1, 2.0)), TypeError, NOT_AN_INTEGER),
+    (dict(address=64.0), TypeError, NOT_AN_INTEGER),
 ])
-def test_from_pointer_checks_arguments_and_keeps_nothing(dl, kwargs, error, match):
+def test_from_pointer_checks_arguments_and_keeps_nothing(dl, kwargs, error, message):
+    """from_pointer checks what it is given as an import checks a tensor:
+    the same exception type and words from both modules."""
     owner = Owner(None)
     base = sys.getrefcount(owner)
     args = dict(address=64, shape=(2, 3), dtype="float32")
     args.update(kwargs)
-    with pytest.raises(error, match=match):
+    with pytest.raises(error) as caught:
         dl.from_pointer(args.pop("address"), args.pop("shape"), args.pop("dtype"), owner=owner, **args)
+    assert type(caught.value) is error and str(caught.value) == message
+    del caught  # its traceback holds from_pointer's frame
     gc.collect()
     assert sys.getrefcount(owner) == base
+
+
+def test_an_unknown_dtype_name_lists_the_known_ones(dl):
+    with pytest.raises(ValueError) as caught:
+        dl.from_pointer(64, (2,), "float31")
+    assert str(caught.value) == "unknown dtype name 'float31'; known: " + ", ".join(dl.DTYPE_NAMES)
+    with pytest.raises(ValueError, match="unknown dtype name 'float32x0'"):
+        dl.from_pointer(64, (2,), "float32x0")
+
+
+def test_from_pointer_takes_any_device_type(dl):
+    """A device type is never a reason to refuse: the tensor is held, never
+    read, as an import of it is."""
+    for device in [(99, 0), (-1, 3), (2, 1)]:
+        t = dl.from_pointer(0x10000, (4,), "float32", device=device)
+        assert t.device == device and t.__dlpack_device__() == device
+        with pytest.raises(BufferError) as caught:
+            t.tobytes()
+        assert str(caught.value) == f"memory on device {device} cannot be read from the CPU"
 
 
 def test_size_zero_may_have_a_null_address(dl):

@@ -217,37 +217,8 @@ def test_byte_offset_is_honoured(dl, producer):
     np.testing.assert_array_equal(np.asarray(t), [2, 3])
 
 
-MALFORMED = {
-    "major version 0": dict(major=0),
-    "major version 2": dict(major=2),
-    "ndim -1": dict(ndim=-1),
-    "absurd ndim": dict(ndim=100000, shape=(1,), strides=(1,)),
-    "negative shape": dict(shape=(-3,)),
-    "NULL shape": dict(shape=None),
-    "NULL strides in 1.2+": dict(strides=None, minor=3),
-    "unknown dtype code": dict(code=99),
-    "opaque dtype": dict(code=3, bits=64),
-    "lanes 0": dict(lanes=0),
-    "bits 0": dict(bits=0),
-    "NULL data": dict(data=False),
-}
-
-
-@pytest.mark.parametrize("case", list(MALFORMED))
-def test_malformed_tensors_are_refused_and_deleted_once(dl, producer, case):
-    cap = producer.capsule(**MALFORMED[case])
-    with pytest.raises(BufferError):
-        dl.from_dlpack(cap)
-    del cap
-    gc.collect()
-    assert producer.deleted == 1
-
-
-def test_null_strides_before_1_2_mean_contiguous(dl, producer):
-    t = dl.from_dlpack(producer.capsule(ndim=2, shape=(2, 3), strides=None, minor=1, versioned=True))
-    assert t.strides == (3, 1)
-    t.close()
-    assert producer.deleted == 1
+# Malformed tensors: the conformance corpus (test_conformance.py) has every
+# refusal, in the words of every dlgen module, the deleter counted.
 
 
 def test_shutdown_with_live_capsules_and_tensors(dl):

@@ -22,6 +22,7 @@ def _api(name, restype, *argtypes):
     return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
 
 
+_sum = sum
 _raw_malloc = _api("PyMem_RawMalloc", ctypes.c_void_p, ctypes.c_size_t)
 _raw_free = _api("PyMem_RawFree", None, ctypes.c_void_p)
 
@@ -44,7 +45,6 @@ _VNAME = _permanent_cstring(VERSIONED_CAPSULE_NAME)
 _USED_VNAME = _permanent_cstring(USED_VERSIONED_CAPSULE_NAME)
 _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
           VERSIONED_CAPSULE_NAME.encode(): (_VNAME, _USED_VNAME, True)}
-_USED_NAMES = {USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()}
 
 _capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
                     ctypes.c_void_p)
@@ -81,32 +81,45 @@ _VERSIONED = _struct_of(DLManagedTensorVersioned)
 _LEGACY = _struct_of(DLManagedTensor)
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
-# Memory is read in place, through a ctypes array type laid over it
-# (from_address), which costs a third of a foreign call such as string_at.
-_VBYTES = ctypes.c_char * _VSIZE
-_LBYTES = ctypes.c_char * _LSIZE
+# Memory is read in place, by struct.unpack_from over _MEMORY, a ctypes
+# array laid over the address space from 0: a read makes no object but its
+# values (a ctypes array laid over each struct would cost a tenth of an
+# import). An address past its end (2^63 - 1, or 2^31 - 1 with 32-bit
+# pointers) is read through a ctypes array laid over it (from_address).
+_MEMORY = (ctypes.c_char * sys.maxsize).from_address(0)
+_PAST_MEMORY = (struct.error, OverflowError)
+
+
+def _read(unpack_from, size, address):
+    """unpack_from (a Struct's) of the size bytes at address."""
+    try:
+        return unpack_from(_MEMORY, address)
+    except _PAST_MEMORY:
+        return unpack_from((ctypes.c_char * size).from_address(address))
+
+
 # Bound once for the import path, where each attribute lookup shows.
-_versioned_at, _read_versioned = _VBYTES.from_address, _VERSIONED.unpack_from
+_read_versioned = _VERSIONED.unpack_from
 _dims_structs = {}
 
 
 def _dims(n):
-    """A struct.Struct of n int64, a ctypes array type of their bytes, and
-    one of twice as many: a shape with its strides right after it."""
+    """A struct.Struct of n int64, and the unpack_from of n uint64."""
     s = _dims_structs.get(n)
     if s is None:
-        s = _dims_structs[n] = (struct.Struct(f"={n}q"), ctypes.c_char * (8 * n),
-                                ctypes.c_char * (16 * n))
+        s = _dims_structs[n] = (struct.Struct(f"={n}q"), struct.Struct(f"={n}Q").unpack_from)
     return s
 
 
 def _read_dims(n, address):
-    s, raw, _ = _dims(n)
-    return s.unpack_from(raw.from_address(address))
+    s = _dims(n)[0]
+    return _read(s.unpack_from, s.size, address)
 
 
-# Calling a producer's deleter: a ctypes prototype per function address.
-_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Calling a producer's deleter: a ctypes prototype per function address. It
+# keeps the GIL, as NumPy and PyTorch call deleters (releasing and taking it
+# back costs a tenth of an import).
+_Deleter = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
 _deleters = {}
 
 
@@ -215,7 +228,8 @@ def _look_at(batch, now):
         if entry[0] is None:
             continue  # a sweep gave it back
         slot = entry[4]
-        if _done(entry, slot[2][slot[4]] if slot is not None else _first_word(entry[5], None)):
+        word = slot[2][slot[4]] if slot is not None else _first_word(entry[5], None)
+        if word != entry[2] or _done(entry, word):  # _done's first test inline: deleted
             _give_back(entry)
             continue
         wait = entry[6] = 2 * entry[6]
@@ -265,8 +279,6 @@ def _sweep_after_collection(phase, info):
 gc.callbacks.append(_sweep_after_collection)
 
 
-_KNOWN_CODES = {int(c) for c in DLDataTypeCode}
-_READABLE_CODES = _KNOWN_CODES - {int(DLDataTypeCode.kDLOpaqueHandle)}
 _TYPESTR = {int(DLDataTypeCode.kDLInt): "i", int(DLDataTypeCode.kDLUInt): "u",
             int(DLDataTypeCode.kDLFloat): "f", int(DLDataTypeCode.kDLComplex): "c",
             int(DLDataTypeCode.kDLBool): "b"}
@@ -275,63 +287,85 @@ _FORMAT = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1):
            ("f", 8): "d", ("c", 8): "Zf", ("c", 16): "Zd", ("b", 1): "?"}
 
 
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(extent, 1)
-    return tuple(reversed(strides))
+class _Lease:
+    """What keeps a tensor's memory valid: release(held) runs once, when the
+    last holder lets go. A producer's managed tensor is (its deleter, its
+    address), a buffer-protocol view (PyBuffer_Release, the view). The
+    Tensor holds it in _keep until close(), and each live export of the
+    Tensor holds it too, so either may finish first. Memory an owner object
+    keeps valid has (None, owner) in _keep instead: nothing to run. Made
+    with _new_lease, which runs no Python code."""
 
-
-class _Lease(tuple):
-    """What keeps a tensor's memory valid, as (release, held): release(held)
-    runs once, when the last holder lets go. A producer's managed tensor is
-    (its deleter, its address), a buffer-protocol view (PyBuffer_Release,
-    the view), an owner object (None, the owner): kept alive, nothing run.
-    The Tensor holds it until close(), and each live export of the Tensor
-    holds it too, so either may finish first. A tuple: made without running
-    Python code."""
-
-    __slots__ = ()
+    __slots__ = ("held", "release")
 
     def __del__(self):
-        release, held = self
-        if release is not None:
-            release(held)
+        self.release(self.held)
 
+
+_new_lease = _Lease.__new__
 
 class Tensor:
     """A DLPack tensor: imported from a producer (owning the producer's
     managed tensor until close()), a private copy, or a view of memory a
-    framework owns (from_pointer, from_buffer)."""
+    framework owns (from_pointer, from_buffer). Once closed, whatever reads
+    it raises ValueError."""
 
-    __slots__ = ("__weakref__", "_bits", "_code", "_data", "_dev_id", "_dev_type", "_keep",
-                 "_lanes", "_on_copy", "_on_stream", "_padded", "_stream", "byte_offset", "copied",
-                 "readonly", "shape", "strides")
+    # _flags: the tensor's flag bits as this module keeps them: READ_ONLY for
+    # a read-only tensor (a producer's or the user's word), IS_COPIED,
+    # IS_SUBBYTE_TYPE_PADDED.
+    __slots__ = ("__weakref__", "_bits", "_byte_offset", "_code", "_data", "_dev_id", "_dev_type",
+                 "_flags", "_keep", "_lanes", "_on_copy", "_on_stream", "_shape", "_stream",
+                 "_strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
 
-    # -- properties -----------------------------------------------------------
+    # -- properties: each one of a closed tensor raises ----------------------
+
+    def _open(self):
+        """Returns self, or raises ValueError for a closed tensor."""
+        if self._keep is None:
+            raise ValueError(_CLOSED)
+        return self
+
+    @property
+    def shape(self):
+        return self._open()._shape
+
+    @property
+    def strides(self):
+        """In elements."""
+        return self._open()._strides
+
+    @property
+    def byte_offset(self):
+        return self._open()._byte_offset
+
+    @property
+    def readonly(self):
+        return self._open()._flags & _READ_ONLY != 0
+
+    @property
+    def copied(self):
+        return self._open()._flags & _IS_COPIED != 0
 
     @property
     def dtype(self):
+        self._open()
         return DataType(self._code, self._bits, self._lanes)
 
     @property
     def device(self):
+        self._open()
         return Device(self._dev_type, self._dev_id)
 
     @property
     def ndim(self):
-        return len(self.shape)
+        return len(self._open()._shape)
 
     @property
     def size(self):
-        n = 1
-        for extent in self.shape:
-            n *= extent
-        return n
+        return math.prod(self._open()._shape)
 
     @property
     def _itemsize(self):
@@ -341,21 +375,19 @@ class Tensor:
     def nbytes(self):
         """Bytes the elements occupy; sub-byte elements are packed unless the
         producer flagged them padded."""
-        return _nbytes(self.size, self._bits, self._lanes, self._padded)
+        return _nbytes(self.size, self._bits, self._lanes, self._flags & _SUBBYTE_PADDED)
 
     @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
-        return self._data + self.byte_offset
+        return self._open()._data + self._byte_offset
 
     @property
     def closed(self):
         return self._keep is None
 
     def is_contiguous(self):
-        expected = _contiguous_strides(self.shape)
-        return self.size == 0 or all(s == c for s, c, n in zip(self.strides, expected, self.shape)
-                                     if n != 1)
+        return _contiguous(self._open()._shape, self._strides)
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
@@ -370,18 +402,15 @@ class Tensor:
         self.close()
 
     def __repr__(self):
-        return (f"Tensor(shape={self.shape!r}, strides={self.strides!r}, dtype={self.dtype!r}, "
+        if self._keep is None:
+            return "Tensor(closed)"
+        return (f"Tensor(shape={self._shape!r}, strides={self._strides!r}, dtype={self.dtype!r}, "
                 f"device={self.device!r}, readonly={self.readonly!r})")
-
-    def _check_open(self):
-        if self.closed:
-            raise ValueError("the tensor is closed")
 
     def _check_readable(self):
         """Before the CPU reads the memory: open, and not a device's."""
-        self._check_open()
-        if self._dev_type not in _HOST_ACCESSIBLE:
-            raise BufferError(f"cannot read memory on device {self.device!r} from the CPU")
+        self._open()
+        _check_host_readable(self._dev_type, self._dev_id)
 
     # -- consumers ------------------------------------------------------------
 
@@ -393,13 +422,13 @@ class Tensor:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = self._bits // 8
         order = "|" if itemsize == 1 else "<"
-        strides = tuple(s * itemsize for s in self.strides)
+        strides = tuple(s * itemsize for s in self._strides)
         # The data as a buffer that holds the tensor's lease, so that the
         # array outlives close() as an export does; it spans the elements
         # from the lowest address, and offset finds the first one.
         low = high = 0
         if self.size:
-            for extent, stride in zip(self.shape, strides):
+            for extent, stride in zip(self._shape, strides):
                 reach = (extent - 1) * stride
                 low, high = (low + reach, high) if reach < 0 else (low, high + reach)
             high += itemsize
@@ -407,9 +436,9 @@ class Tensor:
         memory.lease = self._keep
         return {
             "version": 3,
-            "shape": self.shape,
+            "shape": self._shape,
             "typestr": f"{order}{kind}{itemsize}",
-            "data": memoryview(memory).toreadonly() if self.readonly else memory,
+            "data": memoryview(memory).toreadonly() if self._flags & _READ_ONLY else memory,
             "offset": -low,
             "strides": strides,
         }
@@ -424,13 +453,13 @@ class Tensor:
             raise BufferError("only contiguous tensors export a buffer")
         nbytes = self.size * self._itemsize
         if not nbytes:  # memoryview cannot take a shape with a zero in it
-            raise BufferError(f"an empty tensor of shape {self.shape} has no buffer")
+            raise BufferError(f"an empty tensor of shape {self._shape} has no buffer")
         memory = (ctypes.c_char * nbytes).from_address(self.data_ptr)
         memory.lease = self._keep  # the view is an export: it outlives close()
         view = memoryview(memory)
-        if self.readonly:
+        if self._flags & _READ_ONLY:
             view = view.toreadonly()
-        return view.cast("B").cast(fmt, self.shape)
+        return view.cast("B").cast(fmt, self._shape)
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
@@ -440,13 +469,22 @@ class Tensor:
     # -- producers ------------------------------------------------------------
 
     def __dlpack_device__(self):
+        if self._keep is None:
+            raise ValueError(_CLOSED)
         return (self._dev_type, self._dev_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        self._check_open()
+        if self._keep is None:
+            raise ValueError(_CLOSED)
+        if (stream is None and dl_device is None and copy is None and type(max_version) is tuple
+                and len(max_version) == 2 and max_version[0] == _MAJOR
+                and (self._stream is None or self._stream[0] is None)):
+            # The common request inline (_export_flags has the full rules).
+            return _export(self, True, self._flags & _EXPORTED_FLAGS)
         device = (self._dev_type, self._dev_id)
-        versioned, flags, target = _export_flags(device, self.readonly, self._padded, stream,
-                                                 max_version, dl_device, copy)
+        versioned, flags, target = _export_flags(device, self._flags & _READ_ONLY,
+                                                 self._flags & _SUBBYTE_PADDED, stream, max_version,
+                                                 dl_device, copy)
         if target is not None:
             return _export(_export_copy(self, self._on_copy, target, stream), versioned, flags)
         if self._on_stream is not None:
@@ -460,71 +498,98 @@ class Tensor:
 _new_tensor = Tensor.__new__  # bound once, as above
 
 
+def _contiguous(shape, strides):
+    """Whether elements of shape with strides lie in C order, one after the
+    other (a dimension of one may have any stride)."""
+    return 0 in shape or all(s == c for s, c, n in zip(strides, _contiguous_strides(shape), shape)
+                             if n != 1)
+
+
+_MAJOR, _MINOR = _VERSION
+_KEPT_FLAGS = _READ_ONLY | _IS_COPIED | _SUBBYTE_PADDED
+_EXPORTED_FLAGS = _READ_ONLY | _SUBBYTE_PADDED  # what an export of the tensor itself says
+# Type codes whose tensors the fast path of _adopt takes: known, addressable,
+# of any width.
+_PLAIN_CODES = frozenset(code for code, (_, opaque, bits) in _TYPE_CODES.items()
+                         if not opaque and not bits)
+
+
 def _adopt(address, versioned, readonly):
     """Takes ownership of a managed tensor: validates it before use and
     calls its deleter (exactly once) if it is refused. readonly: None takes
     the producer's word (a legacy tensor is writable), True makes a
     read-only view, False refuses a read-only tensor."""
     if versioned:
+        try:  # _read, inline
+            head = _read_versioned(_MEMORY, address)
+        except _PAST_MEMORY:
+            head = _read(_read_versioned, _VSIZE, address)
         (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = _read_versioned(_versioned_at(address))
-    else:  # no version and no flags: read as this major version with none set
+         shape_p, strides_p, byte_offset) = head
+    else:  # no version and no flags
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
-         _, deleter) = _LEGACY.unpack_from(_LBYTES.from_address(address))
-        major, minor, flags = DLPACK_MAJOR_VERSION, None, 0
+         _, deleter) = _read(_LEGACY.unpack_from, _LSIZE, address)
+        major, minor, flags = _MAJOR, None, 0
     t = _new_tensor(Tensor)
-    t._keep = _Lease((_deleters.get(deleter) or _deleter(deleter), address))
+    if deleter:
+        # No local name for the lease: a refusal's traceback would keep it,
+        # and the deleter, past close().
+        t._keep = _new_lease(_Lease)
+        t._keep.release, t._keep.held = _deleters.get(deleter) or _deleter(deleter), address
+    else:  # nothing to call when done
+        t._keep = (None, address)
     t._stream = _NO_STREAM
     try:
-        if major != DLPACK_MAJOR_VERSION:
-            raise BufferError(f"DLPack major version {major} is not supported (this module "
-                              f"speaks {DLPACK_MAJOR_VERSION}.{DLPACK_MINOR_VERSION})")
-        if readonly is None:  # the producer's word, as _readonly_import takes it
-            t.readonly = flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
-        else:
-            t.readonly = _readonly_import(flags, readonly)
-        if not 0 < ndim <= _MAX_NDIM:
-            if ndim:
-                raise BufferError(f"ndim {ndim} is outside [0, {_MAX_NDIM}]")
-            shape = strides = ()
-        elif not shape_p:
-            raise BufferError(f"shape is NULL for a {ndim}-dimensional tensor")
-        else:
-            if strides_p == shape_p + 8 * ndim:  # one allocation, as NumPy and we make them
-                s, _, pair = _dims_structs.get(ndim) or _dims(ndim)
-                raw = pair.from_address(shape_p)
-                shape, strides = s.unpack_from(raw), s.unpack_from(raw, 8 * ndim)
+        # The common tensor passes every check of rules.py at once: with its
+        # dimensions read as unsigned (a negative one is then 2^63 or more),
+        # some elements, data, a code of any width, whole bytes per element
+        # and strides s_k >= 0, the elements reach at most
+        # (sum(s) + 1) * size elements from the first one, which bounds every
+        # count, stride, span, offset and address the checks bound
+        # (sum(s) * size >= the span, as size >= each extent).
+        # Anything else is checked in order by _checked, which says why.
+        shape = None
+        if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
+            dims = (_dims_structs.get(ndim) or _dims(ndim))[1]
+            try:
+                shape, strides = dims(_MEMORY, shape_p), dims(_MEMORY, strides_p)
+            except _PAST_MEMORY:
+                pass  # _checked reads them
             else:
-                shape = _read_dims(ndim, shape_p)
-                if strides_p:
-                    strides = _read_dims(ndim, strides_p)
-                elif minor is not None and minor >= 2:
-                    raise BufferError("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-                else:
-                    strides = None
-            if min(shape) < 0:
-                raise BufferError(f"negative extent in shape {shape!r}")
-            if strides is None:
-                strides = _contiguous_strides(shape)
-        if code not in _READABLE_CODES:
-            if code in _KNOWN_CODES:
-                raise BufferError("opaque-handle tensors cannot be read")
-            raise BufferError(f"unknown DLDataTypeCode {code}")
-        if lanes == 0 or bits == 0:
-            raise BufferError(f"invalid dtype: {bits} bits, {lanes} lanes")
-        size = _prod(shape)
-        if size and not data:
-            raise BufferError(f"data is NULL for a tensor of {size} elements")
-        if size * ((bits * lanes + 7) // 8) >= 1 << 63:
-            raise BufferError(f"tensor of {size} elements overflows the address space")
+                size, width = _prod(shape), bits * lanes
+                if not (size and data and code in _PLAIN_CODES and width >= 8 and data
+                        + byte_offset + (_sum(strides) + 1) * size * ((width + 7) >> 3) < _BOUND):
+                    shape = None
+        if shape is None:
+            shape, strides = _checked(major, minor, ndim, shape_p, strides_p, code, bits, lanes,
+                                      byte_offset, data, flags)
+        t._flags = flags & _KEPT_FLAGS
+        if readonly is not None and _readonly_import(flags, readonly):  # else the producer's word
+            t._flags |= _READ_ONLY
     except BaseException:
         t.close()
         raise
-    t._on_stream, t._on_copy, t.copied = None, None, flags & DLPACK_FLAG_BITMASK_IS_COPIED != 0
-    t._padded = flags & _SUBBYTE_PADDED != 0
-    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data or 0
+    t._on_stream = t._on_copy = None
+    t._shape, t._strides, t._byte_offset, t._data = shape, strides, byte_offset, data or 0
     t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
     return t
+
+
+def _checked(major, minor, ndim, shape_p, strides_p, code, bits, lanes, byte_offset, data, flags):
+    """Every check of rules.py, in order, on an import (of version (major,
+    minor), or legacy when minor is None): raises the first that fails, else
+    returns the shape and strides."""
+    if minor is None:
+        version = _LEGACY_VERSION
+    else:
+        _check_version(major, minor)
+        version = (major, minor)
+    _check_pointers(version, ndim, not shape_p, not strides_p)
+    shape = _read_dims(ndim, shape_p) if ndim and shape_p else ()
+    strides = _read_dims(ndim, strides_p) if ndim and strides_p else _contiguous_strides(shape)
+    _check_layout(version, shape, strides, code, bits, lanes, byte_offset, data,
+                  flags & _SUBBYTE_PADDED != 0)
+    return shape, strides
 
 
 def _copy_contiguous(t):
@@ -537,14 +602,14 @@ def _copy_contiguous(t):
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
-    if not (t._padded or t._bits * t._lanes % 8 == 0):
+    if t._bits * t._lanes < 8 and not t._flags & _SUBBYTE_PADDED:
         raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
-    inner = t.shape[-1]
-    inner_stride = t.strides[-1] * itemsize
+    inner = t._shape[-1]
+    inner_stride = t._strides[-1] * itemsize
     pos = 0
-    for index in _outer_indices(t.shape[:-1]):
-        base = t.data_ptr + sum(i * s for i, s in zip(index, t.strides)) * itemsize
+    for index in _outer_indices(t._shape[:-1]):
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides)) * itemsize
         if inner_stride == itemsize:
             ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
             pos += inner * itemsize
@@ -566,17 +631,15 @@ def _outer_indices(shape):
 
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
-    if t._dev_type not in _HOST_ACCESSIBLE:
-        raise BufferError(f"cannot copy memory on device {t.device!r}: this module copies only "
-                          "memory the CPU can read")
+    t._check_readable()
     buf = _copy_contiguous(t)
     c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._keep, c._on_stream, c._on_copy, c._stream = _Lease((None, (buf, storage))), None, None, None
-    c.shape, c.strides = t.shape, _contiguous_strides(t.shape)
+    c._keep, c._on_stream, c._on_copy, c._stream = (None, (buf, storage)), None, None, None
+    c._shape, c._strides = t._shape, _contiguous_strides(t._shape)
     c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
-    c._dev_type, c._dev_id = int(DLDeviceType.kDLCPU), 0
-    c.readonly, c.copied, c._padded, c.byte_offset = False, True, t._padded, 0
+    c._dev_type, c._dev_id = _CPU
+    c._flags, c._byte_offset = _IS_COPIED | t._flags & _SUBBYTE_PADDED, 0
     c._data = ctypes.addressof(storage) if storage is not None else 0
     return c
 
@@ -585,7 +648,7 @@ def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
     _look_at_due()  # first: what it gives back, this export may reuse
-    ndim = len(t.shape)
+    ndim = len(t._shape)
     head = _VSIZE if versioned else _LSIZE
     if ndim <= _SLOT_NDIM:
         if not _free_slots:
@@ -601,18 +664,20 @@ def _export(t, versioned, flags):
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(view, offset, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, address,
-                             _EXPORT_DELETER, flags, t._data, t._dev_type, t._dev_id, ndim,
-                             t._code, t._bits, t._lanes, shape_p, strides_p, t.byte_offset)
+        _VERSIONED.pack_into(view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags,
+                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
+                             shape_p, strides_p, t._byte_offset)
         name = _VNAME
     else:
         _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                          t._lanes, shape_p, strides_p, t.byte_offset, address, _EXPORT_DELETER)
+                          t._lanes, shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER)
         name = _NAME
     if ndim:
-        _dims(2 * ndim)[0].pack_into(view, offset + head, *t.shape, *t.strides)
+        (_dims_structs.get(2 * ndim) or _dims(2 * ndim))[0].pack_into(view, offset + head,
+                                                                      *t._shape, *t._strides)
     # The tensor's lease too: it must outlive the export even if t is closed first.
-    entry = [(t, t._keep), None, _first_word(address, slot), name, slot, address, 1]
+    first = slot[2][slot[4]] if slot is not None else _first_word(address, None)
+    entry = [(t, t._keep), None, first, name, slot, address, 1]
     _exports[address] = entry
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
@@ -645,43 +710,11 @@ def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly,
               on_copy=None):
     t = _new_tensor(Tensor)
     t._keep, t._on_stream, t._on_copy, t._stream = lease, on_stream, on_copy, None
-    t.shape, t.strides, t.byte_offset, t._data = shape, strides, byte_offset, data
+    t._shape, t._strides, t._byte_offset, t._data = shape, strides, byte_offset, data
     t._code, t._bits, t._lanes = dtype
     t._dev_type, t._dev_id = device
-    t.readonly, t.copied, t._padded = readonly, False, False
+    t._flags = _READ_ONLY if readonly else 0
     return t
-
-
-def _layout(address, shape, strides, byte_offset, itemsize):
-    """from_pointer's arguments as an import checks them: returns (address,
-    shape, strides, byte_offset) as ints and tuples of ints."""
-    address = operator.index(address)
-    if not 0 <= address < 1 << 64:
-        raise ValueError(f"address {address} is not a pointer")
-    shape = tuple(operator.index(n) for n in shape)
-    if len(shape) > _MAX_NDIM:
-        raise ValueError(f"ndim {len(shape)} is more than {_MAX_NDIM}")
-    size = 1
-    for extent in shape:
-        if extent < 0:
-            raise ValueError(f"negative extent in shape {shape!r}")
-        size *= extent
-    if size * itemsize >= 1 << 63:
-        raise ValueError(f"a tensor of shape {shape!r} overflows the address space")
-    if strides is None:
-        strides = _contiguous_strides(shape)
-    else:
-        strides = tuple(operator.index(s) for s in strides)
-        if len(strides) != len(shape):
-            raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
-        if any(abs(s) * itemsize >= 1 << 63 for s in strides):
-            raise ValueError(f"a stride in {strides!r} overflows the address space")
-    byte_offset = operator.index(byte_offset)
-    if not 0 <= byte_offset < 1 << 63:
-        raise ValueError(f"byte_offset {byte_offset} is out of range")
-    if size and not address:
-        raise ValueError(f"address is NULL for a tensor of {size} elements")
-    return address, shape, strides, byte_offset
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
@@ -706,15 +739,19 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
     then a ValueError. To share with JAX, allocate 63 bytes more and start
     at the next multiple of 64: address = (base + 63) & ~63."""
-    dtype = _data_type(dtype)
-    address, shape, strides, byte_offset = _layout(address, shape, strides, byte_offset,
-                                                   dtype.itemsize)
-    device = _device_arg(device)
+    dtype, device = _data_type(dtype), _device(device)
+    address, byte_offset = _pointer_address(address), _byte_offset(byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
-    return _new_view(_Lease((None, owner)), address, shape, strides, byte_offset, dtype, device,
+    shape = tuple(operator.index(n) for n in shape)
+    if strides is None:
+        strides = _contiguous_strides(shape)
+    else:
+        strides = tuple(operator.index(s) for s in strides)
+    _check_layout(_VERSION, shape, strides, *dtype, byte_offset, address, False, error=ValueError)
+    return _new_view((None, owner), address, shape, strides, byte_offset, dtype, device,
                      bool(readonly), on_stream, on_copy)
 
 
@@ -731,9 +768,10 @@ def from_buffer(obj, /, *, readonly=None):
     view = _PyBuffer()
     flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
     _buffer_get(obj, ctypes.byref(view), flags)
-    lease = _Lease((_buffer_release, view))  # gives the buffer back, whatever happens next
+    lease = _new_lease(_Lease)  # gives the buffer back, whatever happens next
+    lease.release, lease.held = _buffer_release, view
     if view.ndim > _MAX_NDIM:
-        raise BufferError(f"ndim {view.ndim} is more than {_MAX_NDIM}")
+        raise _broken("ndim_range", view.ndim, _MAX_NDIM)
     dtype = _format_dtype((view.format or b"B").decode("ascii"), view.itemsize)
     shape = tuple(view.shape[i] for i in range(view.ndim))
     if view.strides:
@@ -769,35 +807,49 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     (legacy means read-only) with address, versioned = to_managed(x), then
     from_managed(address, versioned=versioned, readonly=None if versioned
     else True)."""
+    if device is None and copy is None and stream is None and type(x) is not _CapsuleType:
+        # The common request inline, with no bound method made (_request_capsule
+        # has the full rules), and a versioned capsule taken inline (_take has
+        # them).
+        try:
+            capsule = x.__dlpack__(max_version=_VERSION)
+        except TypeError:
+            capsule = x.__dlpack__()
+        except AttributeError:
+            if getattr(x, "__dlpack__", None) is not None:
+                raise
+            capsule = _request_capsule(x, None, None, None)  # says what is missing
+        if type(capsule) is _CapsuleType:
+            held = _py_object(capsule)
+            try:
+                address = _capsule_get_pointer(held, _VNAME)
+            except ValueError:  # another name
+                address = None
+            if address:
+                _capsule_set_name(held, _USED_VNAME)
+                return _adopt(address, True, readonly)
+        return _adopt(*_take(capsule), readonly)
     if device is not None:
-        device = _placement(device)
+        device = _device(device)
     if type(x) is _CapsuleType:
         _check_capsule_stream(stream)
         t = _adopt(*_take(x), readonly)
     else:
-        dlpack = getattr(x, "__dlpack__", None)
-        if dlpack is not None and copy is None and device is None and stream is None:
-            # The common request inline (_request_capsule has the full rules).
-            try:
-                capsule = dlpack(max_version=_MAX_VERSION)
-            except TypeError:
-                capsule = dlpack()
-        else:
-            capsule = _request_capsule(x, copy, device, stream)
-        t = _adopt(*_take(capsule), readonly)
+        t = _adopt(*_take(_request_capsule(x, copy, device, stream)), readonly)
         if stream is not None:
             t._stream = (stream,)
     if device is not None and not _on_device(t.device, device):
+        have = tuple(t.device)
         t.close()
-        raise BufferError(f"the producer gave its tensor on device {tuple(t.device)!r}, not "
-                          f"{tuple(device)!r}")
-    if not copy or t.copied:
+        raise BufferError(f"the producer gave its tensor on device {have!r}, not {tuple(device)!r}")
+    if not copy or t._flags & _IS_COPIED:
         return t
     try:
         c = _private_copy(t)
     finally:
         t.close()
-    c.readonly = bool(readonly)
+    if readonly:
+        c._flags |= _READ_ONLY
     return c
 
 
@@ -839,9 +891,7 @@ def _take(capsule):
     name = _capsule_get_name(capsule)
     entry = _NAMES.get(name)
     if entry is None:
-        if name in _USED_NAMES:
-            raise ValueError("this DLPack capsule was already consumed")
-        raise ValueError("not a DLPack capsule")
+        raise _not_a_capsule(name)
     cname, used, versioned = entry
     address = _capsule_get_pointer(capsule, cname)
     if not address:

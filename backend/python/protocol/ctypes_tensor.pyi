@@ -3,10 +3,5 @@
 # what both modules' Tensor have.
 
 class Tensor(_TensorAPI):
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    readonly: bool
-    copied: bool
-    byte_offset: int
     def __init__(self) -> None: ...
     def __buffer__(self, flags: int) -> memoryview: ...

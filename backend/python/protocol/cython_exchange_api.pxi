@@ -73,13 +73,13 @@ cdef int _allocate(DLTensor* prototype, DLManagedTensorVersioned** out) except -
     cdef Tensor c = _new_tensor()
     cdef int64_t n = 1
     cdef int i
-    if prototype.ndim < 0 or prototype.ndim > _MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
+    if prototype.ndim < 0 or prototype.ndim > _C_MAX_NDIM or (prototype.ndim and prototype.shape == NULL):
         raise BufferError("invalid prototype shape")
     for i in range(prototype.ndim):
         if prototype.shape[i] < 0:
             raise BufferError("negative extent in prototype")
         n *= prototype.shape[i]
-    if not _host_accessible(prototype.device.device_type):
+    if not _host_readable(prototype.device.device_type):
         raise BufferError("this producer allocates CPU memory only")
     c.dltensor.dtype = prototype.dtype
     c.dltensor.device = prototype.device
@@ -106,7 +106,7 @@ cdef int _api_from_py_object(void* py_object, DLManagedTensorVersioned** out) no
     _set_aside(&pending)
     try:
         t = _our_tensor(<object>py_object)
-        out[0] = _export_versioned(t, t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY)
+        out[0] = _export_versioned(t, t.flags & (_C_READ_ONLY | _C_SUBBYTE_PADDED))
     except BaseException as e:
         return _give_back(&pending, e)
     return _give_back(&pending, None)
@@ -161,8 +161,8 @@ cdef DLPackExchangeAPI _exchange_api
 
 
 cdef DLPackExchangeAPI* _init_exchange_api() noexcept:
-    _exchange_api.header.version.major = dlpack.DLPACK_MAJOR_VERSION
-    _exchange_api.header.version.minor = dlpack.DLPACK_MINOR_VERSION
+    _exchange_api.header.version.major = _C_MAJOR
+    _exchange_api.header.version.minor = _C_MINOR
     _exchange_api.header.prev_api = NULL
     _exchange_api.managed_tensor_allocator = <DLPackManagedTensorAllocator>_api_allocator
     _exchange_api.managed_tensor_from_py_object_no_sync = <DLPackManagedTensorFromPyObjectNoSync>_api_from_py_object
@@ -207,12 +207,22 @@ cdef dict _api_by_type = {}
 cdef size_t _CHECK_TORCH = 1
 
 
+# The last type asked about and its answer: a loop over one type's
+# instances costs one comparison (the reference keeps the type alive).
+cdef object _last_type = None
+cdef size_t _last_tagged = 0
+
+
 cdef size_t _consumer_table(object cls) except? 0:
     """The table from_dlpack uses for instances of cls (see the rules above),
     tagged; 0 if none. Cached per type, as the protocol allows."""
+    global _last_type, _last_tagged
+    if cls is _last_type:
+        return _last_tagged
     cached = _api_by_type.get(cls)
     if cached is not None:
-        return <size_t>cached
+        _last_type, _last_tagged = cls, <size_t>cached
+        return _last_tagged
     cdef size_t tagged = 0
     own = getattr(cls, "__dict__", {})
     if _EXCHANGE_API_ATTRIBUTE in own or (_PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None
@@ -230,7 +240,7 @@ cdef DLPackExchangeAPI* _lookup_exchange_api(object cls) except? NULL:
     cdef DLPackExchangeAPIHeader* header = _table_of(getattr(cls, _EXCHANGE_API_ATTRIBUTE, None))
     if header == NULL and _PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None:  # producers of an older release
         header = _table_of(getattr(cls, _PREVIOUS_EXCHANGE_API_ATTRIBUTE, None))
-    while header != NULL and header.version.major != dlpack.DLPACK_MAJOR_VERSION:
+    while header != NULL and header.version.major != _C_MAJOR:
         header = header.prev_api
     return <DLPackExchangeAPI*>header
 
@@ -292,11 +302,11 @@ cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object devi
     one asking for none (-1); else __dlpack__(stream=...) must make it."""
     cdef DLDevice dev = m.dl_tensor.device
     cdef void* current = NULL
-    if m.version.major != dlpack.DLPACK_MAJOR_VERSION:
+    if m.version.major != _C_MAJOR:
         return True  # _adopt refuses it, and says why
-    if device is not None and not _on_device((dev.device_type, dev.device_id), device):
+    if device is not None and not _on_device((<int32_t>dev.device_type, dev.device_id), device):
         return False
-    if copy and not _host_accessible(dev.device_type):
+    if copy and not _host_readable(dev.device_type):
         return False
     if dev.device_type == dlpack.kDLCPU:
         return stream is None

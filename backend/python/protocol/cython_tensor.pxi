@@ -1,17 +1,19 @@
-# The Cython module's own part: the DLPack protocol in Cython (Tensor,
-# imports, copies, exports, from_dlpack, from_managed, to_managed). dlgen
-# ships it as dlpack_cython_tensor.pxi, which dlpack_cython.pyx includes after
-# the generated declarations (dlgen's backend/python/handover.go lists what it
-# reads) and the shared rules, dlpack_cython_shared.pxi; the exchange API and
-# the producer API follow. The C declarations come from the .pyx's cimports of
+# The Cython module's own part: the DLPack protocol in Cython (the import rules
+# in C, Tensor, imports, copies, exports, from_dlpack, from_managed,
+# to_managed). dlgen ships it as dlpack_cython_tensor.pxi, which
+# dlpack_cython.pyx includes after the generated declarations (dlgen's
+# backend/python/handover.go lists what it reads), the import rules
+# (dlpack_cython_rules.pxi) and the shared protocol (dlpack_cython_shared.pxi);
+# the exchange API and the producer API follow. The C declarations come from the .pyx's cimports of
 # dlpack.pxd (`dlpack.X` where the module defines a Python name of the same
 # spelling).
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release
-from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New, PyCapsule_SetName
+from cpython.pycapsule cimport (PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer, PyCapsule_IsValid,
+                                PyCapsule_New, PyCapsule_SetName)
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
@@ -19,6 +21,208 @@ cdef extern from "Python.h":
     int Py_IsInitialized() nogil
     void PyErr_Fetch(PyObject** ptype, PyObject** pvalue, PyObject** ptraceback) nogil
     void PyErr_Restore(PyObject* ptype, PyObject* pvalue, PyObject* ptraceback) nogil
+
+
+# --- The import rules in C ---------------------------------------------------
+#
+# rules.py has the checks of docs/rules.md and the words of every refusal. The
+# C paths decide in C whether a tensor passes them all, reading C copies of
+# the same generated tables, made here once; when it does not, rules.py is
+# asked, and raises the first check that fails with its words. So the two
+# differ in speed only, and the conformance corpus runs against both
+# (tests/python/test_conformance.py).
+
+cdef uint32_t _C_MAJOR = _VERSION[0]
+cdef uint32_t _C_MINOR = _VERSION[1]
+cdef uint64_t _C_READ_ONLY = _READ_ONLY
+cdef uint64_t _C_IS_COPIED = _IS_COPIED
+cdef uint64_t _C_SUBBYTE_PADDED = _SUBBYTE_PADDED
+cdef int _C_MAX_NDIM = _MAX_NDIM
+cdef uint64_t _C_BOUND = (<uint64_t>1) << (8 * sizeof(void*) - 1)  # 2^(P-1)
+cdef uint64_t _C_MAX_ADDRESS = 2 * (_C_BOUND - 1) + 1  # 2^P - 1
+cdef uint64_t _C_SATURATED = ~(<uint64_t>0)
+
+
+cdef uint64_t _mask(object values) except? 0:
+    """values (ints in [0, 63], as the generated enums' are) as a bit mask."""
+    cdef uint64_t mask = 0
+    for v in values:
+        mask |= (<uint64_t>1) << <int>v
+    return mask
+
+
+# The device types the CPU reads, and the type codes whose elements can be
+# addressed, as bit masks (bit v: value v is one); each code's only width.
+cdef uint64_t _C_HOST_READABLE = _mask(_HOST_READABLE)
+cdef uint64_t _C_ADDRESSABLE = _mask([code for code, facts in _TYPE_CODES.items() if not facts[1]])
+cdef uint8_t _C_FIXED_BITS[64]
+for _code, _facts in _TYPE_CODES.items():
+    _C_FIXED_BITS[_code] = _facts[2]
+
+
+cdef struct _Nullable:
+    int when    # 0 never, 1 always, 2 without dimensions, 3 without elements
+    int before  # in tensors older than version major.minor (0.0: never changed)
+    uint32_t major
+    uint32_t minor
+
+
+cdef _Nullable _nullable(str field) except *:
+    cdef _Nullable n
+    names = ("never", "always", "ndim_zero", "no_elements")
+    when, changed, before = _NULLABLE[field]
+    n.when = names.index(when)
+    n.before = names.index(before) if before is not None else n.when
+    n.major, n.minor = changed if changed is not None else (0, 0)
+    return n
+
+
+cdef _Nullable _C_DATA_NULLABLE = _nullable("DLTensor.data")
+cdef _Nullable _C_SHAPE_NULLABLE = _nullable("DLTensor.shape")
+cdef _Nullable _C_STRIDES_NULLABLE = _nullable("DLTensor.strides")
+
+
+cdef inline bint _host_readable(int device_type) noexcept nogil:
+    return 0 <= device_type < 64 and (_C_HOST_READABLE >> device_type) & 1
+
+
+cdef inline bint _c_null_allowed(const _Nullable* n, uint32_t major, uint32_t minor, int ndim,
+                                 bint empty) noexcept nogil:
+    """rules.py's _null_allowed."""
+    cdef int when = n.when
+    if major < n.major or (major == n.major and minor < n.minor):
+        when = n.before
+    return when == 1 or (when == 2 and ndim == 0) or (when == 3 and empty)
+
+
+@cython.cdivision(True)
+cdef inline uint64_t _c_mul(uint64_t a, uint64_t b) noexcept nogil:
+    """a * b, saturated at 2^64 - 1."""
+    if (a | b) >> 32 == 0 or a == 0 or b <= _C_SATURATED // a:
+        return a * b
+    return _C_SATURATED
+
+
+cdef inline uint64_t _c_add(uint64_t a, uint64_t b) noexcept nogil:
+    """a + b, saturated at 2^64 - 1."""
+    return a + b if a + b >= a else _C_SATURATED
+
+
+@cython.cdivision(True)
+cdef inline bint _c_fits(uint64_t n, uint64_t item, bint packed) noexcept nogil:
+    """n elements, and the bytes they take, are below 2^(P-1); packed
+    elements take fewer bytes than their count."""
+    if n >= _C_BOUND:
+        return False
+    if packed or (n | item) >> 32 == 0:
+        return packed or n * item < _C_BOUND
+    return n <= (_C_BOUND - 1) // item
+
+
+@cython.cdivision(True)
+cdef inline uint64_t _c_bytes(uint64_t n, uint64_t width, uint64_t item, bint packed) noexcept nogil:
+    """The bytes n consecutive elements take, for n that fits."""
+    if packed:
+        return (n >> 3) * width + (((n & 7) * width + 7) >> 3)
+    return n * item
+
+
+@cython.cdivision(True)
+cdef bint _c_passes(const DLTensor* dl, uint32_t major, uint32_t minor, bint padded,
+                    bint producer) noexcept nogil:
+    """Whether dl, of version major.minor, passes every check of rules.py
+    after the version's (producer: NULL strides mean row-major, as the
+    producer APIs take them)."""
+    cdef int ndim = dl.ndim
+    cdef int i
+    cdef uint8_t code = dl.dtype.code
+    cdef uint64_t width = <uint64_t>dl.dtype.bits * dl.dtype.lanes
+    cdef uint64_t item = (width + 7) >> 3
+    cdef bint packed = width < 8 and not padded
+    cdef bint row_major = dl.strides == NULL
+    cdef uint64_t offset = dl.byte_offset
+    cdef uint64_t data = <uintptr_t>dl.data
+    cdef uint64_t count = 1
+    cdef uint64_t low = 0
+    cdef uint64_t high = 0
+    cdef uint64_t extent, stride, reach, end, first
+    cdef bint empty = False
+    if ndim < 0 or ndim > _C_MAX_NDIM:
+        return False
+    if dl.shape == NULL and (ndim or not _c_null_allowed(&_C_SHAPE_NULLABLE, major, minor, ndim, False)):
+        return False
+    if row_major and not producer and not _c_null_allowed(&_C_STRIDES_NULLABLE, major, minor, ndim, False):
+        return False
+    if code >= 64 or not (_C_ADDRESSABLE >> code) & 1 or width == 0:
+        return False
+    if _C_FIXED_BITS[code] and dl.dtype.bits != _C_FIXED_BITS[code]:
+        return False
+    if offset >= _C_BOUND:
+        return False
+    for i in range(ndim):
+        if dl.shape[i] <= 0:
+            if dl.shape[i] < 0:
+                return False
+            empty = True
+        else:
+            count = _c_mul(count, <uint64_t>dl.shape[i])
+    if not _c_fits(count, item, packed):
+        return False
+    if not row_major:
+        for i in range(ndim):
+            stride = <uint64_t>dl.strides[i] if dl.strides[i] >= 0 else -<uint64_t>dl.strides[i]
+            if not _c_fits(stride, item, packed):
+                return False
+            if not empty:
+                reach = _c_mul(<uint64_t>dl.shape[i] - 1, stride)
+                if dl.strides[i] < 0:
+                    low = _c_add(low, reach)
+                else:
+                    high = _c_add(high, reach)
+    elif not empty:
+        high = count - 1  # row-major strides reach the last element, no further
+    if not empty:
+        if not _c_fits(_c_add(_c_add(low, high), 1), item, packed):
+            return False
+        end = offset + _c_bytes(high + 1, width, item, packed)
+        if end >= _C_BOUND:
+            return False
+    if data == 0 and not _c_null_allowed(&_C_DATA_NULLABLE, major, minor, ndim, empty):
+        return False
+    if empty:
+        return True
+    first = _c_bytes(low, width, item, packed)
+    return not (first > offset and data < first - offset) and data <= _C_MAX_ADDRESS - end
+
+
+cdef int _check(const DLTensor* dl, bint versioned, uint32_t major, uint32_t minor, bint padded,
+                bint producer, object error) except -1:
+    """Every check of rules.py on dl, a tensor of version major.minor (legacy
+    unless versioned); elements packed unless padded; producer: see
+    _c_passes. A refusal is rules.py's, of error's class if given."""
+    if not versioned:
+        major = minor = 0  # rules.py's _LEGACY_VERSION
+    elif major != _C_MAJOR:
+        _check_version(major, minor)
+    if not _c_passes(dl, major, minor, padded, producer):
+        _refuse(dl, (major, minor), padded, producer, error)
+    return 0
+
+
+cdef int _refuse(const DLTensor* dl, tuple version, bint padded, bint producer, object error) except -1:
+    """rules.py's verdict on a tensor the C checks refused: raises its first
+    failing check."""
+    cdef int i
+    cdef int ndim = dl.ndim
+    _check_pointers(version, ndim, dl.shape == NULL, dl.strides == NULL and not producer, error)
+    shape = tuple([dl.shape[i] for i in range(ndim)]) if ndim and dl.shape != NULL else ()
+    if ndim and dl.strides != NULL:
+        strides = tuple([dl.strides[i] for i in range(ndim)])
+    else:
+        strides = _contiguous_strides(shape)
+    _check_layout(version, shape, strides, dl.dtype.code, dl.dtype.bits, dl.dtype.lanes, dl.byte_offset,
+                  <uintptr_t>dl.data, padded, error)
+    raise SystemError("dlpack_cython: its C checks refused a tensor that rules.py accepts")
 
 
 # --- Deleters and the capsule destructor -------------------------------------
@@ -110,19 +314,8 @@ cdef const char* _buffer_format(int code, Py_ssize_t itemsize) noexcept:
     return NULL
 
 
-cdef inline bint _member(long long value, unsigned long long values) noexcept nogil:
-    """Whether value is one of an enum's values (the generated bit masks)."""
-    return 0 <= value < 64 and (values >> value) & 1
-
-
-cdef bint _host_accessible(int device_type) noexcept:
-    return device_type == dlpack.kDLCPU or device_type == dlpack.kDLCUDAHost or device_type == dlpack.kDLROCMHost or device_type == dlpack.kDLCUDAManaged
-
-
-
-
 cdef inline bint _readonly(Tensor t) noexcept:
-    return (t.flags & dlpack.DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+    return (t.flags & _C_READ_ONLY) != 0
 
 
 cdef inline bint _padded(Tensor t) noexcept:
@@ -133,6 +326,14 @@ cdef inline bint _padded(Tensor t) noexcept:
 cdef inline char* _first(Tensor t) noexcept nogil:
     """The address of the first element: data + byte_offset."""
     return <char*>t.dltensor.data + t.dltensor.byte_offset
+
+
+cdef int _check_readable(Tensor t) except -1:
+    """Before the CPU reads a tensor's memory: open, and not a device's."""
+    t._check_open()
+    if not _host_readable(t.dltensor.device.device_type):
+        _check_host_readable(<int32_t>t.dltensor.device.device_type, t.dltensor.device.device_id)
+    return 0
 
 
 @cython.final
@@ -196,50 +397,61 @@ cdef class Tensor:
 
     cdef int _check_open(self) except -1:
         if self._closed:
-            raise ValueError("the tensor is closed")
+            raise ValueError(_CLOSED)
         return 0
 
-    # -- properties ------------------------------------------------------------
+    # -- properties: each one of a closed tensor raises --------------------------
 
     @property
     def shape(self):
-        return tuple(self._dims[i] for i in range(self.dltensor.ndim))
+        self._check_open()
+        return tuple([self._dims[i] for i in range(self.dltensor.ndim)])
 
     @property
     def strides(self):
-        return tuple(self._dims[self.dltensor.ndim + i] for i in range(self.dltensor.ndim))
+        """In elements."""
+        self._check_open()
+        return tuple([self._dims[self.dltensor.ndim + i] for i in range(self.dltensor.ndim)])
 
     @property
     def dtype(self):
+        self._check_open()
         return DataType(self.dltensor.dtype.code, self.dltensor.dtype.bits, self.dltensor.dtype.lanes)
 
     @property
     def device(self):
-        return Device(self.dltensor.device.device_type, self.dltensor.device.device_id)
+        self._check_open()
+        return Device(<int32_t>self.dltensor.device.device_type, self.dltensor.device.device_id)
 
     @property
     def readonly(self):
+        self._check_open()
         return _readonly(self)
 
     @property
     def copied(self):
-        return (self.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED) != 0
+        self._check_open()
+        return (self.flags & _C_IS_COPIED) != 0
 
     @property
     def byte_offset(self):
+        self._check_open()
         return self.dltensor.byte_offset
 
     @property
     def ndim(self):
+        self._check_open()
         return self.dltensor.ndim
 
     @property
     def size(self):
+        self._check_open()
         return self._size()
 
     @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
+        self._check_open()
         return <size_t>_first(self)
 
     @property
@@ -265,9 +477,12 @@ cdef class Tensor:
         return True
 
     def is_contiguous(self):
+        self._check_open()
         return self._contiguous()
 
     def __repr__(self):
+        if self._closed:
+            return "Tensor(closed)"
         return "Tensor(shape=%r, strides=%r, dtype=%r, device=%r, readonly=%r)" % (
             self.shape, self.strides, self.dtype, self.device, _readonly(self))
 
@@ -275,9 +490,7 @@ cdef class Tensor:
 
     def __getbuffer__(self, Py_buffer* buf, int flags):
         cdef const char* fmt
-        self._check_open()
-        if not _host_accessible(self.dltensor.device.device_type):
-            raise BufferError("memory on device %r is not addressable from the CPU" % (self.device,))
+        _check_readable(self)
         fmt = NULL
         if self.dltensor.dtype.lanes == 1 and self.dltensor.dtype.bits % 8 == 0:
             fmt = _buffer_format(self.dltensor.dtype.code, self._itemsize)
@@ -307,9 +520,7 @@ cdef class Tensor:
 
     @property
     def __array_interface__(self):
-        self._check_open()
-        if not _host_accessible(self.dltensor.device.device_type):
-            raise BufferError("cannot read memory on device %r from the CPU" % (self.device,))
+        _check_readable(self)
         kinds = {dlpack.kDLInt: "i", dlpack.kDLUInt: "u", dlpack.kDLFloat: "f", dlpack.kDLComplex: "c", dlpack.kDLBool: "b"}
         kind = kinds.get(self.dltensor.dtype.code)
         if kind is None or self.dltensor.dtype.lanes != 1 or self.dltensor.dtype.bits % 8:
@@ -323,41 +534,40 @@ cdef class Tensor:
     def nbytes(self):
         """Bytes the elements occupy; sub-byte elements are packed unless the
         producer flagged them padded."""
+        self._check_open()
         return self._nbytes()
 
     cdef int64_t _nbytes(self) noexcept:
         cdef int64_t width = self.dltensor.dtype.bits * self.dltensor.dtype.lanes
-        if _padded(self) or width % 8 == 0:
-            return self._size() * self._itemsize
-        return (self._size() * width + 7) // 8
+        if width < 8 and not _padded(self):
+            return (self._size() * width + 7) // 8
+        return self._size() * self._itemsize
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy), for every dtype."""
         cdef Tensor c
-        self._check_open()
-        if not _host_accessible(self.dltensor.device.device_type):
-            raise BufferError("cannot read memory on device %r" % (self.device,))
+        _check_readable(self)
         c = self if self._contiguous() else _private_copy(self)
         return PyBytes_FromStringAndSize(_first(c), c._nbytes())
 
     # -- producers -------------------------------------------------------------
 
     def __dlpack_device__(self):
-        return (self.dltensor.device.device_type, self.dltensor.device.device_id)
+        self._check_open()
+        return (<int32_t>self.dltensor.device.device_type, self.dltensor.device.device_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         cdef Tensor source = self
         cdef uint64_t bits
         self._check_open()
         if (stream is None and dl_device is None and copy is None and type(max_version) is tuple
-                and len(<tuple>max_version) == 2 and max_version[0] == dlpack.DLPACK_MAJOR_VERSION
+                and len(<tuple>max_version) == 2 and max_version[0] == _C_MAJOR
                 and (self._stream is None or self._stream[0] is None)):
             # The common request inline: a call to _export_flags, which has the
             # full rules, costs a third of NumPy's whole exchange.
-            return PyCapsule_New(_export_versioned(self, self.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
-                                                                       | _C_SUBBYTE_PADDED)),
+            return PyCapsule_New(_export_versioned(self, self.flags & (_C_READ_ONLY | _C_SUBBYTE_PADDED)),
                                  _VNAME, _capsule_destructor)
-        device = (self.dltensor.device.device_type, self.dltensor.device.device_id)
+        device = (<int32_t>self.dltensor.device.device_type, self.dltensor.device.device_id)
         versioned, flags, target = _export_flags(device, _readonly(self), _padded(self), stream, max_version,
                                                  dl_device, copy)
         if target is not None:
@@ -398,44 +608,10 @@ cdef int _set_dims(Tensor t, int ndim, const int64_t* shape, const int64_t* stri
     return 0
 
 
-cdef int _check_layout(DLTensor* dl, bint null_strides_ok, object error) except -1:
-    """The rules every tensor's description obeys, whether a producer or a
-    framework's from_pointer gives it; error is the class to raise."""
-    cdef int ndim = dl.ndim
-    cdef int i
-    cdef int64_t size = 1
-    cdef int64_t limit
-    if ndim < 0 or ndim > _MAX_NDIM:
-        raise error("ndim %d is outside [0, %d]" % (ndim, _MAX_NDIM))
-    if ndim and dl.shape == NULL:
-        raise error("shape is NULL for a %d-dimensional tensor" % ndim)
-    if ndim and dl.strides == NULL and not null_strides_ok:
-        raise error("strides is NULL, which DLPack >= 1.2 forbids for ndim != 0")
-    if not _member(dl.dtype.code, _DTYPE_CODE_VALUES):
-        raise error("unknown DLDataTypeCode %d" % dl.dtype.code)
-    if dl.dtype.code == dlpack.kDLOpaqueHandle:
-        raise error("opaque-handle tensors cannot be read")
-    if dl.dtype.bits == 0 or dl.dtype.lanes == 0:
-        raise error("invalid dtype: %d bits, %d lanes" % (dl.dtype.bits, dl.dtype.lanes))
-    limit = ((<int64_t>1) << 62) // ((dl.dtype.bits * dl.dtype.lanes + 7) // 8)
-    for i in range(ndim):
-        if dl.shape[i] < 0:
-            raise error("negative extent %d in dimension %d" % (dl.shape[i], i))
-        if dl.shape[i] and size > limit // dl.shape[i]:
-            raise error("a tensor of more than %d elements overflows the address space" % limit)
-        size *= dl.shape[i]
-        if dl.strides != NULL and (dl.strides[i] > limit or dl.strides[i] < -limit):
-            raise error("stride %d overflows the address space" % dl.strides[i])
-    if size and dl.data == NULL:
-        raise error("data is NULL for a tensor of %d elements" % size)
-    return 0
-
-
-cdef int _describe(Tensor t, DLTensor* dl, bint null_strides_ok) except -1:
-    """Validates a foreign DLTensor before anything reads its data, and
-    describes it in t. Any device is taken, newer types included: whatever
-    reads the memory from the CPU checks that the CPU can."""
-    _check_layout(dl, null_strides_ok, BufferError)
+cdef int _describe(Tensor t, DLTensor* dl) except -1:
+    """Describes in t a foreign DLTensor that passed the checks. Any device
+    is taken, newer types included: whatever reads the memory from the CPU
+    checks that the CPU can."""
     t.dltensor.data = dl.data
     t.dltensor.device = dl.device
     t.dltensor.dtype = dl.dtype
@@ -450,7 +626,7 @@ cdef uint64_t _import_flags(uint64_t flags, object readonly) except? 1:
     if readonly is None:
         return flags
     if _readonly_import(flags, readonly):
-        return flags | dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+        return flags | _C_READ_ONLY
     return flags
 
 
@@ -464,22 +640,22 @@ cdef Tensor _adopt(void* address, bint versioned, object readonly):
     cdef Tensor t = _new_tensor()
     cdef DLManagedTensorVersioned* mv
     cdef DLManagedTensor* ml
+    cdef uint64_t flags
     t._stream = _IMPORTED
     try:
         if versioned:
             mv = <DLManagedTensorVersioned*>address
             t._mv = mv
-            if mv.version.major != dlpack.DLPACK_MAJOR_VERSION:
-                raise BufferError("DLPack major version %d is not supported (this module speaks %d.%d)"
-                                  % (mv.version.major, dlpack.DLPACK_MAJOR_VERSION, dlpack.DLPACK_MINOR_VERSION))
-            t.flags = _import_flags(mv.flags & (dlpack.DLPACK_FLAG_BITMASK_READ_ONLY | dlpack.DLPACK_FLAG_BITMASK_IS_COPIED
-                                                | _C_SUBBYTE_PADDED), readonly)
-            _describe(t, &mv.dl_tensor, mv.version.minor < 2)
+            flags = mv.flags & (_C_READ_ONLY | _C_IS_COPIED | _C_SUBBYTE_PADDED)
+            _check(&mv.dl_tensor, True, mv.version.major, mv.version.minor, flags & _C_SUBBYTE_PADDED, False, None)
+            _describe(t, &mv.dl_tensor)
         else:
             ml = <DLManagedTensor*>address
             t._ml = ml
-            t.flags = _import_flags(0, readonly)  # a legacy tensor carries no flag: writable
-            _describe(t, &ml.dl_tensor, True)
+            flags = 0  # a legacy tensor carries no flag: writable
+            _check(&ml.dl_tensor, False, 0, 0, False, False, None)
+            _describe(t, &ml.dl_tensor)
+        t.flags = _import_flags(flags, readonly)
     except BaseException:
         t._release()
         raise
@@ -507,15 +683,12 @@ cdef Tensor _private_copy(Tensor t):
     cdef int64_t n = t._size()
     cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
-    t._check_open()
-    if not _host_accessible(t.dltensor.device.device_type):
-        raise BufferError("cannot copy memory on device %r: this module copies only memory the CPU can read"
-                          % (t.device,))
+    _check_readable(t)
     c.dltensor.dtype = t.dltensor.dtype
     c.dltensor.device.device_type = dlpack.kDLCPU
     c.dltensor.device.device_id = 0
     c._itemsize = t._itemsize
-    c.flags = dlpack.DLPACK_FLAG_BITMASK_IS_COPIED | (t.flags & _C_SUBBYTE_PADDED)
+    c.flags = _C_IS_COPIED | (t.flags & _C_SUBBYTE_PADDED)
     c._owned = malloc(nbytes if nbytes else 1)
     if c._owned == NULL:
         raise MemoryError()
@@ -523,7 +696,7 @@ cdef Tensor _private_copy(Tensor t):
     if n and t._contiguous():
         memcpy(c._owned, _first(t), nbytes)
     elif n:
-        if not _padded(t) and (t.dltensor.dtype.bits * t.dltensor.dtype.lanes) % 8:
+        if t.dltensor.dtype.bits * t.dltensor.dtype.lanes < 8 and not _padded(t):
             raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
         with nogil:
             _copy_strided(<char*>c._owned, _first(t), t.dltensor.ndim, t._dims, t._dims + t.dltensor.ndim, t._itemsize, &pos)
@@ -556,8 +729,8 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
         sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         raise MemoryError()
-    m.version.major = dlpack.DLPACK_MAJOR_VERSION
-    m.version.minor = dlpack.DLPACK_MINOR_VERSION
+    m.version.major = _C_MAJOR
+    m.version.minor = _C_MINOR
     m.flags = flags
     m.deleter = _versioned_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
@@ -581,6 +754,32 @@ cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
 
 # --- Entry points ---------------------------------------------------------------
 
+cdef extern from "Python.h":
+    object PyObject_VectorcallMethod(PyObject* name, PyObject** args, size_t nargsf, PyObject* kwnames)
+
+
+cdef str _DUNDER_DLPACK = "__dlpack__"
+cdef tuple _MAX_VERSION_KEYWORD = ("max_version",)
+
+
+cdef object _request_plain_capsule(object x):
+    """_request_capsule's request without copy, device or stream, made with
+    no bound method (which costs a quarter of NumPy's whole exchange):
+    x.__dlpack__(max_version=...) once, and on a TypeError once more without
+    max_version."""
+    cdef PyObject* args[2]
+    cdef object version = _VERSION
+    args[0] = <PyObject*>x
+    args[1] = <PyObject*>version
+    try:
+        return PyObject_VectorcallMethod(<PyObject*>_DUNDER_DLPACK, args, 1, <PyObject*>_MAX_VERSION_KEYWORD)
+    except TypeError:
+        return PyObject_VectorcallMethod(<PyObject*>_DUNDER_DLPACK, args, 1, NULL)
+    except AttributeError:
+        if getattr(x, "__dlpack__", None) is None:  # none at all: _request_capsule says so
+            return _request_capsule(x, None, None, None)
+        raise
+
 cdef void* _take(object capsule, bint* versioned) except NULL:
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     cdef void* address
@@ -594,10 +793,9 @@ cdef void* _take(object capsule, bint* versioned) except NULL:
         address = PyCapsule_GetPointer(capsule, _NAME)
         PyCapsule_SetName(capsule, _USED_NAME)
         versioned[0] = False
-    elif PyCapsule_IsValid(capsule, _USED_VNAME) or PyCapsule_IsValid(capsule, _USED_NAME):
-        raise ValueError("this DLPack capsule was already consumed")
     else:
-        raise ValueError("not a DLPack capsule")
+        name = PyCapsule_GetName(capsule)
+        raise _not_a_capsule(<bytes>name if name != NULL else None)
     if address == NULL:
         raise BufferError("the capsule holds a NULL tensor")
     return address
@@ -635,7 +833,7 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     cdef void* address
     cdef bint versioned
     if device is not None:
-        device = _placement(device)
+        device = _device(device)
     if PyCapsule_CheckExact(x):
         _check_capsule_stream(stream)
         address = _take(x, &versioned)
@@ -643,14 +841,8 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
     else:
         t = _from_exchange_api(x, readonly, device, copy, stream)
         if t is None:
-            method = getattr(x, "__dlpack__", None)
-            if method is not None and copy is None and device is None and stream is None:
-                # The common request inline: a call to _request_capsule costs a
-                # third of NumPy's whole exchange.
-                try:
-                    capsule = method(max_version=_MAX_VERSION)
-                except TypeError:
-                    capsule = method()
+            if copy is None and device is None and stream is None:
+                capsule = _request_plain_capsule(x)
             else:
                 capsule = _request_capsule(x, copy, device, stream)
             address = _take(capsule, &versioned)
@@ -658,16 +850,17 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
         if stream is not None:
             t._stream = (stream,)
     if device is not None and not _on_device(t.device, device):
+        have = tuple(t.device)
         t._release()
-        raise BufferError("the producer gave its tensor on device %r, not %r" % (tuple(t.device), tuple(device)))
-    if not copy or (t.flags & dlpack.DLPACK_FLAG_BITMASK_IS_COPIED):
+        raise BufferError("the producer gave its tensor on device %r, not %r" % (have, tuple(device)))
+    if not copy or (t.flags & _C_IS_COPIED):
         return t
     try:
         c = _private_copy(t)
     finally:
         t._release()
     if readonly:
-        c.flags |= dlpack.DLPACK_FLAG_BITMASK_READ_ONLY
+        c.flags |= _C_READ_ONLY
     return c
 
 

@@ -1,22 +1,25 @@
 # The rules of the Python DLPack protocol that both generated modules share,
 # word for word: DataType and Device, the __dlpack__ keyword rules, the keyword
 # negotiation of from_dlpack, stream and copy rules, sizes of sub-byte elements,
-# dtype names and the argument checks of from_pointer and from_buffer.
+# dtype and device arguments, the argument checks of from_pointer and
+# from_buffer, and the words of the errors the import rules (rules.py) do not
+# cover.
 #
 # dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
 # (as dlpack_cython_shared.pxi, which Cython compiles), after the generated
 # declarations it reads (dlgen's backend/python/handover.go lists them) and
-# before the module's own part, whose Tensor, from_dlpack and _private_copy
-# it calls.
+# rules.py, and before the module's own part, whose Tensor, from_dlpack and
+# _private_copy it calls.
 import datetime
 import operator
-import re
 import sys
 import typing
 
 
 class DataType(typing.NamedTuple):
-    """An element type: DLDataTypeCode, bits per lane, lanes."""
+    """An element type: DLDataTypeCode, bits per lane, lanes. It shows as its
+    name: "float32", "float32x4" with lanes, "DataType(code=C, bits=B,
+    lanes=L)" for a type without one, as every dlgen module shows it."""
 
     code: int
     bits: int
@@ -29,9 +32,16 @@ class DataType(typing.NamedTuple):
 
     @property
     def name(self):
-        """"float32", "bfloat16", "float8_e4m3fn", ... (every name a dtype
-        argument accepts); "code:bits:lanes" for a type without one."""
-        return _NAME_BY_DTYPE.get(self) or "{}:{}:{}".format(*self)
+        """"float32", "bfloat16", "float8_e4m3fn", "float32x4" (every name a
+        dtype argument accepts); "DataType(code=C, bits=B, lanes=L)" for a
+        type without one."""
+        name = _NAME_BY_CODE_BITS.get((self.code, self.bits)) if self.lanes else None
+        if name is None:
+            return f"DataType(code={self.code}, bits={self.bits}, lanes={self.lanes})"
+        return name if self.lanes == 1 else f"{name}x{self.lanes}"
+
+    def __repr__(self):
+        return self.name
 
 
 class Device(typing.NamedTuple):
@@ -42,11 +52,6 @@ class Device(typing.NamedTuple):
 
 
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)
-# Devices whose memory the CPU can read directly. A tensor on any other
-# device type, of this release or a newer one, is held and handed on: its
-# data is never read.
-_HOST_ACCESSIBLE = frozenset({int(DLDeviceType.kDLCPU), int(DLDeviceType.kDLCUDAHost),
-                              int(DLDeviceType.kDLROCMHost), int(DLDeviceType.kDLCUDAManaged)})
 # The stream stream=None stands for where the array API's streams are
 # integers: CUDA's legacy default stream (1), ROCm's default stream (0).
 # Elsewhere None asks for no synchronisation (oneAPI, whose streams are SYCL
@@ -57,26 +62,40 @@ _DEFAULT_STREAM = {int(DLDeviceType.kDLCUDA): 1, int(DLDeviceType.kDLCUDAHost): 
 # An import's stream as Tensor._stream keeps it, when the consumer gave none.
 # Tensors over memory a framework owns keep None there.
 _NO_STREAM = (None,)
-_MAX_NDIM = 64
 # np.asarray(t) and memoryview(t) on an element type that neither the buffer
 # protocol nor NumPy's array interface can describe (bfloat16, float8/6/4,
 # sub-byte integers, several lanes): a BufferError, never a silent 0-d
 # object array.
 _NO_BUFFER = ("dtype %r has no buffer-protocol or NumPy equivalent: read its bytes with "
               "tobytes() (with ml_dtypes: np.frombuffer(t.tobytes(), ml_dtypes.bfloat16), ...)")
-_MAX_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+# What every property and method that reads a closed Tensor raises (ValueError).
+_CLOSED = "the tensor is closed"
+# Exports an unversioned capsule cannot carry (BufferError).
+_LEGACY_READ_ONLY = ("a read-only tensor cannot be exported as an unversioned capsule, which has "
+                     "no read-only flag")
+_LEGACY_PADDED = ("padded sub-byte elements cannot be exported as an unversioned capsule, which "
+                  "has no flag to say so")
 _CapsuleType = type(datetime.datetime_CAPI)  # PyCapsule, which Python does not name
 
 
 def _nbytes(size, bits, lanes, padded):
-    """Bytes that size elements of bits x lanes occupy. Sub-byte elements
-    (float4, float6, int4, ...) are packed, as DLPack says, unless the
-    producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then each takes
-    whole bytes, like every other element."""
+    """Bytes that size elements of bits x lanes occupy. Elements narrower
+    than a byte (float4, float6, int4, ...) are packed, as DLPack says,
+    unless the producer set DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: then
+    each takes a byte, as every other element takes whole bytes."""
     width = bits * lanes
-    if padded or width % 8 == 0:
-        return size * ((width + 7) // 8)
-    return (size * width + 7) // 8
+    if width < 8 and not padded:
+        return (size * width + 7) // 8
+    return size * ((width + 7) // 8)
+
+
+def _not_a_capsule(name):
+    """The error of a capsule whose name (bytes, or None) is no DLPack one."""
+    if name in (USED_CAPSULE_NAME.encode(), USED_VERSIONED_CAPSULE_NAME.encode()):
+        return ValueError("this DLPack capsule was already consumed")
+    shown = name.decode("utf-8", "replace") if name is not None else None
+    return ValueError(f"a capsule named {shown!r} is not a DLPack capsule "
+                      f"({VERSIONED_CAPSULE_NAME!r} or {CAPSULE_NAME!r})")
 
 
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
@@ -87,6 +106,8 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
     flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
     IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
     streams: a stream for a capsule on the CPU is a ValueError."""
+    if max_version is not None and (type(max_version) is not tuple or len(max_version) != 2):
+        raise TypeError(f"max_version must be a (major, minor) tuple, not {max_version!r}")
     target = device
     if dl_device is not None:
         if not isinstance(dl_device, tuple) or len(dl_device) != 2:
@@ -94,21 +115,19 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         target = Device(*dl_device)
     if stream is not None and target[0] == _CPU[0]:
         raise ValueError("stream must be None for a CPU tensor")
-    here = target == device or (target == _CPU and device[0] in _HOST_ACCESSIBLE)
+    here = target == device or (target == _CPU and device[0] in _HOST_READABLE)
     if not here and copy is False:
         raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
                           f"{tuple(target)!r} without a copy, and copy=False was asked")
     versioned = max_version is not None and max_version[0] >= 1
     if not versioned and readonly:
-        raise BufferError("a read-only tensor cannot be exported as an unversioned capsule, "
-                          "which has no read-only flag")
+        raise BufferError(_LEGACY_READ_ONLY)
     if padded and not versioned:
-        raise BufferError("padded sub-byte elements cannot be exported as an unversioned capsule, "
-                          "which has no flag to say so")
+        raise BufferError(_LEGACY_PADDED)
     flags = _SUBBYTE_PADDED if padded else 0
     if copy or not here:
-        return versioned, flags | DLPACK_FLAG_BITMASK_IS_COPIED, target
-    return versioned, flags | (DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0), None
+        return versioned, flags | _IS_COPIED, target
+    return versioned, flags | (_READ_ONLY if readonly else 0), None
 
 
 def _check_stream(device, stream, imported):
@@ -139,7 +158,7 @@ def _export_copy(t, on_copy, target, stream):
     or t's own device; else by the owner's on_copy hook (from_pointer), which
     on_copy(target, stream) calls for a Tensor, a capsule or any DLPack
     object holding a new copy on target, ready for work on stream."""
-    if t.device[0] in _HOST_ACCESSIBLE and (target == _CPU or target == t.device):
+    if t.device[0] in _HOST_READABLE and (target == _CPU or target == t.device):
         return _private_copy(t)
     if on_copy is None:
         raise BufferError(f"cannot copy a tensor on device {tuple(t.device)!r} to device "
@@ -150,11 +169,12 @@ def _export_copy(t, on_copy, target, stream):
         c = from_dlpack(c, stream=None if type(c) is _CapsuleType else stream)
     if _on_device(c.device, target) and c.shape == t.shape and c.dtype == t.dtype:
         return c
+    device, dtype, shape = c.device, c.dtype, c.shape
     c.close()  # not what was asked for: given back now
-    if not _on_device(c.device, target):
-        raise BufferError(f"on_copy returned a tensor on device {tuple(c.device)!r}, "
+    if not _on_device(device, target):
+        raise BufferError(f"on_copy returned a tensor on device {tuple(device)!r}, "
                           f"not {tuple(target)!r}")
-    raise BufferError(f"on_copy returned a {c.dtype.name} tensor of shape {c.shape!r}, "
+    raise BufferError(f"on_copy returned a {dtype.name} tensor of shape {shape!r}, "
                       f"not a {t.dtype.name} one of shape {t.shape!r}")
 
 
@@ -163,22 +183,12 @@ def _readonly_import(flags, readonly):
     READ_ONLY flag (a legacy tensor has none: writable, as PyTorch, CuPy,
     TensorFlow and MXNet import it; NumPy alone says read-only), True makes
     it read-only, False refuses a read-only tensor."""
-    flagged = bool(flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    flagged = bool(flags & _READ_ONLY)
     if readonly is None or readonly:
         return flagged or bool(readonly)
     if flagged:
         raise BufferError("the producer marked the tensor read-only, and readonly=False was asked")
     return False
-
-
-def _placement(device):
-    """from_dlpack's device argument: None, or (device_type, device_id) of
-    any device type, newer ones included."""
-    if device is None:
-        return None
-    if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
-    return Device(operator.index(device[0]), operator.index(device[1]))
 
 
 def _check_capsule_stream(stream):
@@ -197,7 +207,7 @@ def _request_capsule(x, copy, device, stream):
         dlpack = x.__dlpack__
     except AttributeError:
         raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
-    kwargs = {"max_version": _MAX_VERSION}
+    kwargs = {"max_version": _VERSION}
     if stream is not None:
         kwargs["stream"] = stream
     if copy is not None:
@@ -220,7 +230,7 @@ def _request_capsule(x, copy, device, stream):
 def _on_device(have, want):
     """Whether a tensor on device have is what from_dlpack(device=want)
     asked for: that device, or memory the CPU reads when the CPU was asked."""
-    return have == want or (want == _CPU and have[0] in _HOST_ACCESSIBLE)
+    return have == want or (want == _CPU and have[0] in _HOST_READABLE)
 
 
 def _request_managed(x, versioned):
@@ -229,70 +239,110 @@ def _request_managed(x, versioned):
     if not versioned:
         return x.__dlpack__()
     try:
-        return x.__dlpack__(max_version=_MAX_VERSION)
+        return x.__dlpack__(max_version=_VERSION)
     except TypeError:
         return x.__dlpack__()
 
 
-# --- Producer API: dtype names and argument checks ----------------------------
+# --- Arguments: devices, dtype names, from_pointer's ------------------------------
 
-# Widths for the codes whose names do not carry one (kDLFloat: float16,
-# float32, float64); codes such as kDLFloat8_e4m3fn carry theirs.
-_WIDTHS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
-           "complex": (64, 128), "bcomplex": (32,), "bool": (8,)}
-
-
-def _dtype_names():
-    """Every name a dtype argument accepts, for the codes of this release:
-    kDLInt -> int8 ... int64, kDLFloat8_e4m3fn -> float8_e4m3fn, ..."""
-    names = {}
-    for member in DLDataTypeCode:
-        base = member.name[len("kDL"):].lower()
-        if base in _WIDTHS:
-            for bits in _WIDTHS[base]:
-                names[base if base == "bool" else base + str(bits)] = DataType(int(member), bits, 1)
-        else:
-            width = re.match(r"[a-z]+(\d+)_", base)
-            if width:  # kDLOpaqueHandle has no width and no name
-                names[base] = DataType(int(member), int(width.group(1)), 1)
-    return names
+_INT32 = 1 << 31
+_NO_DEVICE = ("device {!r} is not a DLPack device: pass (device_type, device_id), such as "
+              "(DLDeviceType.kDLCUDA, 0), an object with __dlpack_device__(), or 'cpu'")
 
 
-_DTYPE_BY_NAME = _dtype_names()
-_NAMED_CODES = frozenset(dtype.code for dtype in _DTYPE_BY_NAME.values())
-_KNOWN_DEVICES = frozenset(int(d) for d in DLDeviceType)
-_NAME_BY_DTYPE = {dtype: name for name, dtype in _DTYPE_BY_NAME.items()}
-DTYPE_NAMES = tuple(_DTYPE_BY_NAME)
+def _device(device):
+    """A device argument as a Device: a (device_type, device_id) tuple of any
+    device type, newer ones included; an object that says which DLPack
+    device it is (__dlpack_device__(), as arrays do); or the CPU, however a
+    framework names it ('cpu', torch.device('cpu'), a JAX CPU device).
+    Nothing else is guessed: a torch.device('cuda') may be CUDA or ROCm."""
+    if type(device) is not tuple:
+        said = getattr(device, "__dlpack_device__", None)
+        if said is not None:
+            device = said()
+        elif ((type(device) is str and device == "cpu") or getattr(device, "type", None) == "cpu"
+              or getattr(device, "platform", None) == "cpu"):
+            return _CPU
+        if not isinstance(device, tuple):
+            raise TypeError(_NO_DEVICE.format(device))
+    if len(device) != 2:
+        raise TypeError(_NO_DEVICE.format(device))
+    device_type, device_id = operator.index(device[0]), operator.index(device[1])
+    if not -_INT32 <= device_type < _INT32 or not -_INT32 <= device_id < _INT32:
+        raise ValueError(f"device {(device_type, device_id)!r} does not fit DLDevice's int32 "
+                         "fields")
+    return Device(device_type, device_id)
+
+
+# Each dtype name's code and bits; the name a (code, bits) shows as.
+DTYPE_NAMES = tuple(_DTYPES)
+_NAME_BY_CODE_BITS = {}
+for _name, _code_bits in _DTYPES.items():
+    _NAME_BY_CODE_BITS.setdefault(_code_bits, _name)
+del _name, _code_bits
+_DTYPE_FIELDS = (256, 256, 65536)  # DLDataType's uint8 code, uint8 bits, uint16 lanes
+# A NumPy dtype's byteorder when it is not this machine's.
+_FOREIGN_ORDER = (">",) if sys.byteorder == "little" else ("<",)
+
+
+def _parse_dtype(name):
+    """The DataType a name stands for: one of DTYPE_NAMES, optionally followed
+    by x and a lane count ("float32x4"), as DataType shows it."""
+    found = _DTYPES.get(name)
+    if found is not None:
+        return DataType(found[0], found[1], 1)
+    base, x, lanes = name.rpartition("x")
+    found = _DTYPES.get(base) if x else None
+    if (found is not None and lanes.isascii() and lanes.isdigit() and lanes[0] != "0"
+            and int(lanes) < _DTYPE_FIELDS[2]):
+        return DataType(found[0], found[1], int(lanes))
+    raise _broken("dtype_name", name, ", ".join(DTYPE_NAMES))
 
 
 def _data_type(dtype):
-    """A dtype argument, a name or a (code, bits, lanes) DataType, checked."""
+    """A dtype argument as a DataType: a name of DTYPE_NAMES (with lanes:
+    "float32x4"), a DataType or (code, bits, lanes), or anything named by
+    such a name: a NumPy dtype (its .name), a type such as numpy.float32
+    (its __name__), torch.float32 (its str, module prefix aside). The rules
+    of the element type are checked with the tensor's."""
     if type(dtype) is str:
-        found = _DTYPE_BY_NAME.get(dtype)
-        if found is None:
-            known = ", ".join(DTYPE_NAMES)
-            raise ValueError(f"unknown dtype name {dtype!r}; known: {known}")
-        return found
-    if not isinstance(dtype, tuple) or len(dtype) != 3:
-        raise TypeError(f"dtype must be a name such as 'float32' or a DataType, not {dtype!r}")
-    code, bits, lanes = (operator.index(v) for v in dtype)
-    if code not in _NAMED_CODES:
-        raise ValueError(f"unknown or opaque DLDataTypeCode {code}")
-    if not 0 < bits < 256 or not 0 < lanes < 65536:
-        raise ValueError(f"invalid dtype: {bits} bits, {lanes} lanes")
-    return DataType(code, bits, lanes)
+        return _parse_dtype(dtype)
+    if isinstance(dtype, tuple):
+        if len(dtype) != 3:
+            raise TypeError(f"dtype must be (code, bits, lanes), not {dtype!r}")
+        fields = tuple(operator.index(v) for v in dtype)
+        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS)):
+            raise ValueError(f"dtype {fields!r} does not fit DLDataType (uint8 code, uint8 bits, "
+                             "uint16 lanes)")
+        return DataType(*fields)
+    if dtype is None or isinstance(dtype, (int, float, complex, bytes)):
+        raise TypeError(f"dtype must be a name such as 'float32', a DataType, or a dtype object "
+                        f"named by one (a NumPy dtype, say), not {dtype!r}")
+    if getattr(dtype, "byteorder", None) in _FOREIGN_ORDER:
+        raise ValueError(f"dtype {dtype!r} is not in this machine's byte order")
+    name = getattr(dtype, "name", None)
+    if type(name) is not str:
+        name = getattr(dtype, "__name__", None)
+    if type(name) is not str:
+        name = str(dtype).rpartition(".")[2]
+    return _parse_dtype(name)
 
 
-def _device_arg(device):
-    """A device argument: (device_type, device_id) of a known type."""
-    if not isinstance(device, tuple) or len(device) != 2:
-        raise TypeError(f"device must be a (device_type, device_id) tuple, not {device!r}")
-    device_type, device_id = operator.index(device[0]), operator.index(device[1])
-    if device_type not in _KNOWN_DEVICES:
-        raise ValueError(f"unknown DLDeviceType {device_type}")
-    if not -(1 << 31) <= device_id < 1 << 31:
-        raise ValueError(f"device_id {device_id} does not fit int32")
-    return Device(device_type, device_id)
+def _pointer_address(address):
+    """from_pointer's address as an int: a pointer of this machine."""
+    address = operator.index(address)
+    if not 0 <= address < _ADDRESSES:
+        raise ValueError(f"address {address} is not a pointer")
+    return address
+
+
+def _byte_offset(byte_offset):
+    """from_pointer's byte_offset as an int; the rules bound it above."""
+    byte_offset = operator.index(byte_offset)
+    if byte_offset < 0:
+        raise ValueError(f"byte_offset {byte_offset} is negative")
+    return byte_offset
 
 
 # Buffer-protocol formats (struct module syntax) DLPack can carry.

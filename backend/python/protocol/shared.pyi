@@ -23,7 +23,7 @@ def from_dlpack(
     x: typing.Any,
     /,
     *,
-    device: tuple[int, int] | None = ...,
+    device: typing.Any = ...,
     copy: bool | None = ...,
     readonly: bool | None = ...,
     stream: typing.Any = ...,
@@ -41,12 +41,12 @@ def to_managed(x: typing.Any, /, *, versioned: bool = ...) -> tuple[int, bool]: 
 def from_pointer(
     address: int,
     shape: collections.abc.Sequence[int],
-    dtype: str | DataType | tuple[int, int, int],
+    dtype: typing.Any,
     /,
     *,
     strides: collections.abc.Sequence[int] | None = ...,
     byte_offset: int = ...,
-    device: tuple[int, int] = ...,
+    device: typing.Any = ...,
     owner: typing.Any = ...,
     readonly: bool = ...,
     on_stream: collections.abc.Callable[[typing.Any], None] | None = ...,
@@ -57,6 +57,16 @@ def from_buffer(obj: typing.Any, /, *, readonly: bool | None = ...) -> Tensor: .
 # What Tensor has in both modules: a base class of the stubs only (each
 # module's Tensor derives from object), so that the API is written once.
 class _TensorAPI:
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def copied(self) -> bool: ...
+    @property
+    def byte_offset(self) -> int: ...
     @property
     def dtype(self) -> DataType: ...
     @property

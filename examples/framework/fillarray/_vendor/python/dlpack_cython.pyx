@@ -220,20 +220,203 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
-# Tables the hand-written part reads (dlgen's backend/python/handover.go).
-# The flag bit of padded sub-byte elements; 0 where they are always packed.
+# Tables the hand-written part reads (dlgen's backend/python/handover.go): the
+# release and its flags by role, and the import rules of dlgen's docs/rules.md.
+# This release, (major, minor). A versioned tensor of another major version is
+# refused; versions compare as versions, major first.
+_VERSION = (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+# The flag bits by role; 0 for one the release lacks.
+_READ_ONLY = DLPACK_FLAG_BITMASK_READ_ONLY
+_IS_COPIED = DLPACK_FLAG_BITMASK_IS_COPIED
+# Sub-byte elements take a byte each; without the flag (or before it) they are
+# packed.
 _SUBBYTE_PADDED = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+# The most dimensions a tensor may have: dlgen's limit, as DLPack sets none.
+_MAX_NDIM = 64
+# When a pointer field may be NULL, in a tensor of a given version: (when, the
+# version the rule changed in or None, when in tensors older than that), each
+# when "never", "always", "ndim_zero" (no dimensions) or "no_elements".
+_NULLABLE = {
+    "DLTensor.data": ("no_elements", None, None),
+    "DLTensor.shape": ("ndim_zero", None, None),
+    "DLTensor.strides": ("ndim_zero", (1, 2), "always"),
+    "DLManagedTensor.manager_ctx": ("always", None, None),
+    "DLManagedTensor.deleter": ("always", None, None),
+    "DLManagedTensorVersioned.manager_ctx": ("always", None, None),
+    "DLManagedTensorVersioned.deleter": ("always", None, None),
+    "DLPackExchangeAPIHeader.prev_api": ("always", None, None),
+    "DLPackExchangeAPI.dltensor_from_py_object_no_sync": ("always", None, None),
+}
+# Every type code of the release: (its enumerator, whether its elements are
+# opaque, which cannot be addressed, and the only width it allows, 0 for any).
+_TYPE_CODES = {
+    0: ("kDLInt", False, 0),
+    1: ("kDLUInt", False, 0),
+    2: ("kDLFloat", False, 0),
+    3: ("kDLOpaqueHandle", True, 0),
+    4: ("kDLBfloat", False, 0),
+    5: ("kDLComplex", False, 0),
+    6: ("kDLBool", False, 0),
+    7: ("kDLFloat8_e3m4", False, 8),
+    8: ("kDLFloat8_e4m3", False, 8),
+    9: ("kDLFloat8_e4m3b11fnuz", False, 8),
+    10: ("kDLFloat8_e4m3fn", False, 8),
+    11: ("kDLFloat8_e4m3fnuz", False, 8),
+    12: ("kDLFloat8_e5m2", False, 8),
+    13: ("kDLFloat8_e5m2fnuz", False, 8),
+    14: ("kDLFloat8_e8m0fnu", False, 8),
+    15: ("kDLFloat6_e2m3fn", False, 6),
+    16: ("kDLFloat6_e3m2fn", False, 6),
+    17: ("kDLFloat4_e2m1fn", False, 4),
+}
+# The device types whose memory the CPU reads directly.
+_HOST_READABLE = frozenset({
+    1,  # kDLCPU
+    3,  # kDLCUDAHost
+    11,  # kDLROCMHost
+    13,  # kDLCUDAManaged
+})
+# The names of element types, of one lane each, in the order of the type codes:
+# name: (code, bits).
+_DTYPES = {
+    "int8": (0, 8),
+    "int16": (0, 16),
+    "int32": (0, 32),
+    "int64": (0, 64),
+    "uint8": (1, 8),
+    "uint16": (1, 16),
+    "uint32": (1, 32),
+    "uint64": (1, 64),
+    "float16": (2, 16),
+    "float32": (2, 32),
+    "float64": (2, 64),
+    "bfloat16": (4, 16),
+    "complex64": (5, 64),
+    "complex128": (5, 128),
+    "bool": (6, 8),
+    "float8_e3m4": (7, 8),
+    "float8_e4m3": (8, 8),
+    "float8_e4m3b11fnuz": (9, 8),
+    "float8_e4m3fn": (10, 8),
+    "float8_e4m3fnuz": (11, 8),
+    "float8_e5m2": (12, 8),
+    "float8_e5m2fnuz": (13, 8),
+    "float8_e8m0fnu": (14, 8),
+    "float6_e2m3fn": (15, 6),
+    "float6_e3m2fn": (16, 6),
+    "float4_e2m1fn": (17, 4),
+}
+# The message of every check, in the order a consumer makes them: id:
+# (exception, words with {param} placeholders, the params in the order the
+# checkers pass them).
+_RULES = {
+    "version_major": (
+        BufferError,
+        ("DLPack major version {major} is not supported (this consumer speaks "
+         "{this_major}.{this_minor})"),
+        ("major", "minor", "this_major", "this_minor"),
+    ),
+    "ndim_range": (
+        BufferError,
+        "ndim {ndim} is outside [0, {max_ndim}]",
+        ("ndim", "max_ndim"),
+    ),
+    "shape_null": (
+        BufferError,
+        "shape is NULL for a {ndim}-dimensional tensor",
+        ("ndim",),
+    ),
+    "strides_null": (
+        BufferError,
+        ("strides is NULL for a {ndim}-dimensional tensor of DLPack {major}.{minor}, which "
+         "DLPack {from_major}.{from_minor} and later forbid"),
+        ("ndim", "major", "minor", "from_major", "from_minor"),
+    ),
+    "strides_count": (
+        ValueError,
+        "{count} strides for {ndim} dimensions",
+        ("count", "ndim"),
+    ),
+    "dtype_unknown": (
+        BufferError,
+        "unknown DLDataTypeCode {code}",
+        ("code",),
+    ),
+    "dtype_opaque": (
+        BufferError,
+        "{name} elements (code {code}) cannot be addressed",
+        ("code", "name"),
+    ),
+    "dtype_zero": (
+        BufferError,
+        "invalid dtype: {bits} bits, {lanes} lanes",
+        ("bits", "lanes"),
+    ),
+    "dtype_bits": (
+        BufferError,
+        "{name} elements have {required} bits, not {bits}",
+        ("code", "name", "bits", "required"),
+    ),
+    "shape_negative": (
+        BufferError,
+        "negative extent {extent} in dimension {dim}",
+        ("extent", "dim"),
+    ),
+    "byte_offset_limit": (
+        BufferError,
+        "byte_offset {byte_offset} is not below 2^{log2}",
+        ("byte_offset", "log2"),
+    ),
+    "size_limit": (
+        BufferError,
+        "the tensor holds too many elements: their count and bytes must stay below 2^{log2}",
+        ("log2",),
+    ),
+    "stride_limit": (
+        BufferError,
+        ("stride {stride} in dimension {dim} is too large: strides in elements and in bytes must "
+         "stay below 2^{log2}"),
+        ("stride", "dim", "log2"),
+    ),
+    "span_limit": (
+        BufferError,
+        ("the strides spread the elements too far: the span in elements and in bytes must stay "
+         "below 2^{log2}"),
+        ("log2",),
+    ),
+    "offset_limit": (
+        BufferError,
+        ("byte_offset {byte_offset} places the last element too far from data: every byte offset "
+         "must stay below 2^{log2}"),
+        ("byte_offset", "log2"),
+    ),
+    "data_null": (
+        BufferError,
+        "data is NULL for a tensor with elements ({count})",
+        ("count",),
+    ),
+    "address_limit": (
+        BufferError,
+        "the elements lie outside the address space: data {data} with byte_offset {byte_offset}",
+        ("data", "byte_offset"),
+    ),
+    "device_unreadable": (
+        BufferError,
+        "memory on device ({device_type}, {device_id}) cannot be read from the CPU",
+        ("device_type", "device_id"),
+    ),
+    "dtype_name": (
+        ValueError,
+        "unknown dtype name '{name}'; known: {known}",
+        ("name", "known"),
+    ),
+}
 
-# The same for Cython code, as C values: the padded flag, the capsule names as
-# static C strings (capsules keep pointers to them), and the device types and
-# type codes of this release as bit masks (bit v set: v is one).
-cdef unsigned long long _C_SUBBYTE_PADDED = dlpack.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+# The capsule names as static C strings, which capsules keep pointers to.
 cdef const char* _NAME = "dltensor"
 cdef const char* _USED_NAME = "used_dltensor"
 cdef const char* _VNAME = "dltensor_versioned"
 cdef const char* _USED_VNAME = "used_dltensor_versioned"
-cdef unsigned long long _DEVICE_TYPE_VALUES = 0x7ff9e
-cdef unsigned long long _DTYPE_CODE_VALUES = 0x3ffff
 
 # The exchange API of this release: the type attribute, its spelling in the
 # release before (still read from producers), and its capsule name
@@ -243,6 +426,7 @@ _PREVIOUS_EXCHANGE_API_ATTRIBUTE = "__c_dlpack_exchange_api__"
 cdef const char* _EXCHANGE_API_CAPSULE_NAME = "dlpack_exchange_api"
 
 # The hand-written part.
+include "dlpack_cython_rules.pxi"
 include "dlpack_cython_shared.pxi"
 include "dlpack_cython_tensor.pxi"
 include "dlpack_cython_exchange_api.pxi"
