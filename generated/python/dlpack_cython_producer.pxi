@@ -5,6 +5,8 @@
 # dlpack_cython.pxd for other extension modules. dlgen ships it as
 # dlpack_cython_producer.pxi, included last.
 from cpython.buffer cimport PyBUF_RECORDS_RO, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from libc.stdint cimport INT32_MAX, INT32_MIN
 import operator
 import sys
 
@@ -187,6 +189,29 @@ cdef bint _int64_dims(object values, int64_t* out, Py_ssize_t ndim) except -1:
     return True
 
 
+cdef bint _c_device(object device, DLDevice* out) except -1:
+    """device into out where it is a (device_type, device_id) tuple of two
+    ints that fit int32, the common argument, taken with no Python call;
+    False otherwise (_device then reads or refuses it)."""
+    cdef tuple pair
+    cdef int overflow = 0
+    cdef long long kind, index
+    if type(device) is not tuple or len(<tuple>device) != 2:
+        return False
+    pair = <tuple>device
+    if type(pair[0]) is not int or type(pair[1]) is not int:
+        return False
+    kind = PyLong_AsLongLongAndOverflow(pair[0], &overflow)
+    if overflow or not INT32_MIN <= kind <= INT32_MAX:
+        return False
+    index = PyLong_AsLongLongAndOverflow(pair[1], &overflow)
+    if overflow or not INT32_MIN <= index <= INT32_MAX:
+        return False
+    out.device_type = <dlpack.DLDeviceType><int32_t>kind
+    out.device_id = <int32_t>index
+    return True
+
+
 cdef int _refuse_arguments(object shape, object strides, DLDataType dt, object address,
                            object byte_offset) except -1:
     """rules.py's verdict on from_pointer's arguments where C cannot hold
@@ -236,8 +261,9 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         dt.code, dt.bits, dt.lanes = packed & 0xFF, (packed >> 8) & 0xFF, packed >> 16
     else:
         dt.code, dt.bits, dt.lanes = _data_type(dtype)
-    device_type, dev.device_id = _device(device)
-    dev.device_type = <dlpack.DLDeviceType><int32_t>device_type
+    if not _c_device(device, &dev):
+        device_type, dev.device_id = _device(device)
+        dev.device_type = <dlpack.DLDeviceType><int32_t>device_type
     if type(address) is not int or not 0 <= address < _ADDRESSES:
         address = _pointer_address(address)
     if type(byte_offset) is not int or byte_offset < 0:
