@@ -115,6 +115,20 @@ func TestDocumentationPinsThisRelease(t *testing.T) {
 	}
 }
 
+// Every recipe that vendors the Python modules into a package (an -out
+// ending in _vendor) names the package with -python-package: without it, the
+// Cython module claims the top-level name dlpack_cython.
+func TestPythonVendoringRecipesNameThePackage(t *testing.T) {
+	vendoring := regexp.MustCompile(`-lang,? python\b.*_vendor\b`)
+	for _, page := range append(documentationPages(t), "examples/framework/README.md") {
+		for i, line := range strings.Split(readText(t, page), "\n") {
+			if vendoring.MatchString(line) && !strings.Contains(line, "-python-package") {
+				t.Errorf("%s:%d: vendors the Python modules without -python-package: %s", page, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
 // documentationPages are README.md and every Markdown file under docs/.
 func documentationPages(t *testing.T) []string {
 	pages := []string{"README.md"}

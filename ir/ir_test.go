@@ -150,12 +150,12 @@ func TestLayoutChecksListSizeThenFields(t *testing.T) {
 	s := structOf(t, "uint8_t", "uint64_t")
 	api := &API{Decls: []Decl{s}}
 	assert.Equal(t, []LayoutCheck{
-		{Struct: s, Size: 16},
+		{Struct: s, Size: 16, Align: 8},
 		{Struct: s, Field: s.Fields[0], Offset: 0, Size: 1},
 		{Struct: s, Field: s.Fields[1], Offset: 8, Size: 8},
 	}, api.LayoutChecks(ABI64))
 	assert.Equal(t, []LayoutCheck{
-		{Struct: s, Size: 12},
+		{Struct: s, Size: 12, Align: 4},
 		{Struct: s, Field: s.Fields[0], Offset: 0, Size: 1},
 		{Struct: s, Field: s.Fields[1], Offset: 4, Size: 8},
 	}, api.LayoutChecks(ABI32Int64Align4))

@@ -93,15 +93,17 @@ type LayoutCheck struct {
 	Field  *Field  // nil for the struct's size
 	Offset int     // the field's offset; 0 for the size
 	Size   int     // the field's size, or the struct's
+	Align  int     // the struct's alignment; 0 for a field
 }
 
 // LayoutChecks lists, struct by struct in declaration order, each
-// struct's size and then every field's offset and size on abi.
+// struct's size (with its alignment) and then every field's offset and size
+// on abi.
 func (a *API) LayoutChecks(abi ABI) []LayoutCheck {
 	var out []LayoutCheck
 	for _, s := range a.Structs() {
 		l := abi.Layout(s)
-		out = append(out, LayoutCheck{Struct: s, Size: l.Size})
+		out = append(out, LayoutCheck{Struct: s, Size: l.Size, Align: l.Align})
 		for i, f := range l.Fields {
 			out = append(out, LayoutCheck{Struct: s, Field: s.Fields[i], Offset: f.Offset, Size: f.Size})
 		}

@@ -58,8 +58,9 @@ type model struct {
 	Checks    []string
 }
 
-// models lists, per data model, its cfg attribute and the size, alignment
-// and every field offset of every struct of api.
+// models lists, per data model, its cfg attribute and the assertions of
+// api.LayoutChecks: each struct's size and alignment, each field's offset
+// (a field's size is its type's, checked where that type is).
 func models(api *ir.API) ([]model, error) {
 	var out []model
 	for _, abi := range ir.ABIs {
@@ -68,14 +69,15 @@ func models(api *ir.API) ([]model, error) {
 			return nil, err
 		}
 		m := model{Name: abi.Name, Cfg: cfgAttr(p)}
-		for _, s := range api.Structs() {
-			l := abi.Layout(s)
-			m.Checks = append(m.Checks,
-				assertLine(fmt.Sprintf("size_of::<%s>() == %d", s.Name, l.Size)),
-				assertLine(fmt.Sprintf("align_of::<%s>() == %d", s.Name, l.Align)))
-			for i, f := range l.Fields {
-				m.Checks = append(m.Checks, assertLine(fmt.Sprintf("offset_of!(%s, %s) == %d", s.Name, ident(s.Fields[i].Name), f.Offset)))
+		for _, c := range api.LayoutChecks(abi) {
+			s := c.Struct.Name
+			if c.Field == nil {
+				m.Checks = append(m.Checks,
+					assertLine(fmt.Sprintf("size_of::<%s>() == %d", s, c.Size)),
+					assertLine(fmt.Sprintf("align_of::<%s>() == %d", s, c.Align)))
+				continue
 			}
+			m.Checks = append(m.Checks, assertLine(fmt.Sprintf("offset_of!(%s, %s) == %d", s, ident(c.Field.Name), c.Offset)))
 		}
 		out = append(out, m)
 	}

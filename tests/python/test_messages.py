@@ -138,6 +138,35 @@ def test_from_pointer_mistakes_in_the_words_of_imports(kwargs, expected):
     assert every_module(lambda dl: dl.from_pointer(args["address"], args["shape"], args["dtype"])) == expected
 
 
+@pytest.mark.parametrize("kwargs, expected", [
+    (dict(shape=None), (TypeError, "shape must be a sequence of ints, not NoneType")),
+    (dict(shape=[2, 3], strides=3), (TypeError, "strides must be a sequence of ints, not int")),
+    (dict(shape=[2, 3], strides=[3]), (ValueError, "1 strides for 2 dimensions")),
+    (dict(address=-1), (ValueError, "address -1 is not a pointer")),
+])
+def test_from_pointer_arguments_of_the_wrong_kind(kwargs, expected):
+    """Lists as well as tuples; anything else is named."""
+    args = {"address": 64, "shape": (2, 3), "dtype": "float32", **kwargs}
+    assert every_module(lambda dl: dl.from_pointer(args["address"], args["shape"], args["dtype"],
+                                                   strides=args.get("strides"))) == expected
+
+
+@pytest.mark.parametrize("address, expected", [
+    (-1, (ValueError, "address -1 is not a pointer")),
+    (1 << 64, (ValueError, f"address {1 << 64} is not a pointer")),
+    (0, (ValueError, "from_managed of a NULL pointer")),
+    ("0x10", (TypeError, "'str' object cannot be interpreted as an integer")),
+])
+def test_from_managed_takes_only_a_pointer(address, expected):
+    """An address no pointer can have is refused before anything is read
+    (the ctypes module read address -1 and crashed)."""
+    assert every_module(lambda dl: dl.from_managed(address)) == expected
+
+
+def test_to_managed_of_an_object_without_dlpack():
+    assert every_module(lambda dl: dl.to_managed(5)) == (TypeError, "int does not support the DLPack protocol")
+
+
 # --- dtypes: names from the schema ----------------------------------------------
 
 @pytest.mark.parametrize("dtype, shown", [

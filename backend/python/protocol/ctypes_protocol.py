@@ -745,11 +745,8 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
-    shape = tuple(operator.index(n) for n in shape)
-    if strides is None:
-        strides = _contiguous_strides(shape)
-    else:
-        strides = tuple(operator.index(s) for s in strides)
+    shape = _dims_arg(shape, "shape")
+    strides = _contiguous_strides(shape) if strides is None else _dims_arg(strides, "strides")
     _check_layout(_VERSION, shape, strides, *dtype, byte_offset, address, False, error=ValueError)
     return _new_view((None, owner), address, shape, strides, byte_offset, dtype, device,
                      bool(readonly), on_stream, on_copy)
@@ -859,6 +856,7 @@ def from_managed(address, /, *, versioned=True, readonly=None):
     or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
     validates it and calls its deleter exactly once. readonly as in
     from_dlpack."""
+    address = _pointer_address(address)
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(address, versioned, readonly)

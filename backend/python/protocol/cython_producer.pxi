@@ -214,8 +214,8 @@ cdef int _refuse_arguments(object shape, object strides, DLDataType dt, object a
                            object byte_offset) except -1:
     """rules.py's verdict on from_pointer's arguments where C cannot hold
     them: raises its first failing check (ValueError)."""
-    shape = tuple([operator.index(n) for n in shape])
-    strides = _contiguous_strides(shape) if strides is None else tuple([operator.index(s) for s in strides])
+    shape = _dims_arg(shape, "shape")
+    strides = _contiguous_strides(shape) if strides is None else _dims_arg(strides, "strides")
     _check_layout(_VERSION, shape, strides, dt.code, dt.bits, dt.lanes, byte_offset, address, False, ValueError)
     raise SystemError("dlpack_cython: from_pointer refused arguments that rules.py accepts")
 
@@ -270,7 +270,11 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
-    ndim = len(shape)
+    if type(shape) is not tuple:
+        shape = _dims_arg(shape, "shape")
+    if strides is not None and type(strides) is not tuple:
+        strides = _dims_arg(strides, "strides")
+    ndim = len(<tuple>shape)
     if ndim > 64:
         dims = <int64_t*>malloc(2 * ndim * sizeof(int64_t))
         if dims == NULL:

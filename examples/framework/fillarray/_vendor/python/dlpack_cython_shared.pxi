@@ -200,15 +200,20 @@ def _check_capsule_stream(stream):
                          "pass the producer's object")
 
 
+def _dlpack_method(x):
+    """x.__dlpack__, or the TypeError that says x is no DLPack object."""
+    try:
+        return x.__dlpack__
+    except AttributeError:
+        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
+
+
 def _request_capsule(x, copy, device, stream):
     """Asks x.__dlpack__ for a versioned capsule with the consumer's
     keywords, once; on a TypeError (a producer older than max_version), once
     more for a legacy capsule, with the stream alone. from_dlpack checks
     what comes back: a legacy producer cannot honour copy or dl_device."""
-    try:
-        dlpack = x.__dlpack__
-    except AttributeError:
-        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
+    dlpack = _dlpack_method(x)
     kwargs = {"max_version": _VERSION}
     if stream is not None:
         kwargs["stream"] = stream
@@ -238,12 +243,13 @@ def _on_device(have, want):
 def _request_managed(x, versioned):
     """to_managed's request: a capsule as it is, else x.__dlpack__, versioned
     if asked for and the producer knows max_version."""
+    dlpack = _dlpack_method(x)
     if not versioned:
-        return x.__dlpack__()
+        return dlpack()
     try:
-        return x.__dlpack__(max_version=_VERSION)
+        return dlpack(max_version=_VERSION)
     except TypeError:
-        return x.__dlpack__()
+        return dlpack()
 
 
 # --- Arguments: devices, dtype names, from_pointer's ------------------------------
@@ -337,11 +343,21 @@ def _data_type(dtype):
 
 
 def _pointer_address(address):
-    """from_pointer's address as an int: a pointer of this machine."""
+    """An address argument (from_pointer's, from_managed's) as an int: a
+    pointer of this machine."""
     address = operator.index(address)
     if not 0 <= address < _ADDRESSES:
         raise ValueError(f"address {address} is not a pointer")
     return address
+
+
+def _dims_arg(values, name):
+    """from_pointer's shape or strides (name) as a tuple of ints."""
+    try:
+        len(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of ints, not {type(values).__name__}") from None
+    return tuple([operator.index(n) for n in values])
 
 
 def _byte_offset(byte_offset):
