@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/devices"
 	"github.com/dlgen/dlgen/dltensor"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 )
@@ -183,4 +184,66 @@ func ExampleTensor_CopyTo() {
 	v, err := dltensor.View[uint8](c)
 	fmt.Println(v, err, c.Copied())
 	// Output: [1 2 3 4] <nil> true
+}
+
+// toyDevice is the device backend of the example below. Its memory is Go
+// byte slices, and data on it is a handle (a *toyBuffer), not an address,
+// as a cl_mem is on OpenCL. A copy turns each side into host memory and
+// lets the CPU backend move the elements.
+type toyDevice struct{}
+
+type toyBuffer struct{ bytes []byte }
+
+func (toyDevice) Allocate(_ dlpack.Device, nbytes int) (unsafe.Pointer, error) {
+	if nbytes == 0 {
+		return nil, nil
+	}
+	return unsafe.Pointer(&toyBuffer{make([]byte, nbytes)}), nil
+}
+
+func (toyDevice) Free(dlpack.Device, unsafe.Pointer) error { return nil } // the collector frees it
+func (toyDevice) Sync(dlpack.Device) error                 { return nil } // copies finish in Copy
+
+func (toyDevice) Copy(dst, src devices.Array) error {
+	return devices.CPU{}.Copy(onHost(dst), onHost(src))
+}
+
+// onHost is a as host memory: a toy handle becomes the address of its bytes.
+func onHost(a devices.Array) devices.Array {
+	if a.Device.DeviceType != dlpack.DeviceTypeCPU && a.Data != nil {
+		a.Data = unsafe.Pointer(&(*toyBuffer)(a.Data).bytes[0])
+	}
+	a.Device = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+	return a
+}
+
+// A copy to a device and back, each made by the backend registered for the
+// device's type. The device is a toy registered for kDLExtDev (see
+// toyDevice); OpenCL's backend is built in, and a copy to OpenCL is the same
+// call with its Device.
+func ExampleTensor_CopyTo_device() {
+	ext := dlpack.Device{DeviceType: dlpack.DeviceTypeExtDev}
+	devices.Register(ext.DeviceType, toyDevice{})
+	defer devices.Register(ext.DeviceType, nil)
+
+	t, _ := dltensor.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	defer t.Close()
+	onDevice, err := t.CopyTo(ext)
+	if err != nil {
+		panic(err)
+	}
+	defer onDevice.Close()
+	_, err = dltensor.View[float32](onDevice) // the CPU never reads a device's memory
+	fmt.Println(onDevice.Device().DeviceType, onDevice.Shape(), errors.Is(err, dltensor.ErrNotOnCPU))
+
+	back, err := onDevice.CopyTo(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU})
+	if err != nil {
+		panic(err)
+	}
+	defer back.Close()
+	v, err := dltensor.View[float32](back)
+	fmt.Println(v, err)
+	// Output:
+	// kDLExtDev [2 3] true
+	// [1 2 3 4 5 6] <nil>
 }

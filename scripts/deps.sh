@@ -41,6 +41,14 @@ if ! cmp -s tests/requirements.txt .venv/.requirements 2>/dev/null; then
   cp tests/requirements.txt .venv/.requirements
 fi
 
+# CuPy only where a GPU is: without one its tests skip (and count as skips).
+if nvidia-smi -L 2>/dev/null | grep -q '^GPU' \
+    && ! cmp -s tests/requirements-gpu.txt .venv/.requirements-gpu 2>/dev/null; then
+  echo "deps: CuPy in .venv (a GPU is present)"
+  .venv/bin/pip install -q --disable-pip-version-check -r tests/requirements-gpu.txt
+  cp tests/requirements-gpu.txt .venv/.requirements-gpu
+fi
+
 # MXNet 1.9.1 with NumPy 1.23.5 needs Python 3.11 at most: its own venv.
 if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; then
   echo "deps: MXNet venv in .venv-mxnet"
