@@ -15,7 +15,8 @@ import (
 
 // TestPyO3ExtensionWithNumPyAndPyTorch builds pyo3ext (a PyO3 extension
 // over generated/rust/dlpack) with maturin for the venv's Python, and runs
-// its pytest suite against NumPy and PyTorch.
+// its pytest suite against NumPy and PyTorch (with tests/python on the
+// path, for the kinds of tensor it shares with test_torch_exchange.py).
 func TestPyO3ExtensionWithNumPyAndPyTorch(t *testing.T) {
 	root := tooltest.Root()
 	maturin := filepath.Join(cacheDir(), "maturin", "bin", "maturin")
@@ -40,7 +41,7 @@ func TestPyO3ExtensionWithNumPyAndPyTorch(t *testing.T) {
 	require.Len(t, found, 1, "one wheel")
 	site := t.TempDir()
 	unzip(t, found[0], site)
-	out := tooltest.Run(t, root, []string{"PYTHONPATH=" + site}, python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+	out := tooltest.Run(t, root, []string{"PYTHONPATH=" + site + string(os.PathListSeparator) + filepath.Join(root, "tests", "python")}, python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
 		filepath.Join("tests", "rust", "pyo3ext", "test_pyo3.py"))
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	fmt.Printf("PyO3 extension with NumPy and PyTorch: %s\n", lines[len(lines)-1])

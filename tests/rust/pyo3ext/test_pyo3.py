@@ -13,13 +13,13 @@ exception their rule names.
 """
 import gc
 import sys
-import warnings
 import weakref
 
 import dlpack_pyo3_test as ext
 import numpy as np
 import pytest
 import torch
+from torch_kinds import DTYPES, DUNDER_REFUSES, KINDS, cplx, grid, quietly
 
 
 def settled():
@@ -345,70 +345,6 @@ def answer(take, x):
     return t.dtype, t.shape, t.strides, t.byte_offset, t.data_ptr, t.device, t.flags, data
 
 
-def quietly(make):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # beta and deprecated kinds say so
-        return make()
-
-
-def cplx():
-    return torch.tensor([1 + 2j, 3 - 4j, -5 + 0.5j])
-
-
-def grid():
-    return torch.arange(12, dtype=torch.float32).reshape(3, 4)
-
-
-# Every kind of tensor, by what could set the two roads apart: the bits and
-# flags the table ignores, layouts and devices __dlpack__ refuses, views.
-TORCH_KINDS = {
-    "conjugate view": lambda: cplx().conj(),
-    "conjugate of a transposed view": lambda: torch.complex(grid(), grid()).t().conj(),
-    "conj resolved": lambda: cplx().conj().resolve_conj(),
-    "negative view": lambda: torch._neg_view(grid()),
-    "negative complex view": lambda: torch._neg_view(cplx()),
-    "imaginary part of a conjugate view": lambda: cplx().conj().imag,
-    "requires_grad": lambda: grid().requires_grad_(),
-    "requires_grad, complex": lambda: cplx().requires_grad_(),
-    "a result of autograd": lambda: grid().requires_grad_() * 2,
-    "detached": lambda: grid().requires_grad_().detach(),
-    "Parameter": lambda: torch.nn.Parameter(grid()),
-    "Parameter without grad": lambda: torch.nn.Parameter(grid(), requires_grad=False),
-    "inference mode": lambda: torch.inference_mode()(grid)(),
-    "sparse COO": lambda: grid().to_sparse(),
-    "sparse CSR": lambda: grid().to_sparse_csr(),
-    "sparse CSC": lambda: grid().to_sparse_csc(),
-    "sparse BSR": lambda: grid().to_sparse_bsr((1, 2)),
-    "mkldnn": lambda: grid().to_mkldnn(),
-    "quantized": lambda: torch.quantize_per_tensor(grid(), 0.1, 0, torch.qint8),
-    "meta": lambda: torch.empty(3, 4, device="meta"),
-    "nested": lambda: torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]),
-    "nested, jagged": lambda: torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged),
-    "efficient zeros": lambda: torch._efficientzerotensor(3),
-    "0-d": lambda: torch.tensor(3.5),
-    "empty": lambda: torch.empty(0, 3),
-    "empty, strided": lambda: torch.empty(4, 0)[::2],
-    "transposed": lambda: grid().t(),
-    "sliced with steps": lambda: grid()[::2, 1::2],
-    "narrowed (storage offset)": lambda: grid()[1:, 2:],
-    "selected row": lambda: grid()[2],
-    "diagonal": lambda: grid().diagonal(),
-    "expanded (stride 0)": lambda: torch.ones(1, 4).expand(3, 4),
-    "permuted 3-d": lambda: torch.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
-    "unfolded (overlapping)": lambda: torch.arange(10.0).unfold(0, 3, 2),
-    "as_strided": lambda: torch.arange(10.0).as_strided((3, 3), (1, 2)),
-    "real part": lambda: cplx().real,
-    "view_as_real": lambda: torch.view_as_real(cplx()),
-    "channels_last": lambda: torch.arange(24.0).reshape(1, 2, 3, 4).to(memory_format=torch.channels_last),
-    "lazy clone (copy on write)": lambda: torch._lazy_clone(grid()),
-    "64 dimensions": lambda: torch.ones((1,) * 64),
-}
-DUNDER_REFUSES = {"conjugate view", "conjugate of a transposed view", "requires_grad", "requires_grad, complex",
-                  "a result of autograd", "Parameter", "sparse COO", "sparse CSR", "sparse CSC", "sparse BSR",
-                  "mkldnn", "quantized", "meta"}
-TORCH_DTYPES = sorted({d for d in vars(torch).values() if isinstance(d, torch.dtype)}, key=str)
-
-
 def fast_and_dunder_agree(x):
     """from_dlpack (the exchange API where it fits) gives what __dlpack__
     alone gives; so does take (from_exchange_api, then __dlpack__)."""
@@ -418,14 +354,14 @@ def fast_and_dunder_agree(x):
     return want
 
 
-@pytest.mark.parametrize("kind", TORCH_KINDS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_exchange_api_answers_as_dunder_dlpack(kind):
-    want = fast_and_dunder_agree(quietly(TORCH_KINDS[kind]))
+    want = fast_and_dunder_agree(quietly(KINDS[kind]))
     if kind in DUNDER_REFUSES:
         assert want is BufferError, "PyTorch's __dlpack__ refuses " + kind
 
 
-@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_every_dtype_answers_as_dunder_dlpack(dtype):
     def make():
         try:

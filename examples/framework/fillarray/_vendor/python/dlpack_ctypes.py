@@ -1217,12 +1217,7 @@ def _device(device):
     device it is (__dlpack_device__(), as arrays do); or the CPU, however a
     framework names it ('cpu', torch.device('cpu'), a JAX CPU device).
     Nothing else is guessed: a torch.device('cuda') may be CUDA or ROCm."""
-    if type(device) is tuple and len(device) == 2:  # the common argument, checked inline
-        device_type, device_id = device
-        if (type(device_type) is int and type(device_id) is int and -_INT32 <= device_type < _INT32
-                and -_INT32 <= device_id < _INT32):
-            return Device(device_type, device_id)
-    elif type(device) is not tuple:
+    if type(device) is not tuple:
         said = getattr(device, "__dlpack_device__", None)
         if said is not None:
             device = said()
