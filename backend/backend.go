@@ -55,6 +55,16 @@ type HeaderUser interface {
 	Header(api *ir.API) string
 }
 
+// ReferenceUser is a Backend that ships the Python backend's ctypes module
+// as its reference declarations (the conformance kit does). The driver
+// renders that module and places a copy at Reference(api), as it places the
+// C header for a HeaderUser.
+type ReferenceUser interface {
+	// Reference is where the copy of api's dlpack_ctypes.py goes, relative
+	// to the output directory.
+	Reference(api *ir.API) string
+}
+
 // Marker is the first line of every generated file, in that file's comment
 // syntax: dlgen.Marker, which matches Go's rule for generated code.
 const Marker = dlgen.Marker

@@ -36,6 +36,7 @@ import (
 	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/c"
+	"github.com/dlgen/dlgen/backend/conformance"
 	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
 	"github.com/dlgen/dlgen/backend/rust"
@@ -56,10 +57,16 @@ func Backends(schemaName string) []backend.Backend {
 	}
 }
 
-// Languages returns the names of all backends.
+// Extras returns the backends -lang selects only by name: the conformance
+// kit, which is a tool rather than bindings.
+func Extras(schemaName string) []backend.Backend {
+	return []backend.Backend{conformance.Backend{Schema: schemaName}}
+}
+
+// Languages returns the names of all backends, the extras last.
 func Languages() []string {
 	var names []string
-	for _, b := range Backends("") {
+	for _, b := range append(Backends(""), Extras("")...) {
 		names = append(names, b.Name())
 	}
 	return names
@@ -351,6 +358,13 @@ func Files(opts Options) ([]backend.File, error) {
 			}
 			files = append(files, backend.File{Path: hu.Header(api), Content: header})
 		}
+		if ru, ok := b.(backend.ReferenceUser); ok {
+			module, err := ctypesModule(opts.SchemaName, api)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, backend.File{Path: ru.Reference(api), Content: module})
+		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
@@ -385,11 +399,26 @@ func cHeader(schemaName string, api *ir.API) ([]byte, error) {
 	return nil, fmt.Errorf("c backend wrote no %s", c.Path)
 }
 
-func selectBackends(schemaName string, langs []string) ([]backend.Backend, error) {
-	all := Backends(schemaName)
-	if len(langs) == 0 {
-		return all, nil
+// ctypesModule renders the Python backend's top-level ctypes module of api,
+// for backends that ship a copy.
+func ctypesModule(schemaName string, api *ir.API) ([]byte, error) {
+	fs, err := render(python.Backend{Schema: schemaName}, api)
+	if err != nil {
+		return nil, err
 	}
+	for _, f := range fs {
+		if f.Path == python.Dir+"/dlpack_ctypes.py" {
+			return f.Content, nil
+		}
+	}
+	return nil, fmt.Errorf("python backend wrote no %s/dlpack_ctypes.py", python.Dir)
+}
+
+func selectBackends(schemaName string, langs []string) ([]backend.Backend, error) {
+	if len(langs) == 0 {
+		return Backends(schemaName), nil
+	}
+	all := append(Backends(schemaName), Extras(schemaName)...)
 	var out []backend.Backend
 	seen := map[string]bool{}
 	for _, l := range langs {

@@ -199,3 +199,10 @@ func strictDecode(raw []byte, v any) error {
 	}
 	return nil
 }
+
+// Raw is Load's corpus and the file's bytes, for a generator that ships the
+// corpus as it is written (dlgen -lang conformance).
+func Raw() (*Corpus, []byte, error) {
+	c, err := Load()
+	return c, corpusJSON, err
+}

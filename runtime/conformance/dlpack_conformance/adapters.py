@@ -1,0 +1,303 @@
+"""How the kit drives a library: an Adapter spells, as Python source, how the
+library makes an array, views it, makes it read-only, exports it and
+imports a tensor. Cases are that source, so each case's reproducer is the
+very code the kit ran.
+
+The default Adapter drives any array-API namespace (asarray, from_dlpack,
+permute_dims, reshape, broadcast_to, indexing with steps, __dlpack__,
+__dlpack_device__). Built-in adapters below cover the libraries whose
+spelling differs. For another library, write an adapter file (a .py file
+that defines ADAPTER, an instance of a subclass of Adapter) and name the file
+instead of a module: `python -m dlpack_conformance ./mylib_adapter.py`
+(docs: README.md beside this package)."""
+import importlib
+import importlib.util
+import os
+
+# Every dtype name the kit knows (reference.DTYPES) that an array-API
+# library has; an adapter lists fewer or more.
+ARRAY_API_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "float32", "float64", "complex64", "complex128")
+
+
+class Adapter:
+    """The array-API spelling. Override attributes or methods to adapt."""
+
+    #: the module the library is imported as (`import MODULE as xp`)
+    module = None
+    #: the dtype names the library has
+    dtypes = ARRAY_API_DTYPES
+    #: the dtype layouts are tried with (one the library has)
+    layout_dtype = "float32"
+    #: what the library cannot do: "negative-step", "broadcast", "views"
+    #: (slices are copies), "keywords" (__dlpack__ takes no max_version,
+    #: dl_device, copy), "readonly" (no read-only arrays), "write"
+    #: (arrays cannot be written)
+    lacks = frozenset({"readonly"})
+    #: the imports a script needs before `xp` is used
+    imports = ()
+
+    def __init__(self, module=None):
+        if module is not None:
+            self.module = module
+        self.name = self.module
+
+    # -- spelling -----------------------------------------------------------
+    def dtype(self, name):
+        return f"xp.{name}"
+
+    def asarray(self, values, dtype):
+        return f"xp.asarray({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"xp.permute_dims({x}, {axes!r})"
+
+    def reshape(self, x, shape):
+        return f"xp.reshape({x}, {shape!r})"
+
+    def broadcast(self, x, shape):
+        return f"xp.broadcast_to({x}, {shape!r})"
+
+    def make_readonly(self, x):
+        """A statement that makes x read-only, or None."""
+        return None
+
+    def export(self, x, keywords):
+        args = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
+        return f"{x}.__dlpack__({args})"
+
+    def from_dlpack(self, producer):
+        return f"xp.from_dlpack({producer})"
+
+    def write(self, y, index, value):
+        """A statement that writes value at index of y."""
+        return f"{y}[{index!r}] = {value!r}"
+
+    def read(self):
+        """An expression of y giving its values as nested lists."""
+        return "reference.values_of(y)"
+
+    # -- loading ------------------------------------------------------------
+    def load(self):
+        """Imports the library; the namespace scripts call xp."""
+        return importlib.import_module(self.module)
+
+    def header(self):
+        """A script's first lines."""
+        return [*self.imports, f"import {self.module} as xp", "from dlpack_conformance import reference"]
+
+
+class NumPy(Adapter):
+    def read(self):
+        return "y.tolist()"
+
+    module = "numpy"
+    dtypes = ARRAY_API_DTYPES + ("float16",)
+    lacks = frozenset()
+
+    def make_readonly(self, x):
+        return f"{x}.flags.writeable = False"
+
+
+class Torch(Adapter):
+    def read(self):
+        return "y.tolist()"
+
+    module = "torch"
+    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    lacks = frozenset({"negative-step", "readonly"})
+
+    def dtype(self, name):
+        return "xp.bool" if name == "bool" else f"xp.{name}"
+
+    def asarray(self, values, dtype):
+        return f"xp.tensor({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"{x}.permute({axes!r})"
+
+
+class Jax(Adapter):
+    def read(self):
+        return "y.tolist()"
+
+    module = "jax.numpy"
+    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    lacks = frozenset({"readonly", "write"})
+    imports = ("import jax", "jax.config.update('jax_enable_x64', True)")
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "jax"
+
+
+class TensorFlow(Adapter):
+    module = "tensorflow"
+    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    lacks = frozenset({"readonly", "write", "keywords", "views"})
+    layout_dtype = "float32"
+
+    def asarray(self, values, dtype):
+        return f"xp.constant({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {axes!r})"
+
+    def from_dlpack(self, producer):
+        return f"xp.experimental.dlpack.from_dlpack({producer}.__dlpack__())"
+
+    def export(self, x, keywords):
+        if keywords:
+            return super().export(x, keywords)
+        return f"xp.experimental.dlpack.to_dlpack({x})"
+
+    def read(self):
+        return "y.numpy().tolist()"
+
+
+class Paddle(Adapter):
+    def read(self):
+        return "y.tolist()"
+
+    module = "paddle"
+    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    lacks = frozenset({"readonly"})
+
+    def dtype(self, name):
+        return f"{name!r}"
+
+    def asarray(self, values, dtype):
+        return f"xp.to_tensor({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {list(axes)!r})"
+
+    def reshape(self, x, shape):
+        return f"xp.reshape({x}, {list(shape)!r})"
+
+    def broadcast(self, x, shape):
+        return f"xp.broadcast_to({x}, {list(shape)!r})"
+
+    def from_dlpack(self, producer):
+        return f"xp.utils.dlpack.from_dlpack({producer})"
+
+
+class MXNet(Adapter):
+    module = "mxnet"
+    dtypes = ("int8", "int32", "int64", "uint8", "float16", "float32", "float64")
+    lacks = frozenset({"readonly", "keywords", "negative-step", "views"})
+
+    def dtype(self, name):
+        return f"{name!r}"
+
+    def asarray(self, values, dtype):
+        return f"xp.nd.array({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"xp.nd.transpose({x}, axes={axes!r})"
+
+    def reshape(self, x, shape):
+        return f"xp.nd.reshape({x}, shape={shape!r})"
+
+    def broadcast(self, x, shape):
+        return f"xp.nd.broadcast_to({x}, shape={shape!r})"
+
+    def export(self, x, keywords):
+        if keywords:
+            return super().export(x, keywords)
+        return f"xp.nd.to_dlpack_for_read({x})"
+
+    def from_dlpack(self, producer):
+        return f"xp.nd.from_dlpack({producer}.__dlpack__())"
+
+    def read(self):
+        return "y.asnumpy().tolist()"
+
+
+class Dpnp(Adapter):
+    module = "dpnp"
+    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+              "complex64")
+    lacks = frozenset({"readonly"})
+
+    def read(self):
+        return "xp.asnumpy(y).tolist()"
+
+
+class ViaNumPy(Adapter):
+    """A library that makes no arrays of its own (tvm_ffi, dlgen's modules):
+    the array is NumPy's, with its layout, imported by the library's
+    from_dlpack; the kit tests the library's export of it and reads the
+    library's imports back through the reference consumer."""
+    dtypes = ARRAY_API_DTYPES + ("float16",)
+    lacks = frozenset({"readonly"})
+    imports = ("import numpy",)
+
+    def header(self):
+        return ["import numpy", f"import {self.module} as xp", "from dlpack_conformance import reference"]
+
+    def asarray(self, values, dtype):
+        return f"numpy.asarray({values!r}, dtype=numpy.{dtype})"
+
+    def permute(self, x, axes):
+        return f"numpy.permute_dims({x}, {axes!r})"
+
+    def reshape(self, x, shape):
+        return f"numpy.reshape({x}, {shape!r})"
+
+    def broadcast(self, x, shape):
+        return f"numpy.broadcast_to({x}, {shape!r})"
+
+    def adopt(self, x):
+        """The statement that hands the NumPy array x to the library."""
+        return f"x = xp.from_dlpack({x})"
+
+    def read(self):
+        return "reference.Capsule(y.__dlpack__(max_version=reference.VERSION)).elements()"
+
+    def write(self, y, index, value):
+        return None
+
+
+class TvmFfi(ViaNumPy):
+    module = "tvm_ffi"
+
+
+class DlgenModule(ViaNumPy):
+    """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython)."""
+
+    def make_readonly(self, x):
+        return f"{x}.flags.writeable = False"
+
+    lacks = frozenset()
+
+
+class ArrayApiStrict(Adapter):
+    module = "array_api_strict"
+    lacks = frozenset({"readonly", "negative-step"})
+
+
+BUILTIN = {
+    "numpy": NumPy, "torch": Torch, "jax": Jax, "jax.numpy": Jax, "tensorflow": TensorFlow,
+    "paddle": Paddle, "mxnet": MXNet, "dpnp": Dpnp, "tvm_ffi": TvmFfi, "array_api_strict": ArrayApiStrict,
+    "dlpack_ctypes": DlgenModule, "dlpack_cython": DlgenModule,
+}
+
+
+def adapter_for(library):
+    """The Adapter for a library name, or for an adapter file (a path ending
+    in .py that defines ADAPTER)."""
+    if library.endswith(".py"):
+        path = os.path.abspath(library)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no adapter file {library}")
+        spec = importlib.util.spec_from_file_location("dlpack_conformance_adapter", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        adapter = getattr(module, "ADAPTER", None)
+        if not isinstance(adapter, Adapter):
+            raise TypeError(f"{library} defines no ADAPTER = <an instance of dlpack_conformance.Adapter>")
+        adapter.source = path
+        return adapter
+    cls = BUILTIN.get(library, Adapter)
+    return cls(library if cls in (Adapter, DlgenModule) else None)

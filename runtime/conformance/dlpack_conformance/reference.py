@@ -1,0 +1,697 @@
+"""The kit's reference producer and consumer: reads any DLPack capsule field by
+field and element by element, and makes any managed tensor, well formed or
+malformed, whose deleter calls are counted. It uses ctypes and the generated
+declarations (dlpack_ctypes, beside this file) only, never the library under
+test, so what it reports is what is in the capsule.
+
+Every check raises Violation, whose spec names the text it comes from
+(spec.py); a reproducer calls these functions as the kit does."""
+import ctypes
+import gc
+import math
+import platform
+import struct
+
+from . import dlpack_ctypes as dl
+from .spec import Violation
+
+VERSION = dl._VERSION
+READ_ONLY = dl.DLPACK_FLAG_BITMASK_READ_ONLY
+IS_COPIED = dl.DLPACK_FLAG_BITMASK_IS_COPIED
+PADDED = dl._SUBBYTE_PADDED
+HOST_READABLE = dl._HOST_READABLE
+DTYPES = dl._DTYPES
+CPU = (int(dl.DLDeviceType.kDLCPU), 0)
+CUDA = (int(dl.DLDeviceType.kDLCUDA), 0)
+NULLABLE = dl._NULLABLE
+EXCHANGE = hasattr(dl, "DLPackExchangeAPI")
+POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
+
+_api = ctypes.pythonapi
+_api.PyCapsule_GetName.restype = ctypes.c_char_p
+_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_SetName.restype = ctypes.c_int
+_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_IsValid.restype = ctypes.c_int
+_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_New.restype = ctypes.py_object
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+# Capsule names must outlive every capsule that carries them.
+_NAMES = {name: ctypes.create_string_buffer(name.encode()) for name in (
+    dl.CAPSULE_NAME, dl.USED_CAPSULE_NAME, dl.VERSIONED_CAPSULE_NAME, dl.USED_VERSIONED_CAPSULE_NAME)}
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def _name_ptr(name):
+    return ctypes.cast(_NAMES[name], ctypes.c_char_p)
+
+
+def capsule_name(capsule):
+    """The capsule's name, or a Violation when capsule is no capsule."""
+    if type(capsule).__name__ != "PyCapsule":
+        raise Violation("capsule-name", f"__dlpack__ returned {type(capsule).__name__}, not a PyCapsule")
+    name = _api.PyCapsule_GetName(capsule)
+    return None if name is None else name.decode(errors="replace")
+
+
+class Capsule:
+    """What a capsule holds, read field by field: name, the managed tensor's
+    address, version and flags (None for a legacy capsule), device, dtype,
+    shape, strides (None for NULL), byte_offset, data address."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+        self.name = capsule_name(capsule)
+        if self.name not in (dl.CAPSULE_NAME, dl.VERSIONED_CAPSULE_NAME):
+            raise Violation("capsule-name", f"the capsule is named {self.name!r}; an unconsumed capsule is named "
+                                            f"{dl.CAPSULE_NAME!r} or {dl.VERSIONED_CAPSULE_NAME!r}")
+        self.versioned = self.name == dl.VERSIONED_CAPSULE_NAME
+        self.address = _api.PyCapsule_GetPointer(capsule, self.name.encode())
+        if not self.address:
+            raise Violation("capsule-name", "the capsule holds a NULL pointer")
+        self.managed = (dl.DLManagedTensorVersioned if self.versioned else dl.DLManagedTensor).from_address(self.address)
+        m = self.managed
+        self.version = (m.version.major, m.version.minor) if self.versioned else None
+        self.flags = m.flags if self.versioned else 0
+        t = m.dl_tensor
+        self.ndim = t.ndim
+        self.device = (int(t.device.device_type), t.device.device_id)
+        self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
+        self.byte_offset = t.byte_offset
+        self.data = t.data or 0
+        self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
+        if self.versioned and self.version[0] != VERSION[0]:
+            # The layout past the version is unknown: read nothing more.
+            self.shape = self.strides = None
+            return
+        if not 0 <= self.ndim <= dl._MAX_NDIM:
+            raise Violation("ndim", f"ndim is {self.ndim}")
+        self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
+        self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
+
+    def describe(self):
+        return (f"{self.name} version={self.version} flags={self.flags} device={self.device} dtype={self.dtype} "
+                f"shape={self.shape} strides={self.strides} byte_offset={self.byte_offset}")
+
+    def consume(self):
+        """Renames the capsule to used_..., as a consumer that takes the
+        tensor over does; the deleter is then the caller's to call."""
+        used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
+        if _api.PyCapsule_SetName(self.capsule, _name_ptr(used)) != 0:
+            raise RuntimeError("PyCapsule_SetName failed")
+
+    def call_deleter(self):
+        """Calls the managed tensor's deleter once (after consume)."""
+        deleter = ctypes.cast(self.managed.deleter, ctypes.c_void_p).value
+        if deleter:
+            _DELETER(deleter)(self.address)
+
+    def count_deleter_calls(self):
+        """Puts a counter in front of the managed tensor's deleter and returns
+        it: counter.calls is how often the deleter ran since. The original
+        deleter still runs, once per call."""
+        return _Counter(self)
+
+    def elements(self):
+        """Every element, as nested lists of Python values, read from memory
+        at data + byte_offset + strides (NULL strides: row-major)."""
+        if self.device[0] not in HOST_READABLE:
+            raise ValueError(f"device {self.device} is not readable by the CPU")
+        return read_elements(self.data, self.byte_offset, self.shape or (), self.strides, self.dtype, self.flags)
+
+
+class _Counter:
+    """Replaces the deleter field with a ctypes callback that counts, then
+    forwards to the producer's deleter."""
+
+    def __init__(self, cap):
+        self.calls = 0
+        self.original = cap.deleter
+        self._forward = _DELETER(self.original) if self.original else None
+        self._callback = _DELETER(self._called)
+        _KEEP.append(self)  # the library may call it after this object is dropped
+        cap.managed.deleter = ctypes.cast(self._callback, type(cap.managed.deleter))
+
+    def _called(self, address):
+        self.calls += 1
+        if self._forward is not None:
+            self._forward(address)
+
+
+_KEEP = []
+
+# ---- reading elements -------------------------------------------------------
+
+_FORMATS = {(0, 8): "b", (0, 16): "h", (0, 32): "i", (0, 64): "q",
+            (1, 8): "B", (1, 16): "H", (1, 32): "I", (1, 64): "Q",
+            (2, 16): "e", (2, 32): "f", (2, 64): "d", (6, 8): "?"}
+
+
+def _decoder(dtype):
+    code, bits, lanes = dtype
+    if lanes != 1:
+        return None, 0
+    if (code, bits) in _FORMATS:
+        fmt = struct.Struct("<" + _FORMATS[(code, bits)])
+        if code == 6:
+            return (lambda b: b[0] != 0), bits // 8
+        return (lambda b: fmt.unpack(b)[0]), bits // 8
+    if (code, bits) == (4, 16):
+        return (lambda b: struct.unpack("<f", b"\0\0" + b)[0]), 2
+    if code == 5 and bits in (64, 128):
+        half = struct.Struct("<" + ("f" if bits == 64 else "d"))
+        n = bits // 16
+        return (lambda b: complex(half.unpack(b[:n])[0], half.unpack(b[n:])[0])), bits // 8
+    return None, 0
+
+
+def decodable(dtype):
+    """Whether the kit can read elements of dtype as Python values."""
+    return _decoder(dtype)[0] is not None
+
+
+def read_elements(data, byte_offset, shape, strides, dtype, flags=0):
+    decode, size = _decoder(dtype)
+    if decode is None:
+        raise ValueError(f"the kit does not read elements of dtype {dtype}")
+    if strides is None:
+        strides, step = [], 1
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
+    base = data + byte_offset
+
+    def at(dim, address):
+        if dim == len(shape):
+            return decode(ctypes.string_at(address, size))
+        return [at(dim + 1, address + i * strides[dim] * size) for i in range(shape[dim])]
+    if math.prod(shape) == 0:
+        return _empty(shape)
+    return at(0, base)
+
+
+def _empty(shape):
+    if not shape:
+        return []
+    if shape[0] == 0:
+        return []
+    return [_empty(shape[1:]) for _ in range(shape[0])]
+
+
+# ---- comparing --------------------------------------------------------------
+
+def same_values(got, want):
+    """Whether two nested lists hold the same values (NaN equals NaN)."""
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(same_values, got, want))
+    if isinstance(want, float) and isinstance(got, float) and math.isnan(want):
+        return math.isnan(got)
+    return got == want and type(got) is not list
+
+
+def row_major(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    return tuple(strides)
+
+
+# ---- the producer's side: checking a capsule --------------------------------
+
+def check_export(x, capsule, *, expected, shape, dtype, max_version=None, copy=None, readonly=False,
+                 dl_device=None):
+    """Checks a capsule x.__dlpack__(...) returned: name against max_version,
+    version, flags, dtype, device against x.__dlpack_device__(), shape, and
+    every element against expected (nested lists) when the CPU can read
+    them. Returns the Capsule."""
+    cap = Capsule(capsule)
+    if max_version is None and cap.versioned:
+        raise Violation("legacy-when-no-max-version",
+                        "called without max_version, __dlpack__ returned a versioned capsule, which a consumer "
+                        "of DLPack 0.x cannot read")
+    if max_version is not None and max_version[0] < 1 and cap.versioned:
+        raise Violation("legacy-for-old-consumer",
+                        f"called with max_version={max_version}, __dlpack__ returned a versioned capsule "
+                        f"(version {cap.version})")
+    if cap.versioned:
+        if cap.version[0] != VERSION[0]:
+            raise Violation("major-version", f"the capsule's version is {cap.version}; this kit reads major "
+                                             f"version {VERSION[0]}")
+        if max_version is not None and cap.version[0] > max_version[0]:
+            raise Violation("major-version", f"the capsule's version {cap.version} has a major version above "
+                                             f"max_version={max_version}")
+    want_device = tuple(int(v) for v in x.__dlpack_device__()) if dl_device is None else tuple(dl_device)
+    if cap.device != want_device:
+        what = "__dlpack_device__() says" if dl_device is None else "dl_device asked for"
+        raise Violation("device", f"the capsule's device is {cap.device}; {what} {want_device}")
+    want_dtype = (*DTYPES[dtype], 1)
+    if cap.dtype != want_dtype:
+        raise Violation("dtype", f"the capsule's dtype is (code, bits, lanes) = {cap.dtype}; {dtype} is {want_dtype}")
+    shape = tuple(shape)
+    if cap.ndim != len(shape):
+        raise Violation("shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions")
+    got_shape = cap.shape if cap.shape is not None else ()
+    if cap.ndim and cap.shape is None:
+        raise Violation("shape", f"shape is NULL with ndim {cap.ndim}")
+    if tuple(got_shape) != shape:
+        raise Violation("shape", f"the capsule's shape is {got_shape}; the array's is {shape}")
+    if cap.ndim and cap.strides is None and not (NULLABLE.get("strides") and not cap.versioned) and \
+            not _nullable_strides(cap):
+        raise Violation("strides-null", f"strides is NULL with ndim {cap.ndim} in a capsule of version {cap.version}")
+    if cap.versioned:
+        if readonly and not cap.flags & READ_ONLY:
+            raise Violation("read-only-flag", "the array is read-only, the capsule's flags lack READ_ONLY")
+        if copy is False and cap.flags & IS_COPIED:
+            raise Violation("copy-false", "copy=False, yet the capsule's flags say IS_COPIED")
+        if copy is True and not cap.flags & IS_COPIED:
+            raise Violation("is-copied-flag", "copy=True, the capsule's flags lack IS_COPIED")
+    if cap.device[0] in HOST_READABLE and decodable(cap.dtype) and math.prod(shape):
+        if not cap.data:
+            raise Violation("data-null", f"data is NULL for {math.prod(shape)} elements")
+        got = cap.elements()
+        if not same_values(got, expected):
+            raise Violation("elements", f"the elements at data + byte_offset + strides are {got}; the array holds "
+                                        f"{expected} ({cap.describe()})")
+    return cap
+
+
+def _nullable_strides(cap):
+    """Whether the capsule's release lets strides be NULL (before 1.2)."""
+    return cap.version is None or cap.version < (1, 2)
+
+
+def _shape_of(values):
+    shape = []
+    while isinstance(values, list):
+        shape.append(len(values))
+        values = values[0] if values else None
+    return tuple(shape)
+
+
+def count_deleter(capsule):
+    """Puts a counter in front of the capsule's deleter (None when the
+    deleter is NULL, which DLPack allows)."""
+    cap = Capsule(capsule)
+    return cap.count_deleter_calls() if cap.deleter else None
+
+
+def consume(capsule):
+    """Takes the tensor over as a consumer does: renames the capsule, then
+    calls the deleter once, as the consumer's array would when it dies."""
+    cap = Capsule(capsule)
+    cap.consume()
+    cap.call_deleter()
+
+
+def check_deleter_calls(counter, spec):
+    """After the capsule is gone: the deleter ran exactly once."""
+    gc.collect()
+    if counter is None:
+        return "the deleter is NULL, which DLPack allows: nothing to call"
+    if counter.calls == 0 and spec == "deleter-unconsumed":
+        raise Violation("deleter-field-unused", "dropping an unconsumed capsule did not call the deleter its managed "
+                                                "tensor names (the kit put a counter there)")
+    if counter.calls != 1:
+        what = {"deleter-unconsumed": "dropping an unconsumed capsule called the deleter",
+                "deleter-consumed": "the deleter of a consumed capsule (called once by the consumer) ran"}[spec]
+        raise Violation(spec, f"{what} {counter.calls} times in all")
+    return None
+
+
+# ---- the consumer's side: making tensors ------------------------------------
+
+class Producer:
+    """A managed tensor made by the kit, in memory the kit owns, with a
+    counted deleter, and the object a consumer's from_dlpack is handed: its
+    __dlpack__ returns the tensor's capsule (versioned when the consumer asks
+    for one and the tensor is versioned), its __dlpack_device__ the device.
+
+    The capsule has no destructor: the kit holds it and its memory, so a
+    consumer that refuses the tensor without renaming the capsule owes no
+    deleter call; one that renamed it owes exactly one."""
+
+    def __init__(self, *, versioned=True, version=VERSION, flags=0, device=CPU, dtype=(2, 32, 1), shape=(2, 3),
+                 strides="row-major", byte_offset=0, data="buffer", buffer_bytes=None, ndim=None, values=None,
+                 keywords=True):
+        self.calls = 0
+        self.keywords = keywords
+        self.versioned = versioned
+        self.managed = dl.DLManagedTensorVersioned() if versioned else dl.DLManagedTensor()
+        m = self.managed
+        self._callback = dict(type(m)._fields_)["deleter"](self._count)
+        m.deleter = self._callback
+        if versioned:
+            m.version.major, m.version.minor = version
+            m.flags = flags
+        t = m.dl_tensor
+        t.device.device_type, t.device.device_id = device
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = dtype
+        shape = None if shape is None else tuple(shape)
+        if strides == "row-major":
+            strides = None if shape is None else row_major(shape)
+        t.ndim = len(shape or ()) if ndim is None else ndim
+        t.byte_offset = byte_offset
+        self._dims = []
+        for field, dims in (("shape", shape), ("strides", strides)):
+            if dims is not None:
+                array = (ctypes.c_int64 * max(len(dims), 1))(*dims)
+                self._dims.append(array)
+                setattr(t, field, ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)))
+        self.buffer = None
+        if data == "buffer":
+            itemsize = max(dtype[1] * dtype[2] // 8, 1)
+            if buffer_bytes is None:
+                buffer_bytes = byte_offset + _reach(shape or (), strides, itemsize)
+            self.buffer = ctypes.create_string_buffer(max(buffer_bytes, 1))
+            t.data = ctypes.addressof(self.buffer)
+        elif data is not None:
+            t.data = data
+        self.shape, self.strides, self.dtype = shape, strides, dtype
+        self.version = version if versioned else None
+        if values is not None:
+            self.write(values)
+        name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
+        self.capsule = _api.PyCapsule_New(ctypes.addressof(m), _name_ptr(name), None)
+        self.requests = []
+
+    def _count(self, _):
+        self.calls += 1
+
+    def write(self, values):
+        """Writes values (nested lists) at the tensor's element addresses."""
+        code, bits, _ = self.dtype
+        size = bits // 8
+        if not self.shape:
+            ctypes.memmove(ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset,
+                           encode(values, self.dtype), size)
+            return
+        strides = self.strides if self.strides is not None else row_major(self.shape or ())
+        base = ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset
+
+        def put(dim, address, v):
+            if dim == len(self.shape or ()):
+                ctypes.memmove(address, encode(v, self.dtype), size)
+                return
+            for i, item in enumerate(v):
+                put(dim + 1, address + i * strides[dim] * size, item)
+        if self.shape is not None and math.prod(self.shape):
+            put(0, base, values)
+
+    def fill(self):
+        """Writes distinct values at every element (aliased ones end up
+        with one of them) and returns what a reader finds there."""
+        shape = self.shape or ()
+        if math.prod(shape):
+            kind = {0: 1, 1: 1, 2: 0.5, 4: 0.5, 5: 0.5 + 0.25j, 6: True}[self.dtype[0]]
+            flat = [(i % 2 == 0) if kind is True else (i % 100 + 1) * kind for i in range(math.prod(shape))]
+            self.write(_nest(flat, shape))
+        return self.elements()
+
+    def elements(self):
+        t = self.managed.dl_tensor
+        if self.shape and not math.prod(self.shape):
+            return _empty(self.shape)
+        return read_elements(t.data, t.byte_offset, self.shape or (), self.strides, self.dtype)
+
+    def __dlpack__(self, *args, **kwargs):
+        if not self.keywords and kwargs.keys() - {"stream"}:
+            raise TypeError(f"__dlpack__() got unexpected keyword arguments {sorted(kwargs.keys() - {'stream'})}")
+        self.requests.append(kwargs)
+        if self.versioned:
+            max_version = kwargs.get("max_version")
+            if max_version is None or max_version[0] < 1:
+                raise BufferError("this producer exports versioned capsules only: pass max_version=(1, x)")
+        return self.capsule
+
+    def __dlpack_device__(self):
+        t = self.managed.dl_tensor
+        return (int(t.device.device_type), t.device.device_id)
+
+    @property
+    def consumed(self):
+        used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
+        return capsule_name(self.capsule) == used
+
+
+
+def _nest(flat, shape):
+    if not shape:
+        return flat[0]
+    step = math.prod(shape[1:])
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _reach(shape, strides, itemsize):
+    if not shape or math.prod(shape) == 0:
+        return itemsize if not shape else 0
+    strides = row_major(shape) if strides is None else strides
+    top = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+    return (top + 1) * itemsize
+
+
+def encode(value, dtype):
+    code, bits, _ = dtype
+    if (code, bits) in _FORMATS:
+        return struct.pack("<" + _FORMATS[(code, bits)], value)
+    if (code, bits) == (4, 16):
+        return struct.pack("<f", value)[2:]
+    if code == 5:
+        half = "<f" if bits == 64 else "<d"
+        return struct.pack(half, value.real) + struct.pack(half, value.imag)
+    raise ValueError(f"the kit does not write elements of dtype {dtype}")
+
+
+IS_GLIBC = platform.libc_ver()[0] == "glibc"
+
+
+# ---- the consumer's side: checking an import --------------------------------
+
+def check_values(producer, y, read, expected):
+    """Checks what a consumer imported: its values (read(y), nested lists)
+    equal the producer's, and the deleter has not run while y still views
+    the producer's memory."""
+    got = read(y)
+    if not same_values(got, expected):
+        raise Violation("consumer-values", f"the imported array holds {got}; the tensor holds {expected}")
+    if producer.calls > 1:
+        raise Violation("consumer-deleter-once", f"the deleter ran {producer.calls} times while the array lives")
+    view = _views(producer, y, read, expected)
+    if view and producer.calls:
+        raise Violation("consumer-deleter-early", "the deleter ran while the imported array still views the "
+                                                  "producer's memory")
+    return view
+
+
+def _views(producer, y, read, expected):
+    """Whether y reads the producer's memory (a write there shows in y)."""
+    if producer.buffer is None or not producer.shape or not math.prod(producer.shape):
+        return False
+    if not decodable(producer.dtype):
+        return False
+    first = expected
+    while isinstance(first, list):
+        first = first[0]
+    other = _other_value(first, producer.dtype)
+    changed = _set_first(expected, other)
+    producer.write(changed)
+    try:
+        return not same_values(read(y), expected)
+    finally:
+        producer.write(expected)
+
+
+def _other_value(v, dtype):
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, complex):
+        return v + 1
+    if dtype[0] == 1 and v >= 100:
+        return v - 1
+    return v + 1
+
+
+def _set_first(values, v):
+    if not isinstance(values, list):
+        return v
+    return [_set_first(values[0], v)] + values[1:]
+
+
+def check_released(producer, *, settle=1.0):
+    """After the consumer's array is gone: a consumer that took the tensor
+    (renamed the capsule) called the deleter exactly once; one that did not
+    take it never called it."""
+    import time
+    deadline = time.monotonic() + settle
+    while True:
+        gc.collect()
+        if producer.calls or not producer.consumed or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    if producer.consumed and producer.calls != 1:
+        what = "never" if producer.calls == 0 else f"{producer.calls} times"
+        raise Violation("consumer-deleter-once", f"the consumer renamed the capsule (took the tensor), and the "
+                                                 f"deleter ran {what} after its array was dropped")
+    if not producer.consumed and producer.calls:
+        raise Violation("consumer-deleter-once", f"the consumer never renamed the capsule, yet called the deleter "
+                                                 f"{producer.calls} times: the capsule's owner calls it again")
+
+
+def check_refused(producer, error, *, settle=1.0):
+    """After from_dlpack raised error: the deleter ran exactly once if the
+    consumer took the tensor, never if it did not."""
+    check_released(producer, settle=settle)
+    return f"refused: {type(error).__name__}: {error}"
+
+
+# ---- the C exchange API -----------------------------------------------------
+
+def exchange_api(x):
+    """The DLPackExchangeAPI a type publishes, or None."""
+    name = "__dlpack_c_exchange_api__"
+    table = getattr(type(x), name, None)
+    if table is None:
+        return None
+    if isinstance(table, int):
+        address = table
+    else:
+        got = capsule_name(table)
+        if got != "dlpack_exchange_api":
+            raise Violation("exchange-api", f"{name} is a capsule named {got!r}, not 'dlpack_exchange_api'")
+        address = _api.PyCapsule_GetPointer(table, b"dlpack_exchange_api")
+    api = dl.DLPackExchangeAPI.from_address(address)
+    if api.header.version.major != VERSION[0]:
+        raise Violation("exchange-api", f"the exchange API's version is {api.header.version.major}."
+                                        f"{api.header.version.minor}")
+    return api
+
+
+_FROM_PY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(ctypes.c_void_p))
+
+
+def check_exchange_api(x, capsule):
+    """Checks that the exchange API's managed_tensor_from_py_object_no_sync
+    exports x as __dlpack__ did in capsule (a versioned capsule)."""
+    api = exchange_api(x)
+    if api is None:
+        return "no __dlpack_c_exchange_api__"
+    want = Capsule(capsule)
+    entry = ctypes.cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value
+    if not entry:
+        raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync is NULL")
+    out = ctypes.c_void_p()
+    if _FROM_PY(entry)(x, ctypes.byref(out)) != 0 or not out.value:
+        raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync failed where __dlpack__ exported")
+    got = _Managed(out.value)
+    try:
+        for field in ("version", "flags", "device", "dtype", "shape", "byte_offset"):
+            a, b = getattr(got, field), getattr(want, field)
+            if field == "flags":
+                a, b = a & ~IS_COPIED, b & ~IS_COPIED
+            if a != b:
+                raise Violation("exchange-api", f"the exchange API's {field} is {a}, __dlpack__'s is {b}")
+        if want.device[0] in HOST_READABLE and decodable(want.dtype) and want.data:
+            if not same_values(got.elements(), want.elements()):
+                raise Violation("exchange-api", f"the exchange API's elements are {got.elements()}, __dlpack__'s "
+                                                f"are {want.elements()}")
+    finally:
+        got.call_deleter()
+    return None
+
+
+class _Managed(Capsule):
+    """A DLManagedTensorVersioned* handed over outside a capsule."""
+
+    def __init__(self, address):
+        self.capsule, self.name, self.versioned, self.address = None, dl.VERSIONED_CAPSULE_NAME, True, address
+        m = self.managed = dl.DLManagedTensorVersioned.from_address(address)
+        self.version, self.flags = (m.version.major, m.version.minor), m.flags
+        t = m.dl_tensor
+        self.ndim, self.device = t.ndim, (int(t.device.device_type), t.device.device_id)
+        self.dtype, self.byte_offset, self.data = (t.dtype.code, t.dtype.bits, t.dtype.lanes), t.byte_offset, t.data or 0
+        self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
+        self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
+        self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
+
+
+# ---- checks the scripts call by name ----------------------------------------
+
+def exported_anyway(capsule, spec, dl_device):
+    """__dlpack__ returned where it had to raise BufferError."""
+    cap = Capsule(capsule)
+    raise Violation(spec, f"asked for dl_device={dl_device}, which this process has no device for, __dlpack__ "
+                          f"returned a capsule on {cap.device} instead of raising BufferError")
+
+
+def check_copied_flag(capsule, capsule2):
+    """Two exports of one array share memory unless the producer copies:
+    IS_COPIED says which."""
+    a, b = Capsule(capsule), Capsule(capsule2)
+    if not a.versioned:
+        return "legacy capsules carry no flags"
+    copied = a.data + a.byte_offset != b.data + b.byte_offset
+    if copied and not a.flags & IS_COPIED:
+        raise Violation("is-copied-flag", "two exports of one array point to different memory (copies), "
+                                          "yet the capsule lacks IS_COPIED")
+    if not copied and a.flags & IS_COPIED:
+        raise Violation("copied-when-not", "two exports of one array share memory, yet the capsule says IS_COPIED")
+    return None
+
+
+def accepted_stream_on_cpu(x):
+    raise Violation("stream-cpu", "__dlpack__(stream=1) of a CPU array returned a capsule; on the CPU only "
+                                  "stream=None is accepted")
+
+
+def exported_read_only_legacy(capsule):
+    Capsule(capsule)
+    raise Violation("read-only-legacy", "a read-only array was exported as a legacy capsule, which cannot carry "
+                                        "READ_ONLY: a consumer may write to it")
+
+
+def accepted(producer, y, spec):
+    """The consumer returned an array for a tensor it had to refuse."""
+    what = {
+        "consumer-major-version": f"a tensor of version {producer.version} (a major version whose fields this "
+                                  "consumer cannot know)",
+        "consumer-unknown-dtype": f"a tensor of dtype {producer.dtype}, which no release of DLPack defines",
+        "consumer-unsupported-device": f"a tensor on device {producer.__dlpack_device__()}",
+        "consumer-malformed": "a tensor dlgen's rules refuse",
+    }[spec]
+    raise Violation(spec, f"from_dlpack accepted {what} and returned {type(y).__name__}")
+
+
+def check_read_only(producer, write, expected):
+    """A write to the import of a READ_ONLY tensor is refused or goes to a copy."""
+    try:
+        write()
+    except Exception as e:  # noqa: BLE001 - any refusal will do
+        return f"the write was refused: {type(e).__name__}"
+    if not same_values(producer.elements(), expected):
+        raise Violation("consumer-read-only", "a write to the import of a READ_ONLY tensor changed the producer's "
+                                              "memory")
+    return None
+
+
+def check_requests(producer):
+    """A consumer passes no stream to a CPU producer."""
+    for kw in producer.requests:
+        if kw.get("stream") is not None and producer.__dlpack_device__()[0] == CPU[0]:
+            raise Violation("consumer-stream-cpu", f"from_dlpack passed stream={kw['stream']!r} to a producer on the "
+                                                   "CPU")
+
+
+def values_of(y):
+    """The values of an array-API array as nested lists, element by element
+    through indexing and Python's conversions (bool, int, float, complex)."""
+    kind = str(y.dtype)
+    convert = bool if "bool" in kind else complex if "complex" in kind else float if "float" in kind else int
+
+    def at(index):
+        if len(index) == y.ndim:
+            return convert(y[index] if index else y)
+        return [at(index + (i,)) for i in range(y.shape[len(index)])]
+    return at(())

@@ -1,0 +1,291 @@
+"""Runs cases isolated: one worker process per library runs the cases one at
+a time and reports each on a pipe of its own; when the library crashes the
+worker (a signal, an abort) or hangs, that case is reported as a crash with
+the signal and the end of what the process printed, and a fresh worker goes
+on with the next case. One worker serves every case until it dies, so a run
+costs one import of the library plus one per crash."""
+import fnmatch
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+from . import cases as catalogue
+from .adapters import adapter_for
+from .spec import REQUIREMENTS, Violation
+
+VERDICTS = ("pass", "fail", "crash", "skip", "xfail", "warn")
+CASE_TIMEOUT = 60.0
+
+
+class CannotRun(Exception):
+    """The kit cannot run against a library (exit 2)."""
+
+
+def result(library, case, verdict, message, spec=None):
+    strength, source, text = REQUIREMENTS[spec] if spec else (None, None, None)
+    return {"library": library, "case": case.id, "side": case.side, "verdict": verdict, "message": message,
+            "about": case.about, "spec": spec, "strength": strength, "source": source, "requirement": text,
+            "reproducer": None}
+
+
+# ---- in the worker ----------------------------------------------------------
+
+def run_case(adapter, case, namespace_base):
+    """Runs one case in this process and returns its result."""
+    ns = dict(namespace_base)
+    if case.needs & adapter.lacks:
+        return result(adapter.name, case, "skip", f"the adapter says {adapter.name} lacks {sorted(case.needs)}")
+    try:
+        exec("\n".join(case.setup), ns)
+    except Exception as e:  # noqa: BLE001 - the library could not make the input
+        return result(adapter.name, case, "skip", f"{adapter.name} could not make the input: {type(e).__name__}: "
+                                                  f"{_short(e)}")
+    try:
+        exec("\n".join(case.body[:case.act]), ns)
+    except Exception as e:  # noqa: BLE001 - a refusal: judged by the case's policy
+        return _refused(adapter, case, ns, e)
+    try:
+        exec("\n".join(case.body[case.act:]), ns)
+    except Violation as v:
+        strength = REQUIREMENTS[v.spec][0]
+        return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), v.spec)
+    except Exception as e:  # noqa: BLE001 - a check that could not run
+        return result(adapter.name, case, "fail", f"a check could not run: {type(e).__name__}: {_short(e)}")
+    return result(adapter.name, case, "pass", "")
+
+
+def _refused(adapter, case, ns, e):
+    words = f"{type(e).__name__}: {_short(e)}"
+    policy = case.refusal
+    ns.pop("y", None)
+    if case.side == "consumer" and "producer" in ns:
+        try:
+            ns["reference"].check_released(ns["producer"])
+        except Violation as v:
+            return result(adapter.name, case, "fail", f"from_dlpack raised {words}; then: {v}", v.spec)
+    if isinstance(policy, tuple):
+        spec = policy[1]
+        if isinstance(e, BufferError):
+            return result(adapter.name, case, "pass", f"raised {words}")
+        return result(adapter.name, case, "fail", f"raised {words}, not BufferError", spec)
+    if policy == "ok":
+        return result(adapter.name, case, "pass", f"refused: {words}")
+    if policy == "export":
+        if isinstance(e, BufferError):
+            return result(adapter.name, case, "pass", f"refused: {words}")
+        return result(adapter.name, case, "warn", f"__dlpack__ raised {words}; the array API asks for BufferError "
+                                                  "when data cannot be exported", "export-error-type")
+    strength = REQUIREMENTS[policy][0]
+    return result(adapter.name, case, "fail" if strength == "must" else "warn", f"raised {words}", policy)
+
+
+def _short(e, limit=300):
+    text = str(e).strip().splitlines()
+    text = text[0] if text else ""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def worker(library, result_fd):
+    """The worker's loop: case ids on stdin, one JSON result a line on
+    result_fd."""
+    adapter = adapter_for(library)
+    out = os.fdopen(result_fd, "w", buffering=1)
+    try:
+        adapter.load()
+        ns = {}
+        exec("\n".join(adapter.header()), ns)
+    except Exception as e:  # noqa: BLE001 - reported to the parent as cannot-run
+        out.write(json.dumps({"cannot_run": f"{library}: {type(e).__name__}: {e}"}) + "\n")
+        return
+    out.write(json.dumps({"ready": True}) + "\n")
+    by_id = {c.id: c for c in catalogue.all_cases(adapter)}
+    for line in sys.stdin:
+        case = by_id[line.strip()]
+        start = time.monotonic()
+        try:
+            r = run_case(adapter, case, ns)
+        except BaseException as e:  # noqa: BLE001 - the kit's own error, reported as such
+            r = result(adapter.name, case, "crash", "the kit failed: " + "".join(
+                traceback.format_exception_only(type(e), e)).strip())
+        r["seconds"] = round(time.monotonic() - start, 4)
+        out.write(json.dumps(r) + "\n")
+
+
+# ---- in the parent ----------------------------------------------------------
+
+class Worker:
+    def __init__(self, library, env=None):
+        self.library = library
+        read, write = os.pipe()
+        self.stderr_path = os.path.join(_tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log")
+        self.stderr = open(self.stderr_path, "w+b")
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ if env is None else env)
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "dlpack_conformance", "--worker", library,
+                                      "--result-fd", str(write)], stdin=subprocess.PIPE, stdout=self.stderr,
+                                     stderr=self.stderr, pass_fds=(write,), env=env, text=True)
+        os.close(write)
+        self.results = os.fdopen(read, "r")
+        first = self._read(120.0)
+        if first is None or "cannot_run" in first:
+            why = first["cannot_run"] if first else f"the worker died at start: {self.tail()}"
+            self.close()
+            raise CannotRun(why)
+
+    def _read(self, timeout):
+        ready, _, _ = select.select([self.results], [], [], timeout)
+        if not ready:
+            return None
+        line = self.results.readline()
+        return json.loads(line) if line else None
+
+    def run(self, case):
+        """The case's result, or None when the worker died or hung."""
+        try:
+            self.proc.stdin.write(case.id + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return None
+        return self._read(CASE_TIMEOUT)
+
+    def death(self):
+        """Why the worker is gone: its signal or exit code."""
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return f"hung for more than {CASE_TIMEOUT:.0f} s (killed)"
+        if code < 0:
+            try:
+                return f"the process died of {signal.Signals(-code).name}"
+            except ValueError:
+                return f"the process died of signal {-code}"
+        return f"the process exited with status {code}"
+
+    def tail(self, lines=6):
+        self.stderr.flush()
+        with open(self.stderr_path, "rb") as f:
+            text = f.read().decode(errors="replace").strip().splitlines()
+        return " | ".join(text[-lines:])
+
+    def close(self):
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (subprocess.TimeoutExpired, OSError):
+            self.proc.kill()
+        self.results.close()
+        self.stderr.close()
+        os.unlink(self.stderr_path)
+
+
+def _tmpdir():
+    import tempfile
+    return tempfile.gettempdir()
+
+
+def select_cases(library, patterns=()):
+    adapter = adapter_for(library)
+    chosen = catalogue.all_cases(adapter)
+    if patterns:
+        chosen = [c for c in chosen if any(_matches(c.id, p) for p in patterns)]
+    return adapter, chosen
+
+
+def _matches(case_id, pattern):
+    if any(ch in pattern for ch in "*?["):
+        return fnmatch.fnmatchcase(case_id, pattern)
+    return pattern in case_id
+
+
+class Session:
+    """Runs cases of one library in a worker, starting a fresh worker after
+    a crash."""
+
+    def __init__(self, library):
+        self.library = library
+        self.adapter = adapter_for(library)
+        self.worker = None
+
+    def run(self, case):
+        if case.needs & self.adapter.lacks:
+            r = result(self.adapter.name, case, "skip", f"{self.adapter.name} lacks "
+                       f"{', '.join(sorted(case.needs))} (its adapter says so)")
+        else:
+            if self.worker is None:
+                self.worker = Worker(self.library)
+            r = self.worker.run(case)
+            if r is None:
+                why = self.worker.death()
+                r = result(self.adapter.name, case, "crash", f"{why} while running this case; its last words: "
+                                                             f"{self.worker.tail() or '(none)'}", "crash")
+                self.worker.close()
+                self.worker = None
+        r["reproducer"] = case.script(self.adapter)
+        return r
+
+    def close(self):
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+
+def run_library(library, patterns=(), on_result=None):
+    """Every selected case against library, isolated; returns the results."""
+    _, chosen = select_cases(library, patterns)
+    session = Session(library)
+    results = []
+    try:
+        for case in chosen:
+            r = session.run(case)
+            results.append(r)
+            if on_result:
+                on_result(r)
+    finally:
+        session.close()
+    return results
+
+
+# ---- xfail files ------------------------------------------------------------
+
+def read_xfail(path):
+    """An xfail file: one case pattern a line, optionally `library: pattern`,
+    `#` comments."""
+    entries = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            library, sep, pattern = line.partition(": ")
+            if not sep:
+                library, pattern = "*", line
+            entries.append((library.strip(), pattern.strip(), f"{path}:{number}"))
+    return entries
+
+
+def apply_xfail(results, entries):
+    for r in results:
+        for library, pattern, where in entries:
+            if fnmatch.fnmatchcase(r["library"], library) and _matches(r["case"], pattern):
+                if r["verdict"] in ("fail", "crash"):
+                    r["message"] = f"expected ({where}): {r['message']}"
+                    r["verdict"] = "xfail"
+                elif r["verdict"] == "pass":
+                    r["verdict"] = "fail"
+                    r["message"] = f"passed, but {where} expects it to fail: remove that line"
+                break
+    return results
+
+
+def failed(results):
+    return any(r["verdict"] in ("fail", "crash") for r in results)
