@@ -72,7 +72,7 @@ type verbatim interface {
 func elideVerbatim(content []byte) []byte {
 	type source struct{ path, text string }
 	var all []source
-	for _, b := range Backends("") {
+	for _, b := range Backends(backend.Config{}) {
 		if v, ok := b.(verbatim); ok {
 			for path, text := range v.Verbatim() {
 				all = append(all, source{path, text})
@@ -324,7 +324,7 @@ func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
 	s := defaultSchema(t)
 	absolute := regexp.MustCompile(`(?m)^(cimport dlpack|from dlpack(_cython)? cimport)`)
 	for _, r := range s.Releases {
-		files, err := Files(Options{Schema: s, Version: r.Version, Langs: []string{"python"}, PythonPackage: "mylib._vendor.python"})
+		files, err := Files(Options{Schema: s, Version: r.Version, Langs: []string{"python"}, BackendOptions: map[string]string{"python-package": "mylib._vendor.python"}})
 		require.NoError(t, err)
 		paths := map[string]bool{}
 		for _, f := range files {
@@ -333,4 +333,37 @@ func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
 		}
 		assert.True(t, paths["python/__init__.py"], "%s: no __init__.py", r.Version)
 	}
+}
+
+// TestBackendOptionsAreCheckedByTheirBackend: the driver knows no flag of
+// a backend's own; the backend's Check words the value's mistakes, the
+// driver those of a flag without its backend.
+func TestBackendOptionsAreCheckedByTheirBackend(t *testing.T) {
+	pkg := func(v string) map[string]string { return map[string]string{"python-package": v} }
+	for _, c := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Lang: "c", BackendOptions: pkg("mylib._vendor.python")}, "-python-package applies to -lang python only"},
+		{Request{BackendOptions: pkg("mylib._vendor")}, `-python-package "mylib._vendor" must end in .python`},
+		{Request{BackendOptions: pkg("my-lib.python")}, `-python-package "my-lib.python" is not a dotted Python name`},
+		{Request{DiffFrom: "1.2", BackendOptions: pkg("mylib._vendor.python")}, "-python-package does not apply to -diff, which writes nothing"},
+		{Request{Identify: "x.h", BackendOptions: pkg("mylib._vendor.python")}, "-identify combines with -schema and -schema-yaml only"},
+		{Request{DiffRules: true, BackendOptions: pkg("mylib._vendor.python")}, "-diff-rules lists the rules of -diff"},
+		{Request{BackendOptions: map[string]string{"cobol-copybook": "X"}}, "no backend takes -cobol-copybook"},
+	} {
+		err := Run(c.req, io.Discard)
+		var usage *UsageError
+		require.ErrorAs(t, err, &usage, "%+v", c.req)
+		assert.ErrorContains(t, err, c.want)
+	}
+	// Given with its backend among others, it reaches that backend alone.
+	files, err := Files(Options{Schema: defaultSchema(t), Langs: []string{"c", "python"}, BackendOptions: pkg("mylib._vendor.python")})
+	require.NoError(t, err)
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[f.Path] = true
+	}
+	assert.True(t, paths["python/__init__.py"])
+	assert.True(t, paths["c/dlpack/dlpack.h"])
 }

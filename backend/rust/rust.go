@@ -68,6 +68,10 @@ type Backend struct {
 // Name is "rust", the value of -lang that selects the backend.
 func (Backend) Name() string { return "rust" }
 
+func init() {
+	backend.Register(backend.Registration{Name: "rust", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+}
+
 // Generate renders the crate of api.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	v, err := b.view(api)
