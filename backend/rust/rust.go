@@ -267,3 +267,18 @@ func doc(indent, text string) string {
 
 // docWidth is where documentation lines end.
 const docWidth = 80
+
+// Verbatim maps each hand-written source of crate/, by path in the
+// repository, to its text, which Generate copies unchanged behind the
+// marker lines, so that golden files can name the sources instead of
+// repeating them (generate's TestGolden).
+func (Backend) Verbatim() map[string]string {
+	out := map[string]string{}
+	entries, _ := sources.ReadDir("crate")
+	for _, e := range entries {
+		if data, err := sources.ReadFile("crate/" + e.Name()); err == nil {
+			out["backend/rust/crate/"+e.Name()] = string(data)
+		}
+	}
+	return out
+}
