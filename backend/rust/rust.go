@@ -88,7 +88,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	var files []backend.File
 	for _, o := range outputs {
-		tmpl, err := templates.Parse(o.template, map[string]any{"doc": doc})
+		tmpl, err := templates.Parse(o.template, map[string]any{"doc": doc, "noCfg": noCfg})
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +127,6 @@ type crate struct {
 	Constants                        []constant
 	Decls                            []decl
 	Models                           []model
-	Unknown                          string // the cfg attribute of targets no model names
 	Rules                            *rules
 }
 
@@ -237,12 +236,7 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 	default:
 		c.Imports = "use core::ffi::{" + strings.Join(imports, ", ") + "};"
 	}
-	models, err := models(api)
-	if err != nil {
-		return nil, err
-	}
-	c.Models = models
-	c.Unknown = cfgAttr(notOf(knownCfg()))
+	c.Models = models(api)
 	if c.Safe {
 		r, err := ruleTables(api)
 		if err != nil {
