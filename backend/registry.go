@@ -30,8 +30,8 @@ type Option struct {
 // Config is what a backend is made from: how generated files name the
 // schema, and the values of its Options that were given, by flag name.
 type Config struct {
-	Schema  string
-	Options map[string]string
+	Schema  string            // how generated files name the schema
+	Options map[string]string // the backend's flags given a value, by name
 }
 
 var registry = map[string]Registration{}

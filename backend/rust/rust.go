@@ -10,7 +10,8 @@
 //   - src/layout.rs: C_DATA_MODEL and, for every data model of ir.ABIs, the
 //     size, alignment and every field offset of every struct as
 //     `const _: () = assert!(...)`, each model selected by cfg predicates
-//     (conditions in layout.go); a target no model names gets compile_error!;
+//     (the "cfg" template of rust-layout.rs.tmpl); a target no model names
+//     gets compile_error!;
 //   - from DLPack 1.0, src/rules.rs: the import rules as data (rules.go),
 //     the module `rules`, which the hand-written safe layer reads.
 //
