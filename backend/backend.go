@@ -1,6 +1,8 @@
 // Package backend defines the interface every language backend implements:
 // render one resolved ir.API into files. Backends are pure functions of
 // their input, so their output is deterministic and easy to golden-test.
+// Each backend registers itself (Register) with its name and its own
+// flags; the driver (package generate) asks the registry.
 package backend
 
 import (

@@ -36,38 +36,28 @@ import (
 	"github.com/dlgen/dlgen/abidiff"
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/c"
-	"github.com/dlgen/dlgen/backend/conformance"
-	"github.com/dlgen/dlgen/backend/golang"
 	"github.com/dlgen/dlgen/backend/python"
-	"github.com/dlgen/dlgen/backend/rust"
 	"github.com/dlgen/dlgen/cheader"
 	"github.com/dlgen/dlgen/ir"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// Backends returns every backend in the order -lang lists them by default.
-// schemaName is how generated files refer to their schema.
-func Backends(schemaName string) []backend.Backend {
-	return []backend.Backend{
-		c.Backend{Schema: schemaName},
-		golang.Backend{Schema: schemaName},
-		python.Backend{Schema: schemaName},
-		rust.Backend{Schema: schemaName},
+// Backends returns every registered backend (see backends.go), in the
+// order -lang lists them by default, made with config.
+func Backends(config backend.Config) []backend.Backend {
+	var out []backend.Backend
+	for _, r := range backend.Registered() {
+		out = append(out, r.New(config))
 	}
+	return out
 }
 
-// Extras returns the backends -lang selects only by name: the conformance
-// kit, which is a tool rather than bindings.
-func Extras(schemaName string) []backend.Backend {
-	return []backend.Backend{conformance.Backend{Schema: schemaName}}
-}
-
-// Languages returns the names of all backends, the extras last.
+// Languages returns the names of all backends.
 func Languages() []string {
 	var names []string
-	for _, b := range append(Backends(""), Extras("")...) {
-		names = append(names, b.Name())
+	for _, r := range backend.Registered() {
+		names = append(names, r.Name)
 	}
 	return names
 }
@@ -82,11 +72,11 @@ type Request struct {
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
 	DiffRules  bool   // list the rules of DiffFrom instead of generating
-	// PythonPackage is the dotted name python/ gets inside the package that
-	// vendors it; "" writes top-level modules.
-	PythonPackage string
-	Identify      string // a C header to identify instead of generating
-	SchemaYAML    bool   // with Identify: write what the header adds to the schema, as YAML
+	// BackendOptions are the values of the backends' own flags
+	// (backend.Option), by flag name; "" means not given.
+	BackendOptions map[string]string
+	Identify       string // a C header to identify instead of generating
+	SchemaYAML     bool   // with Identify: write what the header adds to the schema, as YAML
 }
 
 // UsageError is a request that cannot be carried out as asked: flags that
@@ -148,7 +138,7 @@ func Run(req Request, stdout io.Writer) error {
 		return diff(s, from, v, stdout)
 	}
 	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
-		PythonPackage: req.PythonPackage})
+		BackendOptions: req.BackendOptions})
 	if err != nil {
 		return err
 	}
@@ -177,26 +167,28 @@ func (req Request) validate() error {
 	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
 		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
 	}
-	selected, err := selectBackends("", splitList(req.Lang))
+	langs := splitList(req.Lang)
+	if _, err := selectBackends(langs); err != nil {
+		return err
+	}
+	given, err := req.givenOptions()
 	if err != nil {
 		return err
 	}
-	if req.DiffRules && req != (Request{DiffRules: true}) {
+	if req.DiffRules && (len(given) > 0 || req.SchemaFile != "" || req.Out != "" || req.Lang != "" || req.Version != "" ||
+		req.Check || req.DiffFrom != "" || req.Identify != "" || req.SchemaYAML) {
 		return usagef("-diff-rules lists the rules of -diff, the same for every schema and release, and combines with no other flag")
 	}
-	if req.PythonPackage != "" {
-		if err := python.CheckPackage(req.PythonPackage); err != nil {
-			return usagef("%v", err)
-		}
-		if !slices.ContainsFunc(selected, func(b backend.Backend) bool { return b.Name() == "python" }) {
-			return usagef("-python-package applies to -lang python only")
+	for _, g := range given {
+		if err := g.check(langs); err != nil {
+			return err
 		}
 	}
 	if req.SchemaYAML && req.Identify == "" {
 		return usagef("-schema-yaml applies to -identify only")
 	}
 	if req.Identify != "" {
-		if req.Check || req.DiffFrom != "" || req.Lang != "" || req.Out != "" || req.Version != "" || req.PythonPackage != "" {
+		if req.Check || req.DiffFrom != "" || req.Lang != "" || req.Out != "" || req.Version != "" || len(given) > 0 {
 			return usagef("-identify combines with -schema and -schema-yaml only: it reads a header and writes nothing")
 		}
 		return nil
@@ -211,10 +203,51 @@ func (req Request) validate() error {
 		return usagef("-lang does not apply to -diff, which compares the ABI every language shares")
 	case req.Out != "":
 		return usagef("-out does not apply to -diff, which writes nothing")
-	case req.PythonPackage != "":
-		return usagef("-python-package does not apply to -diff, which writes nothing")
+	case len(given) > 0:
+		return usagef("-%s does not apply to -diff, which writes nothing", given[0].Flag)
 	}
 	return nil
+}
+
+// givenOption is a backend's flag given a value, with its backend.
+type givenOption struct {
+	backend.Option
+	owner string // the backend that takes it
+	value string
+}
+
+// check says why the option cannot be used with the languages langs: its
+// backend is not among them, or its value is unusable.
+func (g givenOption) check(langs []string) error {
+	if g.Check != nil {
+		if err := g.Check(g.value); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	if len(langs) > 0 && !slices.Contains(langs, g.owner) {
+		return usagef("-%s applies to -lang %s only", g.Flag, g.owner)
+	}
+	return nil
+}
+
+// givenOptions lists the backends' flags req gives a value, by flag name,
+// or a usage error for a flag no backend takes.
+func (req Request) givenOptions() ([]givenOption, error) {
+	var out []givenOption
+	for _, r := range backend.Registered() {
+		for _, o := range r.Options {
+			if v := req.BackendOptions[o.Flag]; v != "" {
+				out = append(out, givenOption{Option: o, owner: r.Name, value: v})
+			}
+		}
+	}
+	for flag, v := range req.BackendOptions {
+		if v != "" && !slices.ContainsFunc(out, func(g givenOption) bool { return g.Flag == flag }) {
+			return nil, usagef("no backend takes -%s", flag)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Flag < out[j].Flag })
+	return out, nil
 }
 
 func load(file string) (s *ir.Schema, name string, err error) {
@@ -323,9 +356,9 @@ type Options struct {
 	SchemaName string     // how generated files name the schema
 	Version    ir.Version // zero means the newest
 	Langs      []string   // empty means all
-	// PythonPackage is the Python backend's Package: the dotted name of
-	// python/ inside the package that vendors it, "" for top-level modules.
-	PythonPackage string
+	// BackendOptions are the values of the backends' own flags
+	// (backend.Option), by flag name, as in Request.
+	BackendOptions map[string]string
 }
 
 // Files renders the selected backends for the selected release, sorted by
@@ -335,17 +368,15 @@ func Files(opts Options) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	selected, err := selectBackends(opts.SchemaName, opts.Langs)
+	selected, err := selectBackends(opts.Langs)
 	if err != nil {
 		return nil, err
 	}
+	config := backend.Config{Schema: opts.SchemaName, Options: opts.BackendOptions}
 	api := opts.Schema.At(v)
 	var files []backend.File
-	for _, b := range selected {
-		if py, ok := b.(python.Backend); ok {
-			py.Package = opts.PythonPackage
-			b = py
-		}
+	for _, r := range selected {
+		b := r.New(config)
 		fs, err := render(b, api)
 		if err != nil {
 			return nil, err
@@ -414,26 +445,26 @@ func ctypesModule(schemaName string, api *ir.API) ([]byte, error) {
 	return nil, fmt.Errorf("python backend wrote no %s/dlpack_ctypes.py", python.Dir)
 }
 
-func selectBackends(schemaName string, langs []string) ([]backend.Backend, error) {
+// selectBackends returns the backends langs names, each once, in their
+// order, or every backend -lang's default selects for none.
+func selectBackends(langs []string) ([]backend.Registration, error) {
 	if len(langs) == 0 {
-		return Backends(schemaName), nil
-	}
-	all := append(Backends(schemaName), Extras(schemaName)...)
-	var out []backend.Backend
-	seen := map[string]bool{}
-	for _, l := range langs {
-		found := false
-		for _, b := range all {
-			if b.Name() == l {
-				found = true
-				if !seen[l] {
-					out = append(out, b)
-				}
-				seen[l] = true
+		var out []backend.Registration
+		for _, r := range backend.Registered() {
+			if !r.ByNameOnly {
+				out = append(out, r)
 			}
 		}
-		if !found {
+		return out, nil
+	}
+	var out []backend.Registration
+	for _, l := range langs {
+		r, ok := backend.Lookup(l)
+		if !ok {
 			return nil, usagef("unknown language %q (known: %s)", l, strings.Join(Languages(), ", "))
+		}
+		if !slices.ContainsFunc(out, func(o backend.Registration) bool { return o.Name == l }) {
+			out = append(out, r)
 		}
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+var update = flag.Bool("update", false, "rewrite the expected output in testdata/golden")
 
 func defaultSchema(t testing.TB) *ir.Schema {
 	s, err := schema.Default()
@@ -29,35 +30,111 @@ func defaultSchema(t testing.TB) *ir.Schema {
 	return s
 }
 
-// TestGolden pins the output of every backend for every release, one
-// txtar archive per release. Hand-written sources that a backend copies
-// into its output unchanged (see verbatim) appear there as one line naming
-// the source: a golden file holds what varies by release and where each
-// source goes, so that editing a source rewrites none, while a change to
-// what a backend generates, or to which sources it copies where, shows.
-// The backend's own tests check that the copies are the sources verbatim.
+// TestGolden pins the text of every backend, one feature at a time, as
+// cbindgen and stringer test theirs: each archive in testdata/golden holds
+// an input, schema.yaml, small enough to read, the dlgen flags it is
+// rendered with (flags, optional: -dlpack-version, -lang and the backends'
+// own flags), and the files dlgen writes from it. Hand-written sources a
+// backend copies unchanged (see verbatim) appear as one line naming the
+// source, and a file equal to one listed before it (the C header the
+// Python modules include) as one line naming that file: a template change
+// rewrites the few expected files whose feature it is about, and editing a
+// source none. That the embedded schema's releases generate, compile and
+// keep their ABI is proven elsewhere (TestCheckedInOutputIsCurrent, tests/e2e,
+// tests/abi, tests/rust, tests/python); these pin text.
 func TestGolden(t *testing.T) {
-	s := defaultSchema(t)
-	for _, r := range s.Releases {
-		files, err := Files(Options{Schema: s, SchemaName: schema.DefaultFile, Version: r.Version})
-		require.NoError(t, err)
-		archive := &txtar.Archive{Comment: []byte("dlgen output for DLPack " + r.Version.Title() + "; refresh with go test ./generate -update\n")}
-		for _, f := range files {
-			archive.Files = append(archive.Files, txtar.File{Name: f.Path, Data: elideVerbatim(f.Content)})
+	archives, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
+	require.NoError(t, err)
+	require.NotEmpty(t, archives)
+	for _, path := range archives {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			archive, err := txtar.ParseFile(path)
+			require.NoError(t, err)
+			inputs, want := splitGolden(archive)
+			s, err := schema.Load("schema.yaml", inputs["schema.yaml"])
+			require.NoError(t, err, "%s: schema.yaml", path)
+			opts, err := goldenOptions(s, string(inputs["flags"]))
+			require.NoError(t, err, "%s: flags", path)
+			files, err := Files(opts)
+			require.NoError(t, err)
+			got := goldenFiles(files)
+			if *update {
+				archive.Files = archive.Files[:len(archive.Files)-len(want)]
+				archive.Files = append(archive.Files, got...)
+				require.NoError(t, os.WriteFile(path, txtar.Format(archive), 0o644))
+				return
+			}
+			var wantNames, gotNames []string
+			for _, f := range want {
+				wantNames = append(wantNames, f.Name)
+			}
+			for _, f := range got {
+				gotNames = append(gotNames, f.Name)
+			}
+			require.Equal(t, wantNames, gotNames, "the files of %s; run go test ./generate -update", path)
+			for i, f := range want {
+				assert.Equal(t, string(f.Data), string(got[i].Data), "%s in %s is stale; run go test ./generate -update", f.Name, path)
+			}
+		})
+	}
+}
+
+// goldenInputs are the files of a golden archive that are not output.
+var goldenInputs = []string{"schema.yaml", "flags"}
+
+// splitGolden returns an archive's inputs by name and its expected output,
+// which follows them.
+func splitGolden(a *txtar.Archive) (map[string][]byte, []txtar.File) {
+	inputs := map[string][]byte{}
+	for i, f := range a.Files {
+		if !slices.Contains(goldenInputs, f.Name) {
+			return inputs, a.Files[i:]
 		}
-		path := filepath.Join("testdata", "golden", goldenName(r.Version))
-		if *update {
-			require.NoError(t, os.WriteFile(path, txtar.Format(archive), 0o644))
-			continue
-		}
-		want, err := txtar.ParseFile(path)
-		require.NoError(t, err, "run go test ./generate -update")
-		require.Equal(t, len(want.Files), len(archive.Files), "files of v%s; run go test ./generate -update", r.Version)
-		for i, f := range want.Files {
-			assert.Equal(t, f.Name, archive.Files[i].Name)
-			assert.Equal(t, string(f.Data), string(archive.Files[i].Data), "%s of v%s is stale; run go test ./generate -update", f.Name, r.Version)
+		inputs[f.Name] = f.Data
+	}
+	return inputs, nil
+}
+
+// goldenOptions reads the flags of a golden archive.
+func goldenOptions(s *ir.Schema, flags string) (Options, error) {
+	opts := Options{Schema: s, SchemaName: "schema.yaml", BackendOptions: map[string]string{}}
+	fs := flag.NewFlagSet("golden", flag.ContinueOnError)
+	lang := fs.String("lang", "", "")
+	release := fs.String("dlpack-version", "", "")
+	for _, r := range backend.Registered() {
+		for _, o := range r.Options {
+			fs.Func(o.Flag, "", func(v string) error { opts.BackendOptions[o.Flag] = v; return nil })
 		}
 	}
+	if err := fs.Parse(strings.Fields(flags)); err != nil {
+		return opts, err
+	}
+	opts.Langs = splitList(*lang)
+	if *release != "" {
+		v, err := s.ParseRelease(*release)
+		if err != nil {
+			return opts, err
+		}
+		opts.Version = v
+	}
+	return opts, nil
+}
+
+// goldenFiles is files as a golden archive holds them: verbatim sources
+// elided, and a file equal to an earlier one named instead of repeated.
+func goldenFiles(files []backend.File) []txtar.File {
+	var out []txtar.File
+	seen := map[string]string{}
+	for _, f := range files {
+		data := elideVerbatim(f.Content)
+		if first, ok := seen[string(f.Content)]; ok {
+			data = []byte("[same as " + first + "]\n")
+		} else {
+			seen[string(f.Content)] = f.Path
+		}
+		out = append(out, txtar.File{Name: f.Path, Data: data})
+	}
+	return out
 }
 
 // verbatim is a backend that copies hand-written sources into its output
@@ -72,7 +149,7 @@ type verbatim interface {
 func elideVerbatim(content []byte) []byte {
 	type source struct{ path, text string }
 	var all []source
-	for _, b := range Backends("") {
+	for _, b := range Backends(backend.Config{}) {
 		if v, ok := b.(verbatim); ok {
 			for path, text := range v.Verbatim() {
 				all = append(all, source{path, text})
@@ -113,21 +190,26 @@ func TestGoldenNamesSourcesOnlyWhereTheyAreCopied(t *testing.T) {
 	}
 }
 
-// goldenName is the golden file of release v: v1.3.txtar, main.txtar.
-func goldenName(v ir.Version) string {
-	if v.Main {
-		return v.String() + ".txtar"
+// TestCheckedInOutputIsCurrent is the CI drift check of the output the
+// repository holds: generated/, and the copy the example framework vendors,
+// each as its README says to write it.
+func TestCheckedInOutputIsCurrent(t *testing.T) {
+	for _, c := range []struct {
+		dir, command string
+		opts         Options
+	}{
+		{"generated", "go run ./cmd/dlgen -out generated", Options{}},
+		{"examples/framework/fillarray/_vendor",
+			"go run ./cmd/dlgen -lang python -python-package fillarray._vendor.python -out examples/framework/fillarray/_vendor",
+			Options{Langs: []string{"python"}, BackendOptions: map[string]string{"python-package": "fillarray._vendor.python"}}},
+	} {
+		c.opts.Schema, c.opts.SchemaName = defaultSchema(t), schema.DefaultFile
+		files, err := Files(c.opts)
+		require.NoError(t, err)
+		diff, err := Check(filepath.Join("..", filepath.FromSlash(c.dir)), files)
+		require.NoError(t, err)
+		assert.Empty(t, diff, "%s is stale; run: %s", c.dir, c.command)
 	}
-	return "v" + v.String() + ".txtar"
-}
-
-// TestGeneratedIsCurrent is the CI drift check for the checked-in output.
-func TestGeneratedIsCurrent(t *testing.T) {
-	files, err := Files(Options{Schema: defaultSchema(t), SchemaName: schema.DefaultFile})
-	require.NoError(t, err)
-	diff, err := Check(filepath.Join("..", "generated"), files)
-	require.NoError(t, err)
-	assert.Empty(t, diff, "generated/ is stale; run: go run ./cmd/dlgen -out generated")
 }
 
 func TestOutputIsDeterministic(t *testing.T) {
@@ -324,7 +406,7 @@ func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
 	s := defaultSchema(t)
 	absolute := regexp.MustCompile(`(?m)^(cimport dlpack|from dlpack(_cython)? cimport)`)
 	for _, r := range s.Releases {
-		files, err := Files(Options{Schema: s, Version: r.Version, Langs: []string{"python"}, PythonPackage: "mylib._vendor.python"})
+		files, err := Files(Options{Schema: s, Version: r.Version, Langs: []string{"python"}, BackendOptions: map[string]string{"python-package": "mylib._vendor.python"}})
 		require.NoError(t, err)
 		paths := map[string]bool{}
 		for _, f := range files {
@@ -333,4 +415,37 @@ func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
 		}
 		assert.True(t, paths["python/__init__.py"], "%s: no __init__.py", r.Version)
 	}
+}
+
+// TestBackendOptionsAreCheckedByTheirBackend: the driver knows no flag of
+// a backend's own; the backend's Check words the value's mistakes, the
+// driver those of a flag without its backend.
+func TestBackendOptionsAreCheckedByTheirBackend(t *testing.T) {
+	pkg := func(v string) map[string]string { return map[string]string{"python-package": v} }
+	for _, c := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Lang: "c", BackendOptions: pkg("mylib._vendor.python")}, "-python-package applies to -lang python only"},
+		{Request{BackendOptions: pkg("mylib._vendor")}, `-python-package "mylib._vendor" must end in .python`},
+		{Request{BackendOptions: pkg("my-lib.python")}, `-python-package "my-lib.python" is not a dotted Python name`},
+		{Request{DiffFrom: "1.2", BackendOptions: pkg("mylib._vendor.python")}, "-python-package does not apply to -diff, which writes nothing"},
+		{Request{Identify: "x.h", BackendOptions: pkg("mylib._vendor.python")}, "-identify combines with -schema and -schema-yaml only"},
+		{Request{DiffRules: true, BackendOptions: pkg("mylib._vendor.python")}, "-diff-rules lists the rules of -diff"},
+		{Request{BackendOptions: map[string]string{"cobol-copybook": "X"}}, "no backend takes -cobol-copybook"},
+	} {
+		err := Run(c.req, io.Discard)
+		var usage *UsageError
+		require.ErrorAs(t, err, &usage, "%+v", c.req)
+		assert.ErrorContains(t, err, c.want)
+	}
+	// Given with its backend among others, it reaches that backend alone.
+	files, err := Files(Options{Schema: defaultSchema(t), Langs: []string{"c", "python"}, BackendOptions: pkg("mylib._vendor.python")})
+	require.NoError(t, err)
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[f.Path] = true
+	}
+	assert.True(t, paths["python/__init__.py"])
+	assert.True(t, paths["c/dlpack/dlpack.h"])
 }

@@ -35,6 +35,10 @@ type Backend struct {
 // Name is "c", the value of -lang that selects the C backend.
 func (Backend) Name() string { return "c" }
 
+func init() {
+	backend.Register(backend.Registration{Name: "c", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+}
+
 // Generate renders the header of api.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	tmpl, err := templates.Parse("dlpack.h.tmpl", map[string]any{"comment": comment})

@@ -29,6 +29,14 @@ const Dir = "conformance"
 // Package is the kit's Python package, under Dir.
 const Package = "dlpack_conformance"
 
+func init() {
+	backend.Register(backend.Registration{
+		Name:       "conformance",
+		New:        func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		ByNameOnly: true,
+	})
+}
+
 // Backend is the conformance kit's backend.
 type Backend struct {
 	Schema string // names the schema in the kit's files

@@ -41,6 +41,10 @@ type Backend struct {
 // Name is "go", the value of -lang that selects the Go backend.
 func (Backend) Name() string { return "go" }
 
+func init() {
+	backend.Register(backend.Registration{Name: "go", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+}
+
 // Generate renders the package of api.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	p, err := pads(api)

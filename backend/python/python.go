@@ -112,6 +112,22 @@ func init() {
 // Name is "python", the value of -lang that selects the Python backend.
 func (Backend) Name() string { return "python" }
 
+// PackageFlag is the flag that sets Backend.Package.
+const PackageFlag = "python-package"
+
+func init() {
+	backend.Register(backend.Registration{
+		Name: "python",
+		Options: []backend.Option{{
+			Flag: PackageFlag, Arg: "NAME", Check: CheckPackage,
+			Usage: "vendor the Python modules as the package `NAME` (yourpkg._vendor.python, with -out yourpkg/_vendor): relative cimports, an __init__.py, no top-level names",
+		}},
+		New: func(c backend.Config) backend.Backend {
+			return Backend{Schema: c.Schema, Package: c.Options[PackageFlag]}
+		},
+	})
+}
+
 // Header says where the driver must place the C header: beside the Cython
 // module, which versioned releases have.
 func (Backend) Header(api *ir.API) string {

@@ -26,8 +26,8 @@ type rules struct {
 	TypeCode     string // the dtype_code enum
 	Opaque       string // matches! of its opaque enumerators; "" if none
 	FixedBits    []fixedBits
-	DataTypes    []string // rows of the dtype-name table, rendered
-	ReadOnly     string   // flag constants, by role
+	DataTypes    []dataType // rows of the dtype-name table
+	ReadOnly     string     // flag constants, by role
 	IsCopied     string
 	Padded       string // "Some(flag)", or "None" where the release has none
 	Checks       []check
@@ -40,11 +40,20 @@ type nullableStruct struct {
 	Fields []nullableField
 }
 
-type nullableField struct{ Doc, Const, Value string }
+// nullableField is one field's rule: When, and Since and Before where an
+// older release allowed more (Since is "" where none did).
+type nullableField struct{ Doc, Const, When, Since, Before string }
 
+// fixedBits is one type code that allows one width.
 type fixedBits struct {
-	Pattern string
-	Bits    int
+	Code string
+	Bits int
+}
+
+// dataType is one row of the dtype-name table: Name a Rust literal.
+type dataType struct {
+	Name, Code string
+	Bits       int
 }
 
 // check is one check: its variant of Rule and the documentation of it,
@@ -90,11 +99,15 @@ func ruleTables(api *ir.API) (*rules, error) {
 			if f.Nullable.When == ir.NullNever {
 				continue
 			}
-			ns.Fields = append(ns.Fields, nullableField{
+			nf := nullableField{
 				Doc:   fmt.Sprintf("When `%s` may be NULL: %s.", f.Name, nullableText(f.Nullable)),
 				Const: strings.ToUpper(f.Name) + "_NULLABLE",
-				Value: nullableValue(f.Nullable),
-			})
+				When:  nullWhens[f.Nullable.When],
+			}
+			if c := f.Nullable.Changed; c != nil {
+				nf.Since, nf.Before = fmt.Sprintf("(%d, %d)", c.In.Major, c.In.Minor), nullWhens[c.From]
+			}
+			ns.Fields = append(ns.Fields, nf)
 		}
 		if ns.Fields != nil {
 			r.Nullables = append(r.Nullables, ns)
@@ -106,23 +119,15 @@ func ruleTables(api *ir.API) (*rules, error) {
 			host = append(host, "Self::"+ev.Name)
 		}
 	}
-	byWidth := map[int][]string{}
 	for _, ev := range codes.Values {
 		if ev.Opaque {
 			opaque = append(opaque, "Self::"+ev.Name)
 		}
 		if ev.Bits != 0 {
-			if byWidth[ev.Bits] == nil {
-				r.FixedBits = append(r.FixedBits, fixedBits{Bits: ev.Bits})
-			}
-			byWidth[ev.Bits] = append(byWidth[ev.Bits], "Self::"+ev.Name)
+			r.FixedBits = append(r.FixedBits, fixedBits{Code: ev.Name, Bits: ev.Bits})
 		}
 	}
 	r.HostReadable, r.Opaque = matches(host), matches(opaque)
-	// A match arm: `            PATTERN => Some(8),`.
-	for i, w := range r.FixedBits {
-		r.FixedBits[i].Pattern = pattern(byWidth[w.Bits], 12, 12+len(fmt.Sprint(w.Bits)), 12)
-	}
 	for _, n := range api.DataTypeNames() {
 		var name string
 		for _, ev := range codes.Values {
@@ -130,7 +135,7 @@ func ruleTables(api *ir.API) (*rules, error) {
 				name = ev.Name
 			}
 		}
-		r.DataTypes = append(r.DataTypes, dataTypeRow(n.Name, codes.Name+"::"+name, n.Bits))
+		r.DataTypes = append(r.DataTypes, dataType{Name: rustString(n.Name), Code: codes.Name + "::" + name, Bits: n.Bits})
 	}
 	for _, m := range api.Rules.Messages {
 		var params []string
@@ -164,14 +169,6 @@ var nullWhens = [...]string{"NullWhen::Never", "NullWhen::Always", "NullWhen::If
 
 // nullWhenTexts say when NULL is allowed, for documentation.
 var nullWhenTexts = [...]string{"never", "always", "only when the tensor has no dimensions", "only when the tensor has no elements"}
-
-func nullableValue(n ir.Nullable) string {
-	if c := n.Changed; c != nil {
-		return fmt.Sprintf("Nullable {\n        when: %s,\n        changed: Some(NullableChange {\n            since: (%d, %d),\n            before: %s,\n        }),\n    }",
-			nullWhens[n.When], c.In.Major, c.In.Minor, nullWhens[c.From])
-	}
-	return fmt.Sprintf("Nullable {\n        when: %s,\n        changed: None,\n    }", nullWhens[n.When])
-}
 
 func nullableText(n ir.Nullable) string {
 	text := nullWhenTexts[n.When]
@@ -208,10 +205,8 @@ func matches(alts []string) string {
 // fnCallWidth is rustfmt's fn_call_width: longer arguments go one per line.
 const fnCallWidth = 60
 
-// dataTypeRow renders one DataTypeName of the dtype-name table.
-func dataTypeRow(name, code string, bits int) string {
-	return fmt.Sprintf("    DataTypeName {\n        name: %s,\n        code: %s,\n        bits: %d,\n    },", rustString(name), code, bits)
-}
+// arrayWidth is rustfmt's array_width: wider contents go one per line.
+const arrayWidth = 60
 
 // fieldArray renders the field `params: &[items],` of a message, as
 // rustfmt lays it out.

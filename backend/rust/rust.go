@@ -10,7 +10,8 @@
 //   - src/layout.rs: C_DATA_MODEL and, for every data model of ir.ABIs, the
 //     size, alignment and every field offset of every struct as
 //     `const _: () = assert!(...)`, each model selected by cfg predicates
-//     (conditions in layout.go); a target no model names gets compile_error!;
+//     (the "cfg" template of rust-layout.rs.tmpl); a target no model names
+//     gets compile_error!;
 //   - from DLPack 1.0, src/rules.rs: the import rules as data (rules.go),
 //     the module `rules`, which the hand-written safe layer reads.
 //
@@ -68,6 +69,10 @@ type Backend struct {
 // Name is "rust", the value of -lang that selects the backend.
 func (Backend) Name() string { return "rust" }
 
+func init() {
+	backend.Register(backend.Registration{Name: "rust", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+}
+
 // Generate renders the crate of api.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	v, err := b.view(api)
@@ -84,7 +89,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	var files []backend.File
 	for _, o := range outputs {
-		tmpl, err := templates.Parse(o.template, map[string]any{"doc": doc})
+		tmpl, err := templates.Parse(o.template, map[string]any{"doc": doc, "noCfg": noCfg})
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +128,6 @@ type crate struct {
 	Constants                        []constant
 	Decls                            []decl
 	Models                           []model
-	Unknown                          string // the cfg attribute of targets no model names
 	Rules                            *rules
 }
 
@@ -233,12 +237,7 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 	default:
 		c.Imports = "use core::ffi::{" + strings.Join(imports, ", ") + "};"
 	}
-	models, err := models(api)
-	if err != nil {
-		return nil, err
-	}
-	c.Models = models
-	c.Unknown = cfgAttr(notOf(knownCfg()))
+	c.Models = models(api)
 	if c.Safe {
 		r, err := ruleTables(api)
 		if err != nil {
@@ -263,3 +262,18 @@ func doc(indent, text string) string {
 
 // docWidth is where documentation lines end.
 const docWidth = 80
+
+// Verbatim maps each hand-written source of crate/, by path in the
+// repository, to its text, which Generate copies unchanged behind the
+// marker lines, so that golden files can name the sources instead of
+// repeating them (generate's TestGolden).
+func (Backend) Verbatim() map[string]string {
+	out := map[string]string{}
+	entries, _ := sources.ReadDir("crate")
+	for _, e := range entries {
+		if data, err := sources.ReadFile("crate/" + e.Name()); err == nil {
+			out["backend/rust/crate/"+e.Name()] = string(data)
+		}
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
+	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/schema"
 )
@@ -24,7 +25,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // printed below, to stdout when asked for
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]\n", strings.Join(generate.Languages(), ","))
+		var backendFlags strings.Builder
+		for _, r := range backend.Registered() {
+			for _, o := range r.Options {
+				fmt.Fprintf(&backendFlags, " [-%s %s]", o.Flag, o.Arg)
+			}
+		}
+		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y]%s [-check]\n", strings.Join(generate.Languages(), ","), backendFlags.String())
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-schema-yaml] -identify FILE.h\n")
 		fmt.Fprintf(w, "       dlgen -diff-rules\n")
@@ -39,7 +46,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.SchemaFile, "schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
-	fs.StringVar(&req.PythonPackage, "python-package", "", "vendor the Python modules as the package `NAME` (yourpkg._vendor.python, with -out yourpkg/_vendor): relative cimports, an __init__.py, no top-level names")
+	backendFlags := map[string]*string{}
+	for _, r := range backend.Registered() {
+		for _, o := range r.Options {
+			backendFlags[o.Flag] = fs.String(o.Flag, "", o.Usage)
+		}
+	}
 	fs.StringVar(&req.DiffFrom, "diff", "", "write nothing; report what changed from release `X.Y` to -dlpack-version, exit 1 if anything breaks")
 	fs.StringVar(&req.Identify, "identify", "", "write nothing; name the release the DLPack header `FILE.h` is and list how it differs from it, exit 1 if it does")
 	fs.BoolVar(&req.SchemaYAML, "schema-yaml", false, "with -identify: print, as schema YAML, what the header adds to the schema's newest release")
@@ -61,6 +73,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dlgen: unexpected argument %q\n", fs.Arg(0))
 		usage(stderr)
 		return 2
+	}
+	req.BackendOptions = map[string]string{}
+	for flag, value := range backendFlags {
+		req.BackendOptions[flag] = *value
 	}
 	err := generate.Run(req, stdout)
 	var (

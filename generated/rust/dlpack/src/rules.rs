@@ -131,15 +131,16 @@ impl DLDataTypeCode {
     /// The only width DLPack allows for this code, in bits; `None`: any.
     pub const fn fixed_bits(self) -> Option<u8> {
         match self {
-            Self::kDLFloat8_e3m4
-            | Self::kDLFloat8_e4m3
-            | Self::kDLFloat8_e4m3b11fnuz
-            | Self::kDLFloat8_e4m3fn
-            | Self::kDLFloat8_e4m3fnuz
-            | Self::kDLFloat8_e5m2
-            | Self::kDLFloat8_e5m2fnuz
-            | Self::kDLFloat8_e8m0fnu => Some(8),
-            Self::kDLFloat6_e2m3fn | Self::kDLFloat6_e3m2fn => Some(6),
+            Self::kDLFloat8_e3m4 => Some(8),
+            Self::kDLFloat8_e4m3 => Some(8),
+            Self::kDLFloat8_e4m3b11fnuz => Some(8),
+            Self::kDLFloat8_e4m3fn => Some(8),
+            Self::kDLFloat8_e4m3fnuz => Some(8),
+            Self::kDLFloat8_e5m2 => Some(8),
+            Self::kDLFloat8_e5m2fnuz => Some(8),
+            Self::kDLFloat8_e8m0fnu => Some(8),
+            Self::kDLFloat6_e2m3fn => Some(6),
+            Self::kDLFloat6_e3m2fn => Some(6),
             Self::kDLFloat4_e2m1fn => Some(4),
             _ => None,
         }
