@@ -58,6 +58,16 @@ if ! cmp -s tests/requirements-mxnet.txt .venv-mxnet/.requirements 2>/dev/null; 
   cp tests/requirements-mxnet.txt .venv-mxnet/.requirements
 fi
 
+# TensorFlow and Paddle, which the conformance matrix runs the kit against:
+# their own venv, so that neither pins anything in .venv.
+if ! cmp -s tests/requirements-kit.txt .venv-kit/.requirements 2>/dev/null; then
+  echo "deps: TensorFlow and Paddle venv in .venv-kit"
+  rm -rf .venv-kit
+  python3.11 -m venv .venv-kit
+  .venv-kit/bin/pip install -q --disable-pip-version-check -r tests/requirements-kit.txt
+  cp tests/requirements-kit.txt .venv-kit/.requirements
+fi
+
 # pre-commit from PyPI, for the test that runs the dlgen-check hook
 # (tests/dist): its own venv, so that a pin here never rebuilds .venv.
 if ! cmp -s tests/requirements-precommit.txt .venv-precommit/.requirements 2>/dev/null; then

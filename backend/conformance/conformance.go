@@ -98,6 +98,7 @@ func marked(p string, data []byte) []byte {
 func corpusModule(raw []byte) []byte {
 	var b strings.Builder
 	b.WriteString("# " + backend.Marker + "\n# " + backend.SPDX + "\n")
+	b.WriteString("# ruff: noqa: E501 - the corpus's lines as corpus.json has them\n")
 	b.WriteString(`"""The conformance corpus of this release (dlgen's tests/conformance/corpus.json)."""` + "\n")
 	b.WriteString("import json\n\nCORPUS = json.loads(r'''\n")
 	b.Write(raw)

@@ -41,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.SetOutput(stderr)
 	}
 	var req generate.Request
-	fs.StringVar(&req.Lang, "lang", "", "comma-separated languages to generate: "+strings.Join(generate.Languages(), ",")+" (default all)")
+	fs.StringVar(&req.Lang, "lang", "", "comma-separated languages to generate: "+strings.Join(generate.Languages(), ",")+" (default all but conformance, the conformance kit)")
 	fs.StringVar(&req.Out, "out", "", "output directory (default \".\")")
 	fs.StringVar(&req.SchemaFile, "schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")

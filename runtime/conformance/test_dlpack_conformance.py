@@ -8,6 +8,7 @@ DLPACK_CONFORMANCE_XFAIL:
 
 Warnings (requirements the specification only recommends) pass with a
 warning; skips skip; expected failures xfail."""
+
 import os
 import warnings
 
@@ -15,8 +16,16 @@ import pytest
 
 from dlpack_conformance import runner
 
-LIBRARIES = [name.strip() for name in os.environ.get("DLPACK_CONFORMANCE_LIBRARIES", "").split(",") if name.strip()]
-XFAIL = runner.read_xfail(os.environ["DLPACK_CONFORMANCE_XFAIL"]) if os.environ.get("DLPACK_CONFORMANCE_XFAIL") else []
+LIBRARIES = [
+    name.strip()
+    for name in os.environ.get("DLPACK_CONFORMANCE_LIBRARIES", "").split(",")
+    if name.strip()
+]
+XFAIL = (
+    runner.read_xfail(os.environ["DLPACK_CONFORMANCE_XFAIL"])
+    if os.environ.get("DLPACK_CONFORMANCE_XFAIL")
+    else []
+)
 _SESSIONS = {}
 
 

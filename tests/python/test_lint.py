@@ -100,3 +100,14 @@ def test_all_lists_exactly_the_public_names(module):
                if not n.startswith("_") and not isinstance(v, type(os))
                and getattr(v, "__module__", module) == module}
     assert defined - set(m.__all__) == set()
+
+
+def test_conformance_kit_passes_ruff(dlgen, tmp_path):
+    """The conformance kit as dlgen writes it (its own sources, the corpus
+    module) under the kit's ruff settings: E, F, W, B, UP, SIM, RUF and
+    isort. Its dlpack_ctypes.py is the Python backend's, linted above."""
+    subprocess.run([dlgen, "-lang", "conformance", "-out", str(tmp_path)], check=True)
+    config = os.path.join(ROOT, "runtime", "conformance", "ruff.toml")
+    status, report = ruff("check", "--no-cache", "--config", config, "--extend-exclude", "dlpack_ctypes.py",
+                          str(tmp_path / "conformance"))
+    assert status == 0, report

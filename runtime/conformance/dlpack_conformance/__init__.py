@@ -2,6 +2,7 @@
 
 Run `python -m dlpack_conformance LIBRARY...` from the directory holding this
 package. See README.md beside it."""
+
 from .adapters import Adapter
 from .runner import run_library
 

@@ -6,6 +6,7 @@ Exit status: 0 when every case passes (warnings, skips and expected
 failures included), 1 when a case fails or crashes or an expected failure
 passes, 2 when the kit cannot run (a library that does not import, a bad
 argument)."""
+
 import argparse
 import json
 import sys
@@ -15,17 +16,36 @@ from . import report, runner
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m dlpack_conformance", description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("libraries", nargs="*", metavar="LIBRARY",
-                        help="a module (numpy, torch, jax, ...) or an adapter file (path ending in .py)")
+    parser = argparse.ArgumentParser(
+        prog="python -m dlpack_conformance",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "libraries",
+        nargs="*",
+        metavar="LIBRARY",
+        help="a module (numpy, torch, jax, ...) or an adapter file (path ending in .py)",
+    )
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON to FILE")
-    parser.add_argument("--case", metavar="PATTERN", action="append", default=[],
-                        help="run only cases whose id contains PATTERN (or matches it, with * ? [ ]); repeatable")
-    parser.add_argument("--xfail", metavar="FILE", help="cases expected to fail, one pattern a line "
-                                                        "(`library: pattern` for one library)")
-    parser.add_argument("--list", action="store_true", help="list the case ids for each LIBRARY and exit")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print the summary and the failures only")
+    parser.add_argument(
+        "--case",
+        metavar="PATTERN",
+        action="append",
+        default=[],
+        help="run only cases whose id contains PATTERN (or matches it, with * ? [ ]); repeatable",
+    )
+    parser.add_argument(
+        "--xfail",
+        metavar="FILE",
+        help="cases expected to fail, one pattern a line (`library: pattern` for one library)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the case ids for each LIBRARY and exit"
+    )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="print the summary and the failures only"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result-fd", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -34,7 +54,10 @@ def main(argv=None):
         return 0
     if not args.libraries:
         parser.print_usage(sys.stderr)
-        print("python -m dlpack_conformance: name at least one LIBRARY, such as numpy", file=sys.stderr)
+        print(
+            "python -m dlpack_conformance: name at least one LIBRARY, such as numpy",
+            file=sys.stderr,
+        )
         return 2
     try:
         xfail = runner.read_xfail(args.xfail) if args.xfail else []
@@ -53,7 +76,9 @@ def main(argv=None):
         try:
             got = runner.run_library(library, args.case)
         except runner.CannotRun as e:
-            print(f"python -m dlpack_conformance: cannot run against {library}: {e}", file=sys.stderr)
+            print(
+                f"python -m dlpack_conformance: cannot run against {library}: {e}", file=sys.stderr
+            )
             return 2
         except FileNotFoundError as e:
             print(f"python -m dlpack_conformance: {e}", file=sys.stderr)

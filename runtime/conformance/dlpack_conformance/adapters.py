@@ -10,14 +10,28 @@ spelling differs. For another library, write an adapter file (a .py file
 that defines ADAPTER, an instance of a subclass of Adapter) and name the file
 instead of a module: `python -m dlpack_conformance ./mylib_adapter.py`
 (docs: README.md beside this package)."""
+
 import importlib
 import importlib.util
 import os
 
 # Every dtype name the kit knows (reference.DTYPES) that an array-API
 # library has; an adapter lists fewer or more.
-ARRAY_API_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                    "float32", "float64", "complex64", "complex128")
+ARRAY_API_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
 
 
 class Adapter:
@@ -60,7 +74,7 @@ class Adapter:
 
     def make_readonly(self, x):
         """A statement that makes x read-only, or None."""
-        return None
+        return
 
     def export(self, x, keywords):
         args = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
@@ -84,7 +98,11 @@ class Adapter:
 
     def header(self):
         """A script's first lines."""
-        return [*self.imports, f"import {self.module} as xp", "from dlpack_conformance import reference"]
+        return [
+            *self.imports,
+            f"import {self.module} as xp",
+            "from dlpack_conformance import reference",
+        ]
 
 
 class NumPy(Adapter):
@@ -92,7 +110,7 @@ class NumPy(Adapter):
         return "y.tolist()"
 
     module = "numpy"
-    dtypes = ARRAY_API_DTYPES + ("float16",)
+    dtypes = (*ARRAY_API_DTYPES, "float16")
     lacks = frozenset()
 
     def make_readonly(self, x):
@@ -104,7 +122,7 @@ class Torch(Adapter):
         return "y.tolist()"
 
     module = "torch"
-    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"negative-step", "readonly"})
 
     def dtype(self, name):
@@ -122,7 +140,7 @@ class Jax(Adapter):
         return "y.tolist()"
 
     module = "jax.numpy"
-    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"readonly", "write"})
     imports = ("import jax", "jax.config.update('jax_enable_x64', True)")
 
@@ -133,7 +151,7 @@ class Jax(Adapter):
 
 class TensorFlow(Adapter):
     module = "tensorflow"
-    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"readonly", "write", "keywords", "views"})
     layout_dtype = "float32"
 
@@ -160,7 +178,7 @@ class Paddle(Adapter):
         return "y.tolist()"
 
     module = "paddle"
-    dtypes = ARRAY_API_DTYPES + ("float16", "bfloat16")
+    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"readonly"})
 
     def dtype(self, name):
@@ -216,8 +234,19 @@ class MXNet(Adapter):
 
 class Dpnp(Adapter):
     module = "dpnp"
-    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
-              "complex64")
+    dtypes = (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "complex64",
+    )
     lacks = frozenset({"readonly"})
 
     def read(self):
@@ -229,12 +258,17 @@ class ViaNumPy(Adapter):
     the array is NumPy's, with its layout, imported by the library's
     from_dlpack; the kit tests the library's export of it and reads the
     library's imports back through the reference consumer."""
-    dtypes = ARRAY_API_DTYPES + ("float16",)
+
+    dtypes = (*ARRAY_API_DTYPES, "float16")
     lacks = frozenset({"readonly"})
     imports = ("import numpy",)
 
     def header(self):
-        return ["import numpy", f"import {self.module} as xp", "from dlpack_conformance import reference"]
+        return [
+            "import numpy",
+            f"import {self.module} as xp",
+            "from dlpack_conformance import reference",
+        ]
 
     def asarray(self, values, dtype):
         return f"numpy.asarray({values!r}, dtype=numpy.{dtype})"
@@ -278,9 +312,18 @@ class ArrayApiStrict(Adapter):
 
 
 BUILTIN = {
-    "numpy": NumPy, "torch": Torch, "jax": Jax, "jax.numpy": Jax, "tensorflow": TensorFlow,
-    "paddle": Paddle, "mxnet": MXNet, "dpnp": Dpnp, "tvm_ffi": TvmFfi, "array_api_strict": ArrayApiStrict,
-    "dlpack_ctypes": DlgenModule, "dlpack_cython": DlgenModule,
+    "numpy": NumPy,
+    "torch": Torch,
+    "jax": Jax,
+    "jax.numpy": Jax,
+    "tensorflow": TensorFlow,
+    "paddle": Paddle,
+    "mxnet": MXNet,
+    "dpnp": Dpnp,
+    "tvm_ffi": TvmFfi,
+    "array_api_strict": ArrayApiStrict,
+    "dlpack_ctypes": DlgenModule,
+    "dlpack_cython": DlgenModule,
 }
 
 
@@ -296,7 +339,9 @@ def adapter_for(library):
         spec.loader.exec_module(module)
         adapter = getattr(module, "ADAPTER", None)
         if not isinstance(adapter, Adapter):
-            raise TypeError(f"{library} defines no ADAPTER = <an instance of dlpack_conformance.Adapter>")
+            raise TypeError(
+                f"{library} defines no ADAPTER = <an instance of dlpack_conformance.Adapter>"
+            )
         adapter.source = path
         return adapter
     cls = BUILTIN.get(library, Adapter)

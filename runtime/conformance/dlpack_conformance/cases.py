@@ -15,6 +15,7 @@ is its header, setup and body, exactly what the kit runs.
   - a requirement id: refusing breaks it (its strength decides fail or warn);
   - ("raise", spec): the body must raise BufferError; returning breaks spec,
     another exception type breaks spec too."""
+
 import math
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ class Case:
     id: str
     side: str
     setup: list
-    body: list           # body[:act] calls the library; the rest checks
+    body: list  # body[:act] calls the library; the rest checks
     refusal: object = "ok"
     about: str = ""
     needs: frozenset = field(default_factory=frozenset)
@@ -39,12 +40,13 @@ class Case:
 
 # ---- values -----------------------------------------------------------------
 
+
 def base_values(dtype, shape):
     """Distinct values of dtype, exact in every format of it, nested to shape."""
     n = math.prod(shape)
     if dtype == "bool":
         flat = [i % 3 != 1 for i in range(n)]
-    elif dtype.startswith("uint") or dtype.startswith("int"):
+    elif dtype.startswith(("uint", "int")):
         flat = list(range(1, n + 1))
     elif dtype.startswith("complex"):
         flat = [complex(i * 0.5 - 3, 1 - i * 0.25) for i in range(n)]
@@ -57,21 +59,22 @@ def nest(flat, shape):
     if not shape:
         return flat[0]
     step = math.prod(shape[1:])
-    return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return [nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def transpose(v):
-    return [list(r) for r in zip(*v)]
+    return [list(r) for r in zip(*v, strict=False)]
 
 
 # ---- producer layouts -------------------------------------------------------
 
+
 @dataclass
 class Layout:
     name: str
-    lines: object        # adapter -> lines transforming x
-    expected: object     # base values (4x6) -> expected values
-    shape: tuple         # the shape of the result
+    lines: object  # adapter -> lines transforming x
+    expected: object  # base values (4x6) -> expected values
+    shape: tuple  # the shape of the result
     needs: frozenset = frozenset()
     base: tuple = (4, 6)
 
@@ -80,22 +83,55 @@ LAYOUTS = [
     Layout("contiguous", lambda a: [], lambda v: v, (4, 6)),
     Layout("transposed", lambda a: [f"x = {a.permute('x', (1, 0))}"], transpose, (6, 4)),
     Layout("stepped", lambda a: ["x = x[::2, 1::3]"], lambda v: [r[1::3] for r in v[::2]], (2, 2)),
-    Layout("negative step", lambda a: ["x = x[::-1]"], lambda v: v[::-1], (4, 6), frozenset({"negative-step"})),
-    Layout("negative steps in both dimensions", lambda a: ["x = x[::-2, ::-1]"],
-           lambda v: [r[::-1] for r in v[::-2]], (2, 6), frozenset({"negative-step"})),
-    Layout("offset view", lambda a: ["x = x[1:3, 2:5]"], lambda v: [r[2:5] for r in v[1:3]], (2, 3)),
-    Layout("size-1 dimension", lambda a: [f"x = {a.reshape('x', (4, 1, 6))}"], lambda v: [[r] for r in v],
-           (4, 1, 6)),
+    Layout(
+        "negative step",
+        lambda a: ["x = x[::-1]"],
+        lambda v: v[::-1],
+        (4, 6),
+        frozenset({"negative-step"}),
+    ),
+    Layout(
+        "negative steps in both dimensions",
+        lambda a: ["x = x[::-2, ::-1]"],
+        lambda v: [r[::-1] for r in v[::-2]],
+        (2, 6),
+        frozenset({"negative-step"}),
+    ),
+    Layout(
+        "offset view", lambda a: ["x = x[1:3, 2:5]"], lambda v: [r[2:5] for r in v[1:3]], (2, 3)
+    ),
+    Layout(
+        "size-1 dimension",
+        lambda a: [f"x = {a.reshape('x', (4, 1, 6))}"],
+        lambda v: [[r] for r in v],
+        (4, 1, 6),
+    ),
     Layout("size-1 row slice", lambda a: ["x = x[2:3]"], lambda v: v[2:3], (1, 6)),
-    Layout("size-1 column slice", lambda a: ["x = x[:, 4:5]"], lambda v: [r[4:5] for r in v], (4, 1)),
-    Layout("broadcast row", lambda a: [f"x = {a.broadcast('x[1]', (3, 6))}"], lambda v: [v[1]] * 3, (3, 6),
-           frozenset({"broadcast"})),
+    Layout(
+        "size-1 column slice", lambda a: ["x = x[:, 4:5]"], lambda v: [r[4:5] for r in v], (4, 1)
+    ),
+    Layout(
+        "broadcast row",
+        lambda a: [f"x = {a.broadcast('x[1]', (3, 6))}"],
+        lambda v: [v[1]] * 3,
+        (3, 6),
+        frozenset({"broadcast"}),
+    ),
     Layout("0-d", lambda a: [], lambda v: v, (), base=()),
     Layout("size-0 rows", lambda a: ["x = x[4:]"], lambda v: [], (0, 6)),
     Layout("size-0 columns", lambda a: ["x = x[:, 6:]"], lambda v: [[] for _ in v], (4, 0)),
-    Layout("1-d", lambda a: [f"x = {a.reshape('x', (24,))}"], lambda v: [e for r in v for e in r], (24,)),
-    Layout("3-d permuted", lambda a: [f"x = {a.reshape('x', (2, 3, 4))}", f"x = {a.permute('x', (2, 0, 1))}"],
-           lambda v: _permute3(nest([e for r in v for e in r], (2, 3, 4))), (4, 2, 3)),
+    Layout(
+        "1-d",
+        lambda a: [f"x = {a.reshape('x', (24,))}"],
+        lambda v: [e for r in v for e in r],
+        (24,),
+    ),
+    Layout(
+        "3-d permuted",
+        lambda a: [f"x = {a.reshape('x', (2, 3, 4))}", f"x = {a.permute('x', (2, 0, 1))}"],
+        lambda v: _permute3(nest([e for r in v for e in r], (2, 3, 4))),
+        (4, 2, 3),
+    ),
 ]
 
 
@@ -106,7 +142,7 @@ def _permute3(v):
 
 def _array_setup(adapter, dtype, layout=LAYOUTS[0], readonly=False):
     values = base_values(dtype, layout.base)
-    lines = [f"x = {adapter.asarray(values, dtype)}"] + list(layout.lines(adapter))
+    lines = [f"x = {adapter.asarray(values, dtype)}", *list(layout.lines(adapter))]
     if readonly:
         lines.append(adapter.make_readonly("x"))
     if hasattr(adapter, "adopt"):
@@ -128,89 +164,227 @@ def producer_cases(adapter):
         for mv in versions:
             setup, expected, shape = _array_setup(adapter, dtype, layout)
             kw = {} if mv is None else {"max_version": mv}
-            body = [f"capsule = {adapter.export('x', kw)}", _check(expected, shape, dtype, max_version=mv)]
+            body = [
+                f"capsule = {adapter.export('x', kw)}",
+                _check(expected, shape, dtype, max_version=mv),
+            ]
             refusal = "max-version-accepted" if mv == (2, 0) else "export"
-            cases.append(Case(f"producer/layout/{slug(layout.name)}/max_version={_v(mv)}", "producer", setup, body,
-                              refusal, f"{layout.name} {dtype} array, __dlpack__({_kw(kw)})", layout.needs))
+            cases.append(
+                Case(
+                    f"producer/layout/{slug(layout.name)}/max_version={_v(mv)}",
+                    "producer",
+                    setup,
+                    body,
+                    refusal,
+                    f"{layout.name} {dtype} array, __dlpack__({_kw(kw)})",
+                    layout.needs,
+                )
+            )
     for dt in adapter.dtypes:
-        for mv in ([None, VERSION] if keywords else [None]):
+        for mv in [None, VERSION] if keywords else [None]:
             setup, expected, shape = _array_setup(adapter, dt, LAYOUTS[0])
             kw = {} if mv is None else {"max_version": mv}
-            body = [f"capsule = {adapter.export('x', kw)}", _check(expected, shape, dt, max_version=mv)]
-            cases.append(Case(f"producer/dtype/{dt}/max_version={_v(mv)}", "producer", setup, body, "export",
-                              f"4x6 {dt} array, __dlpack__({_kw(kw)})"))
+            body = [
+                f"capsule = {adapter.export('x', kw)}",
+                _check(expected, shape, dt, max_version=mv),
+            ]
+            cases.append(
+                Case(
+                    f"producer/dtype/{dt}/max_version={_v(mv)}",
+                    "producer",
+                    setup,
+                    body,
+                    "export",
+                    f"4x6 {dt} array, __dlpack__({_kw(kw)})",
+                )
+            )
     setup, expected, shape = _array_setup(adapter, dtype)
     if keywords:
         for name, kw, refusal in [
             ("copy=True", {"max_version": VERSION, "copy": True}, "export"),
             ("copy=False", {"max_version": VERSION, "copy": False}, "export"),
             ("dl_device=CPU", {"max_version": VERSION, "dl_device": CPU}, "dl-device-cpu"),
-            ("dl_device=CPU copy=False", {"max_version": VERSION, "dl_device": CPU, "copy": False}, "dl-device-cpu"),
-            ("dl_device=CPU copy=True", {"max_version": VERSION, "dl_device": CPU, "copy": True}, "export"),
+            (
+                "dl_device=CPU copy=False",
+                {"max_version": VERSION, "dl_device": CPU, "copy": False},
+                "dl-device-cpu",
+            ),
+            (
+                "dl_device=CPU copy=True",
+                {"max_version": VERSION, "dl_device": CPU, "copy": True},
+                "export",
+            ),
             ("max_version=(0, 8)", {"max_version": (0, 8)}, "export"),
         ]:
-            body = [f"capsule = {adapter.export('x', kw)}",
-                    _check(expected, shape, dtype, max_version=kw["max_version"], copy=kw.get("copy"),
-                           dl_device=kw.get("dl_device"))]
-            cases.append(Case(f"producer/keywords/{slug(name)}", "producer", setup, body, refusal,
-                              f"4x6 {dtype} array, __dlpack__({_kw(kw)})"))
+            body = [
+                f"capsule = {adapter.export('x', kw)}",
+                _check(
+                    expected,
+                    shape,
+                    dtype,
+                    max_version=kw["max_version"],
+                    copy=kw.get("copy"),
+                    dl_device=kw.get("dl_device"),
+                ),
+            ]
+            cases.append(
+                Case(
+                    f"producer/keywords/{slug(name)}",
+                    "producer",
+                    setup,
+                    body,
+                    refusal,
+                    f"4x6 {dtype} array, __dlpack__({_kw(kw)})",
+                )
+            )
         for name, kw, spec in [
-            ("dl_device=CUDA", {"max_version": VERSION, "dl_device": CUDA}, "dl-device-unsupported"),
-            ("dl_device=CUDA copy=False", {"max_version": VERSION, "dl_device": CUDA, "copy": False}, "copy-needed"),
+            (
+                "dl_device=CUDA",
+                {"max_version": VERSION, "dl_device": CUDA},
+                "dl-device-unsupported",
+            ),
+            (
+                "dl_device=CUDA copy=False",
+                {"max_version": VERSION, "dl_device": CUDA, "copy": False},
+                "copy-needed",
+            ),
         ]:
-            body = [f"capsule = {adapter.export('x', kw)}",
-                    f"reference.exported_anyway(capsule, {spec!r}, {kw['dl_device']!r})"]
-            cases.append(Case(f"producer/keywords/{slug(name)}", "producer", setup, body, ("raise", spec),
-                              f"a CPU array, __dlpack__({_kw(kw)}): no CUDA device here"))
-        body = ["capsule = x.__dlpack__(max_version=reference.VERSION)", "capsule2 = x.__dlpack__(max_version="
-                "reference.VERSION)", "reference.check_copied_flag(capsule, capsule2)"]
-        cases.append(Case("producer/keywords/is-copied-exactly-when-copied", "producer", setup, body, "export",
-                          "two exports of one array: IS_COPIED only if they are copies"))
-        body = [f"capsule = {adapter.export('x', {'max_version': VERSION, 'stream': 1})}",
-                "reference.accepted_stream_on_cpu(x)"]
-        cases.append(Case("producer/keywords/stream-on-cpu", "producer", setup, body, "ok",
-                          "a CPU array, __dlpack__(stream=1)"))
+            body = [
+                f"capsule = {adapter.export('x', kw)}",
+                f"reference.exported_anyway(capsule, {spec!r}, {kw['dl_device']!r})",
+            ]
+            cases.append(
+                Case(
+                    f"producer/keywords/{slug(name)}",
+                    "producer",
+                    setup,
+                    body,
+                    ("raise", spec),
+                    f"a CPU array, __dlpack__({_kw(kw)}): no CUDA device here",
+                )
+            )
+        body = [
+            "capsule = x.__dlpack__(max_version=reference.VERSION)",
+            ("capsule2 = x.__dlpack__(max_version=reference.VERSION)"),
+            "reference.check_copied_flag(capsule, capsule2)",
+        ]
+        cases.append(
+            Case(
+                "producer/keywords/is-copied-exactly-when-copied",
+                "producer",
+                setup,
+                body,
+                "export",
+                "two exports of one array: IS_COPIED only if they are copies",
+            )
+        )
+        body = [
+            f"capsule = {adapter.export('x', {'max_version': VERSION, 'stream': 1})}",
+            "reference.accepted_stream_on_cpu(x)",
+        ]
+        cases.append(
+            Case(
+                "producer/keywords/stream-on-cpu",
+                "producer",
+                setup,
+                body,
+                "ok",
+                "a CPU array, __dlpack__(stream=1)",
+            )
+        )
     for mv in versions[:3]:
         kw = {} if mv is None else {"max_version": mv}
-        cases.append(Case(f"producer/deleter/unconsumed/max_version={_v(mv)}", "producer", setup,
-                          [f"capsule = {adapter.export('x', kw)}", "counter = reference.count_deleter(capsule)",
-                           "del capsule", "reference.check_deleter_calls(counter, 'deleter-unconsumed')"], "export",
-                          "a capsule nobody consumes is dropped"))
-        cases.append(Case(f"producer/deleter/consumed/max_version={_v(mv)}", "producer", setup,
-                          [f"capsule = {adapter.export('x', kw)}", "counter = reference.count_deleter(capsule)",
-                           "reference.consume(capsule)", "del capsule",
-                           "reference.check_deleter_calls(counter, 'deleter-consumed')"], "export",
-                          "a capsule consumed as a consumer does, then dropped"))
+        cases.append(
+            Case(
+                f"producer/deleter/unconsumed/max_version={_v(mv)}",
+                "producer",
+                setup,
+                [
+                    f"capsule = {adapter.export('x', kw)}",
+                    "counter = reference.count_deleter(capsule)",
+                    "del capsule",
+                    "reference.check_deleter_calls(counter, 'deleter-unconsumed')",
+                ],
+                "export",
+                "a capsule nobody consumes is dropped",
+            )
+        )
+        cases.append(
+            Case(
+                f"producer/deleter/consumed/max_version={_v(mv)}",
+                "producer",
+                setup,
+                [
+                    f"capsule = {adapter.export('x', kw)}",
+                    "counter = reference.count_deleter(capsule)",
+                    "reference.consume(capsule)",
+                    "del capsule",
+                    "reference.check_deleter_calls(counter, 'deleter-consumed')",
+                ],
+                "export",
+                "a capsule consumed as a consumer does, then dropped",
+            )
+        )
     if "readonly" not in adapter.lacks:
         ro_setup, ro_expected, ro_shape = _array_setup(adapter, dtype, readonly=True)
         for mv in versions[1:3]:
             kw = {"max_version": mv}
-            cases.append(Case(f"producer/read-only/max_version={_v(mv)}", "producer", ro_setup,
-                              [f"capsule = {adapter.export('x', kw)}",
-                               _check(ro_expected, ro_shape, dtype, max_version=mv, readonly=True)], "export",
-                              "a read-only array, versioned export"))
-        cases.append(Case("producer/read-only/legacy", "producer", ro_setup,
-                          [f"capsule = {adapter.export('x', {})}", "reference.exported_read_only_legacy(capsule)"],
-                          "ok", "a read-only array, legacy export"))
+            cases.append(
+                Case(
+                    f"producer/read-only/max_version={_v(mv)}",
+                    "producer",
+                    ro_setup,
+                    [
+                        f"capsule = {adapter.export('x', kw)}",
+                        _check(ro_expected, ro_shape, dtype, max_version=mv, readonly=True),
+                    ],
+                    "export",
+                    "a read-only array, versioned export",
+                )
+            )
+        cases.append(
+            Case(
+                "producer/read-only/legacy",
+                "producer",
+                ro_setup,
+                [
+                    f"capsule = {adapter.export('x', {})}",
+                    "reference.exported_read_only_legacy(capsule)",
+                ],
+                "ok",
+                "a read-only array, legacy export",
+            )
+        )
     if keywords and reference.EXCHANGE:
         for layout in LAYOUTS:
             setup, expected, shape = _array_setup(adapter, dtype, layout)
-            cases.append(Case(f"producer/exchange-api/{slug(layout.name)}", "producer", setup,
-                              ["capsule = x.__dlpack__(max_version=reference.VERSION)",
-                               "reference.check_exchange_api(x, capsule)"], "export",
-                              "__dlpack_c_exchange_api__ against __dlpack__", layout.needs))
+            cases.append(
+                Case(
+                    f"producer/exchange-api/{slug(layout.name)}",
+                    "producer",
+                    setup,
+                    [
+                        "capsule = x.__dlpack__(max_version=reference.VERSION)",
+                        "reference.check_exchange_api(x, capsule)",
+                    ],
+                    "export",
+                    "__dlpack_c_exchange_api__ against __dlpack__",
+                    layout.needs,
+                )
+            )
     return cases
 
 
 # ---- consumer tensors -------------------------------------------------------
 
+
 @dataclass
 class Tensor:
     name: str
-    keywords: dict                      # Producer's keywords
-    must_refuse: str = ""               # a requirement id refusing it meets
-    write: bool = False                 # try a write (read-only tensors)
-    requests: bool = False              # check what the consumer asked
+    keywords: dict  # Producer's keywords
+    must_refuse: str = ""  # a requirement id refusing it meets
+    write: bool = False  # try a write (read-only tensors)
+    requests: bool = False  # check what the consumer asked
     keywords_producer: bool = True
 
 
@@ -219,24 +393,49 @@ def _tensors(dtype):
     v23 = base_values(dtype, (2, 3))
     v6 = base_values(dtype, (6,))
     tensors = [
-        Tensor("contiguous", dict(shape=(2, 3), values=v23), requests=True),
-        Tensor("transposed strides", dict(shape=(3, 2), strides=(1, 3), values=transpose(v23))),
-        Tensor("negative strides with byte_offset", dict(shape=(2, 3), strides=(-3, 1), byte_offset=3 * _size(code),
-                                                         values=v23)),
-        Tensor("reversed both dimensions", dict(shape=(2, 3), strides=(-3, -1), byte_offset=5 * _size(code),
-                                                values=v23)),
-        Tensor("odd strides", dict(shape=(2, 3), strides=(7, 2), values=v23)),
-        Tensor("byte_offset", dict(shape=(2, 3), byte_offset=4 * _size(code), values=v23)),
-        Tensor("size-1 dimension with an odd stride", dict(shape=(2, 1, 3), strides=(3, 12345, 1),
-                                                           values=[[r] for r in v23])),
-        Tensor("size-1 dimension with stride 0", dict(shape=(1, 3), strides=(0, 1), values=v23[:1])),
-        Tensor("broadcast: stride 0", dict(shape=(3, 3), strides=(0, 1), values=[v23[0]] * 3)),
-        Tensor("0-d with NULL shape and strides", dict(shape=None, strides=None, ndim=0, values=v6[0],
-                                                       buffer_bytes=_size(code))),
-        Tensor("0-d with empty shape", dict(shape=(), strides=(), values=v6[0], buffer_bytes=_size(code))),
-        Tensor("size-0 with NULL data", dict(shape=(0, 3), data=None)),
-        Tensor("size-0 with NULL data and a byte_offset", dict(shape=(3, 0), data=None, byte_offset=64)),
-        Tensor("1-d", dict(shape=(6,), values=v6)),
+        Tensor("contiguous", {"shape": (2, 3), "values": v23}, requests=True),
+        Tensor(
+            "transposed strides", {"shape": (3, 2), "strides": (1, 3), "values": transpose(v23)}
+        ),
+        Tensor(
+            "negative strides with byte_offset",
+            {"shape": (2, 3), "strides": (-3, 1), "byte_offset": 3 * _size(code), "values": v23},
+        ),
+        Tensor(
+            "reversed both dimensions",
+            {"shape": (2, 3), "strides": (-3, -1), "byte_offset": 5 * _size(code), "values": v23},
+        ),
+        Tensor("odd strides", {"shape": (2, 3), "strides": (7, 2), "values": v23}),
+        Tensor("byte_offset", {"shape": (2, 3), "byte_offset": 4 * _size(code), "values": v23}),
+        Tensor(
+            "size-1 dimension with an odd stride",
+            {"shape": (2, 1, 3), "strides": (3, 12345, 1), "values": [[r] for r in v23]},
+        ),
+        Tensor(
+            "size-1 dimension with stride 0",
+            {"shape": (1, 3), "strides": (0, 1), "values": v23[:1]},
+        ),
+        Tensor("broadcast: stride 0", {"shape": (3, 3), "strides": (0, 1), "values": [v23[0]] * 3}),
+        Tensor(
+            "0-d with NULL shape and strides",
+            {
+                "shape": None,
+                "strides": None,
+                "ndim": 0,
+                "values": v6[0],
+                "buffer_bytes": _size(code),
+            },
+        ),
+        Tensor(
+            "0-d with empty shape",
+            {"shape": (), "strides": (), "values": v6[0], "buffer_bytes": _size(code)},
+        ),
+        Tensor("size-0 with NULL data", {"shape": (0, 3), "data": None}),
+        Tensor(
+            "size-0 with NULL data and a byte_offset",
+            {"shape": (3, 0), "data": None, "byte_offset": 64},
+        ),
+        Tensor("1-d", {"shape": (6,), "values": v6}),
     ]
     return tensors
 
@@ -252,49 +451,117 @@ def consumer_cases(adapter):
     read = adapter.read()
     for versioned in (True, False):
         form = "versioned" if versioned else "legacy"
-        tensors = _tensors(dtype) + [
-            Tensor("NULL strides" + (" (DLPack 1.2 and later: malformed)" if versioned and
-                                     not reference.NULLABLE.get("strides") else ""),
-                   dict(shape=(2, 3), strides=None, values=base_values(dtype, (2, 3)))),
+        malformed = versioned and not reference.NULLABLE.get("strides")
+        null_strides = "NULL strides" + (" (DLPack 1.2 and later: malformed)" if malformed else "")
+        tensors = [
+            *_tensors(dtype),
+            Tensor(
+                null_strides,
+                {"shape": (2, 3), "strides": None, "values": base_values(dtype, (2, 3))},
+            ),
         ]
         if versioned:
             tensors += [
-                Tensor("read-only flag", dict(shape=(2, 3), flags=reference.READ_ONLY,
-                                              values=base_values(dtype, (2, 3))), write=True),
-                Tensor("is-copied flag", dict(shape=(2, 3), flags=reference.IS_COPIED,
-                                              values=base_values(dtype, (2, 3)))),
-                Tensor("a newer minor version", dict(shape=(2, 3), version=(VERSION[0], 99),
-                                                     values=base_values(dtype, (2, 3)))),
-                Tensor("major version 2", dict(shape=(2, 3), version=(2, 0), data=4096), "consumer-major-version"),
+                Tensor(
+                    "read-only flag",
+                    {
+                        "shape": (2, 3),
+                        "flags": reference.READ_ONLY,
+                        "values": base_values(dtype, (2, 3)),
+                    },
+                    write=True,
+                ),
+                Tensor(
+                    "is-copied flag",
+                    {
+                        "shape": (2, 3),
+                        "flags": reference.IS_COPIED,
+                        "values": base_values(dtype, (2, 3)),
+                    },
+                ),
+                Tensor(
+                    "a newer minor version",
+                    {
+                        "shape": (2, 3),
+                        "version": (VERSION[0], 99),
+                        "values": base_values(dtype, (2, 3)),
+                    },
+                ),
+                Tensor(
+                    "major version 2",
+                    {"shape": (2, 3), "version": (2, 0), "data": 4096},
+                    "consumer-major-version",
+                ),
             ]
         else:
-            tensors += [Tensor("a producer without keywords", dict(shape=(2, 3), values=base_values(dtype, (2, 3)),
-                                                                   keywords=False))]
+            tensors += [
+                Tensor(
+                    "a producer without keywords",
+                    {"shape": (2, 3), "values": base_values(dtype, (2, 3)), "keywords": False},
+                )
+            ]
         tensors += [
-            Tensor("unknown dtype code 99", dict(shape=(2, 3), dtype=(99, 32, 1)), "consumer-unknown-dtype"),
-            Tensor("vector lanes", dict(shape=(2, 3), dtype=(code[0], code[1], 4)), "consumer-unknown-dtype"),
-            Tensor("CUDA memory (no GPU here)", dict(shape=(2, 3), device=CUDA, data=4096),
-                   "consumer-unsupported-device"),
-            Tensor("unknown device type 99", dict(shape=(2, 3), device=(99, 0), data=4096),
-                   "consumer-unsupported-device"),
+            Tensor(
+                "unknown dtype code 99",
+                {"shape": (2, 3), "dtype": (99, 32, 1)},
+                "consumer-unknown-dtype",
+            ),
+            Tensor(
+                "vector lanes",
+                {"shape": (2, 3), "dtype": (code[0], code[1], 4)},
+                "consumer-unknown-dtype",
+            ),
+            Tensor(
+                "CUDA memory (no GPU here)",
+                {"shape": (2, 3), "device": CUDA, "data": 4096},
+                "consumer-unsupported-device",
+            ),
+            Tensor(
+                "unknown device type 99",
+                {"shape": (2, 3), "device": (99, 0), "data": 4096},
+                "consumer-unsupported-device",
+            ),
         ]
         for t in tensors:
             kw = dict(t.keywords, versioned=versioned)
             kw.setdefault("dtype", code)
             cases.append(_consumer_case(adapter, f"consumer/{form}/{slug(t.name)}", kw, t, read))
     for dt in adapter.dtypes:
-        t = Tensor(dt, dict(shape=(2, 3), values=base_values(dt, (2, 3)), dtype=(*DTYPES[dt], 1)))
+        t = Tensor(
+            dt, {"shape": (2, 3), "values": base_values(dt, (2, 3)), "dtype": (*DTYPES[dt], 1)}
+        )
         for versioned in (True, False):
             form = "versioned" if versioned else "legacy"
-            cases.append(_consumer_case(adapter, f"consumer/{form}/dtype/{dt}", dict(t.keywords, versioned=versioned),
-                                        t, read))
+            cases.append(
+                _consumer_case(
+                    adapter,
+                    f"consumer/{form}/dtype/{dt}",
+                    dict(t.keywords, versioned=versioned),
+                    t,
+                    read,
+                )
+            )
     values = base_values(dtype, (2, 3))
-    setup = [f"producer = reference.Producer(versioned=False, dtype={code!r}, shape=(2, 3), values={values!r})"]
-    body = ["y = xp.from_dlpack(producer.capsule)", f"reference.check_values(producer, y, lambda y: {read}, "
-            f"{values!r})", "del y", "reference.check_released(producer)"]
+    setup = [
+        f"producer = reference.Producer(versioned=False, dtype={code!r}, shape=(2, 3), values={values!r})"
+    ]
+    body = [
+        "y = xp.from_dlpack(producer.capsule)",
+        (f"reference.check_values(producer, y, lambda y: {read}, {values!r})"),
+        "del y",
+        "reference.check_released(producer)",
+    ]
     if adapter.from_dlpack("producer") == "xp.from_dlpack(producer)":
-        cases.append(Case("consumer/legacy/raw-capsule", "consumer", setup, body, "ok",
-                          "from_dlpack(capsule): a raw legacy capsule"))
+        cases.append(
+            Case(
+                "consumer/legacy/raw-capsule",
+                "consumer",
+                setup,
+                body,
+                "ok",
+                "from_dlpack(capsule): a raw legacy capsule",
+            )
+        )
     cases += corpus_cases(adapter)
     return cases
 
@@ -318,7 +585,11 @@ def _consumer_case(adapter, id, kw, t, read):
     if t.write:
         stmt = adapter.write("y", (0,) * len(kw["shape"]), _other(values))
         if stmt:
-            body += ["def write():", f"    {stmt}", f"reference.check_read_only(producer, write, {values!r})"]
+            body += [
+                "def write():",
+                f"    {stmt}",
+                f"reference.check_read_only(producer, write, {values!r})",
+            ]
     if t.requests:
         body += ["reference.check_requests(producer)"]
     body += ["del y", "reference.check_released(producer)"]
@@ -351,31 +622,58 @@ def corpus_cases(adapter):
         if c.get("pointer_bits", bits) != bits:
             continue
         t = {**corpus["defaults"], **c["tensor"]}
-        kw = dict(versioned=t["version"] is not None, flags=t["flags"], device=tuple(t["device"]),
-                  dtype=tuple(t["dtype"]), shape=None if t["shape"] is None else tuple(t["shape"]),
-                  strides=None if t["strides"] is None else tuple(t["strides"]), byte_offset=t["byte_offset"],
-                  data=t["data"], buffer_bytes=t["buffer_bytes"], ndim=t["ndim"])
+        kw = {
+            "versioned": t["version"] is not None,
+            "flags": t["flags"],
+            "device": tuple(t["device"]),
+            "dtype": tuple(t["dtype"]),
+            "shape": None if t["shape"] is None else tuple(t["shape"]),
+            "strides": None if t["strides"] is None else tuple(t["strides"]),
+            "byte_offset": t["byte_offset"],
+            "data": t["data"],
+            "buffer_bytes": t["buffer_bytes"],
+            "ndim": t["ndim"],
+        }
         if kw["versioned"]:
             kw["version"] = tuple(t["version"])
         args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
         setup = [f"producer = reference.Producer({args})"]
         id = f"consumer/corpus/{slug(c['name'])}"
         if c["verdict"] == "refuse":
-            spec = {"version_major": "consumer-major-version", "dtype_unknown": "consumer-unknown-dtype"}.get(
-                c["rule"], "consumer-malformed")
-            body = [f"y = {adapter.from_dlpack('producer')}", f"reference.accepted(producer, y, {spec!r})"]
-            cases.append(Case(id, "consumer", setup, body, "ok", f"{c['name']} (dlgen's rules: {c['rule']})"))
+            spec = {
+                "version_major": "consumer-major-version",
+                "dtype_unknown": "consumer-unknown-dtype",
+            }.get(c["rule"], "consumer-malformed")
+            body = [
+                f"y = {adapter.from_dlpack('producer')}",
+                f"reference.accepted(producer, y, {spec!r})",
+            ]
+            cases.append(
+                Case(id, "consumer", setup, body, "ok", f"{c['name']} (dlgen's rules: {c['rule']})")
+            )
             continue
-        readable = (t["data"] == "buffer" and t["device"][0] in reference.HOST_READABLE
-                    and reference.decodable(tuple(t["dtype"])) and t["ndim"] <= 8 and t["shape"] is not None
-                    and math.prod(t["shape"]) <= 4096)
+        readable = (
+            t["data"] == "buffer"
+            and t["device"][0] in reference.HOST_READABLE
+            and reference.decodable(tuple(t["dtype"]))
+            and t["ndim"] <= 8
+            and t["shape"] is not None
+            and math.prod(t["shape"]) <= 4096
+        )
         if readable:
             setup.append("expected = producer.fill()")
-            body = [f"y = {adapter.from_dlpack('producer')}",
-                    f"reference.check_values(producer, y, lambda y: {read}, expected)",
-                    "del y", "reference.check_released(producer)"]
+            body = [
+                f"y = {adapter.from_dlpack('producer')}",
+                f"reference.check_values(producer, y, lambda y: {read}, expected)",
+                "del y",
+                "reference.check_released(producer)",
+            ]
         else:
-            body = [f"y = {adapter.from_dlpack('producer')}", "del y", "reference.check_released(producer)"]
+            body = [
+                f"y = {adapter.from_dlpack('producer')}",
+                "del y",
+                "reference.check_released(producer)",
+            ]
         cases.append(Case(id, "consumer", setup, body, "ok", c["name"]))
     return cases
 

@@ -6,6 +6,7 @@ test, so what it reports is what is in the capsule.
 
 Every check raises Violation, whose spec names the text it comes from
 (spec.py); a reproducer calls these functions as the kit does."""
+
 import ctypes
 import gc
 import math
@@ -40,8 +41,15 @@ _api.PyCapsule_New.restype = ctypes.py_object
 _api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 # Capsule names must outlive every capsule that carries them.
-_NAMES = {name: ctypes.create_string_buffer(name.encode()) for name in (
-    dl.CAPSULE_NAME, dl.USED_CAPSULE_NAME, dl.VERSIONED_CAPSULE_NAME, dl.USED_VERSIONED_CAPSULE_NAME)}
+_NAMES = {
+    name: ctypes.create_string_buffer(name.encode())
+    for name in (
+        dl.CAPSULE_NAME,
+        dl.USED_CAPSULE_NAME,
+        dl.VERSIONED_CAPSULE_NAME,
+        dl.USED_VERSIONED_CAPSULE_NAME,
+    )
+}
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -52,7 +60,9 @@ def _name_ptr(name):
 def capsule_name(capsule):
     """The capsule's name, or a Violation when capsule is no capsule."""
     if type(capsule).__name__ != "PyCapsule":
-        raise Violation("capsule-name", f"__dlpack__ returned {type(capsule).__name__}, not a PyCapsule")
+        raise Violation(
+            "capsule-name", f"__dlpack__ returned {type(capsule).__name__}, not a PyCapsule"
+        )
     name = _api.PyCapsule_GetName(capsule)
     return None if name is None else name.decode(errors="replace")
 
@@ -66,13 +76,17 @@ class Capsule:
         self.capsule = capsule
         self.name = capsule_name(capsule)
         if self.name not in (dl.CAPSULE_NAME, dl.VERSIONED_CAPSULE_NAME):
-            raise Violation("capsule-name", f"the capsule is named {self.name!r}; an unconsumed capsule is named "
-                                            f"{dl.CAPSULE_NAME!r} or {dl.VERSIONED_CAPSULE_NAME!r}")
+            raise Violation(
+                "capsule-name",
+                f"the capsule is named {self.name!r}; an unconsumed capsule is named "
+                f"{dl.CAPSULE_NAME!r} or {dl.VERSIONED_CAPSULE_NAME!r}",
+            )
         self.versioned = self.name == dl.VERSIONED_CAPSULE_NAME
         self.address = _api.PyCapsule_GetPointer(capsule, self.name.encode())
         if not self.address:
             raise Violation("capsule-name", "the capsule holds a NULL pointer")
-        self.managed = (dl.DLManagedTensorVersioned if self.versioned else dl.DLManagedTensor).from_address(self.address)
+        struct = dl.DLManagedTensorVersioned if self.versioned else dl.DLManagedTensor
+        self.managed = struct.from_address(self.address)
         m = self.managed
         self.version = (m.version.major, m.version.minor) if self.versioned else None
         self.flags = m.flags if self.versioned else 0
@@ -93,8 +107,10 @@ class Capsule:
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
 
     def describe(self):
-        return (f"{self.name} version={self.version} flags={self.flags} device={self.device} dtype={self.dtype} "
-                f"shape={self.shape} strides={self.strides} byte_offset={self.byte_offset}")
+        return (
+            f"{self.name} version={self.version} flags={self.flags} device={self.device} dtype={self.dtype} "
+            f"shape={self.shape} strides={self.strides} byte_offset={self.byte_offset}"
+        )
 
     def consume(self):
         """Renames the capsule to used_..., as a consumer that takes the
@@ -120,7 +136,9 @@ class Capsule:
         at data + byte_offset + strides (NULL strides: row-major)."""
         if self.device[0] not in HOST_READABLE:
             raise ValueError(f"device {self.device} is not readable by the CPU")
-        return read_elements(self.data, self.byte_offset, self.shape or (), self.strides, self.dtype, self.flags)
+        return read_elements(
+            self.data, self.byte_offset, self.shape or (), self.strides, self.dtype, self.flags
+        )
 
 
 class _Counter:
@@ -145,9 +163,20 @@ _KEEP = []
 
 # ---- reading elements -------------------------------------------------------
 
-_FORMATS = {(0, 8): "b", (0, 16): "h", (0, 32): "i", (0, 64): "q",
-            (1, 8): "B", (1, 16): "H", (1, 32): "I", (1, 64): "Q",
-            (2, 16): "e", (2, 32): "f", (2, 64): "d", (6, 8): "?"}
+_FORMATS = {
+    (0, 8): "b",
+    (0, 16): "h",
+    (0, 32): "i",
+    (0, 64): "q",
+    (1, 8): "B",
+    (1, 16): "H",
+    (1, 32): "I",
+    (1, 64): "Q",
+    (2, 16): "e",
+    (2, 32): "f",
+    (2, 64): "d",
+    (6, 8): "?",
+}
 
 
 def _decoder(dtype):
@@ -188,6 +217,7 @@ def read_elements(data, byte_offset, shape, strides, dtype, flags=0):
         if dim == len(shape):
             return decode(ctypes.string_at(address, size))
         return [at(dim + 1, address + i * strides[dim] * size) for i in range(shape[dim])]
+
     if math.prod(shape) == 0:
         return _empty(shape)
     return at(0, base)
@@ -202,6 +232,7 @@ def _empty(shape):
 
 
 # ---- comparing --------------------------------------------------------------
+
 
 def same_values(got, want):
     """Whether two nested lists hold the same values (NaN equals NaN)."""
@@ -222,49 +253,86 @@ def row_major(shape):
 
 # ---- the producer's side: checking a capsule --------------------------------
 
-def check_export(x, capsule, *, expected, shape, dtype, max_version=None, copy=None, readonly=False,
-                 dl_device=None):
+
+def check_export(
+    x,
+    capsule,
+    *,
+    expected,
+    shape,
+    dtype,
+    max_version=None,
+    copy=None,
+    readonly=False,
+    dl_device=None,
+):
     """Checks a capsule x.__dlpack__(...) returned: name against max_version,
     version, flags, dtype, device against x.__dlpack_device__(), shape, and
     every element against expected (nested lists) when the CPU can read
     them. Returns the Capsule."""
     cap = Capsule(capsule)
     if max_version is None and cap.versioned:
-        raise Violation("legacy-when-no-max-version",
-                        "called without max_version, __dlpack__ returned a versioned capsule, which a consumer "
-                        "of DLPack 0.x cannot read")
+        raise Violation(
+            "legacy-when-no-max-version",
+            "called without max_version, __dlpack__ returned a versioned capsule, which a consumer "
+            "of DLPack 0.x cannot read",
+        )
     if max_version is not None and max_version[0] < 1 and cap.versioned:
-        raise Violation("legacy-for-old-consumer",
-                        f"called with max_version={max_version}, __dlpack__ returned a versioned capsule "
-                        f"(version {cap.version})")
+        raise Violation(
+            "legacy-for-old-consumer",
+            f"called with max_version={max_version}, __dlpack__ returned a versioned capsule "
+            f"(version {cap.version})",
+        )
     if cap.versioned:
         if cap.version[0] != VERSION[0]:
-            raise Violation("major-version", f"the capsule's version is {cap.version}; this kit reads major "
-                                             f"version {VERSION[0]}")
+            raise Violation(
+                "major-version",
+                f"the capsule's version is {cap.version}; this kit reads major "
+                f"version {VERSION[0]}",
+            )
         if max_version is not None and cap.version[0] > max_version[0]:
-            raise Violation("major-version", f"the capsule's version {cap.version} has a major version above "
-                                             f"max_version={max_version}")
-    want_device = tuple(int(v) for v in x.__dlpack_device__()) if dl_device is None else tuple(dl_device)
+            raise Violation(
+                "major-version",
+                f"the capsule's version {cap.version} has a major version above "
+                f"max_version={max_version}",
+            )
+    want_device = (
+        tuple(int(v) for v in x.__dlpack_device__()) if dl_device is None else tuple(dl_device)
+    )
     if cap.device != want_device:
         what = "__dlpack_device__() says" if dl_device is None else "dl_device asked for"
         raise Violation("device", f"the capsule's device is {cap.device}; {what} {want_device}")
     want_dtype = (*DTYPES[dtype], 1)
     if cap.dtype != want_dtype:
-        raise Violation("dtype", f"the capsule's dtype is (code, bits, lanes) = {cap.dtype}; {dtype} is {want_dtype}")
+        raise Violation(
+            "dtype",
+            f"the capsule's dtype is (code, bits, lanes) = {cap.dtype}; {dtype} is {want_dtype}",
+        )
     shape = tuple(shape)
     if cap.ndim != len(shape):
-        raise Violation("shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions")
+        raise Violation(
+            "shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions"
+        )
     got_shape = cap.shape if cap.shape is not None else ()
     if cap.ndim and cap.shape is None:
         raise Violation("shape", f"shape is NULL with ndim {cap.ndim}")
     if tuple(got_shape) != shape:
         raise Violation("shape", f"the capsule's shape is {got_shape}; the array's is {shape}")
-    if cap.ndim and cap.strides is None and not (NULLABLE.get("strides") and not cap.versioned) and \
-            not _nullable_strides(cap):
-        raise Violation("strides-null", f"strides is NULL with ndim {cap.ndim} in a capsule of version {cap.version}")
+    if (
+        cap.ndim
+        and cap.strides is None
+        and not (NULLABLE.get("strides") and not cap.versioned)
+        and not _nullable_strides(cap)
+    ):
+        raise Violation(
+            "strides-null",
+            f"strides is NULL with ndim {cap.ndim} in a capsule of version {cap.version}",
+        )
     if cap.versioned:
         if readonly and not cap.flags & READ_ONLY:
-            raise Violation("read-only-flag", "the array is read-only, the capsule's flags lack READ_ONLY")
+            raise Violation(
+                "read-only-flag", "the array is read-only, the capsule's flags lack READ_ONLY"
+            )
         if copy is False and cap.flags & IS_COPIED:
             raise Violation("copy-false", "copy=False, yet the capsule's flags say IS_COPIED")
         if copy is True and not cap.flags & IS_COPIED:
@@ -274,8 +342,11 @@ def check_export(x, capsule, *, expected, shape, dtype, max_version=None, copy=N
             raise Violation("data-null", f"data is NULL for {math.prod(shape)} elements")
         got = cap.elements()
         if not same_values(got, expected):
-            raise Violation("elements", f"the elements at data + byte_offset + strides are {got}; the array holds "
-                                        f"{expected} ({cap.describe()})")
+            raise Violation(
+                "elements",
+                f"the elements at data + byte_offset + strides are {got}; the array holds "
+                f"{expected} ({cap.describe()})",
+            )
     return cap
 
 
@@ -309,20 +380,27 @@ def consume(capsule):
 
 def check_deleter_calls(counter, spec):
     """After the capsule is gone: the deleter ran exactly once."""
-    gc.collect()
     if counter is None:
         return "the deleter is NULL, which DLPack allows: nothing to call"
+    if counter.calls == 0:
+        gc.collect()
     if counter.calls == 0 and spec == "deleter-unconsumed":
-        raise Violation("deleter-field-unused", "dropping an unconsumed capsule did not call the deleter its managed "
-                                                "tensor names (the kit put a counter there)")
+        raise Violation(
+            "deleter-field-unused",
+            "dropping an unconsumed capsule did not call the deleter its managed "
+            "tensor names (the kit put a counter there)",
+        )
     if counter.calls != 1:
-        what = {"deleter-unconsumed": "dropping an unconsumed capsule called the deleter",
-                "deleter-consumed": "the deleter of a consumed capsule (called once by the consumer) ran"}[spec]
+        what = {
+            "deleter-unconsumed": "dropping an unconsumed capsule called the deleter",
+            "deleter-consumed": "the deleter of a consumed capsule (called once by the consumer) ran",
+        }[spec]
         raise Violation(spec, f"{what} {counter.calls} times in all")
     return None
 
 
 # ---- the consumer's side: making tensors ------------------------------------
+
 
 class Producer:
     """A managed tensor made by the kit, in memory the kit owns, with a
@@ -334,9 +412,23 @@ class Producer:
     consumer that refuses the tensor without renaming the capsule owes no
     deleter call; one that renamed it owes exactly one."""
 
-    def __init__(self, *, versioned=True, version=VERSION, flags=0, device=CPU, dtype=(2, 32, 1), shape=(2, 3),
-                 strides="row-major", byte_offset=0, data="buffer", buffer_bytes=None, ndim=None, values=None,
-                 keywords=True):
+    def __init__(
+        self,
+        *,
+        versioned=True,
+        version=VERSION,
+        flags=0,
+        device=CPU,
+        dtype=(2, 32, 1),
+        shape=(2, 3),
+        strides="row-major",
+        byte_offset=0,
+        data="buffer",
+        buffer_bytes=None,
+        ndim=None,
+        values=None,
+        keywords=True,
+    ):
         self.calls = 0
         self.keywords = keywords
         self.versioned = versioned
@@ -383,11 +475,14 @@ class Producer:
 
     def write(self, values):
         """Writes values (nested lists) at the tensor's element addresses."""
-        code, bits, _ = self.dtype
+        _code, bits, _ = self.dtype
         size = bits // 8
         if not self.shape:
-            ctypes.memmove(ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset,
-                           encode(values, self.dtype), size)
+            ctypes.memmove(
+                ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset,
+                encode(values, self.dtype),
+                size,
+            )
             return
         strides = self.strides if self.strides is not None else row_major(self.shape or ())
         base = ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset
@@ -398,6 +493,7 @@ class Producer:
                 return
             for i, item in enumerate(v):
                 put(dim + 1, address + i * strides[dim] * size, item)
+
         if self.shape is not None and math.prod(self.shape):
             put(0, base, values)
 
@@ -407,7 +503,10 @@ class Producer:
         shape = self.shape or ()
         if math.prod(shape):
             kind = {0: 1, 1: 1, 2: 0.5, 4: 0.5, 5: 0.5 + 0.25j, 6: True}[self.dtype[0]]
-            flat = [(i % 2 == 0) if kind is True else (i % 100 + 1) * kind for i in range(math.prod(shape))]
+            flat = [
+                (i % 2 == 0) if kind is True else (i % 100 + 1) * kind
+                for i in range(math.prod(shape))
+            ]
             self.write(_nest(flat, shape))
         return self.elements()
 
@@ -419,12 +518,16 @@ class Producer:
 
     def __dlpack__(self, *args, **kwargs):
         if not self.keywords and kwargs.keys() - {"stream"}:
-            raise TypeError(f"__dlpack__() got unexpected keyword arguments {sorted(kwargs.keys() - {'stream'})}")
+            raise TypeError(
+                f"__dlpack__() got unexpected keyword arguments {sorted(kwargs.keys() - {'stream'})}"
+            )
         self.requests.append(kwargs)
         if self.versioned:
             max_version = kwargs.get("max_version")
             if max_version is None or max_version[0] < 1:
-                raise BufferError("this producer exports versioned capsules only: pass max_version=(1, x)")
+                raise BufferError(
+                    "this producer exports versioned capsules only: pass max_version=(1, x)"
+                )
         return self.capsule
 
     def __dlpack_device__(self):
@@ -437,19 +540,18 @@ class Producer:
         return capsule_name(self.capsule) == used
 
 
-
 def _nest(flat, shape):
     if not shape:
         return flat[0]
     step = math.prod(shape[1:])
-    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def _reach(shape, strides, itemsize):
     if not shape or math.prod(shape) == 0:
         return itemsize if not shape else 0
     strides = row_major(shape) if strides is None else strides
-    top = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+    top = sum((n - 1) * s for n, s in zip(shape, strides, strict=False) if s > 0)
     return (top + 1) * itemsize
 
 
@@ -470,19 +572,26 @@ IS_GLIBC = platform.libc_ver()[0] == "glibc"
 
 # ---- the consumer's side: checking an import --------------------------------
 
+
 def check_values(producer, y, read, expected):
     """Checks what a consumer imported: its values (read(y), nested lists)
     equal the producer's, and the deleter has not run while y still views
     the producer's memory."""
     got = read(y)
     if not same_values(got, expected):
-        raise Violation("consumer-values", f"the imported array holds {got}; the tensor holds {expected}")
+        raise Violation(
+            "consumer-values", f"the imported array holds {got}; the tensor holds {expected}"
+        )
     if producer.calls > 1:
-        raise Violation("consumer-deleter-once", f"the deleter ran {producer.calls} times while the array lives")
+        raise Violation(
+            "consumer-deleter-once", f"the deleter ran {producer.calls} times while the array lives"
+        )
     view = _views(producer, y, read, expected)
     if view and producer.calls:
-        raise Violation("consumer-deleter-early", "the deleter ran while the imported array still views the "
-                                                  "producer's memory")
+        raise Violation(
+            "consumer-deleter-early",
+            "the deleter ran while the imported array still views the producer's memory",
+        )
     return view
 
 
@@ -517,7 +626,7 @@ def _other_value(v, dtype):
 def _set_first(values, v):
     if not isinstance(values, list):
         return v
-    return [_set_first(values[0], v)] + values[1:]
+    return [_set_first(values[0], v), *values[1:]]
 
 
 def check_released(producer, *, settle=1.0):
@@ -525,19 +634,26 @@ def check_released(producer, *, settle=1.0):
     (renamed the capsule) called the deleter exactly once; one that did not
     take it never called it."""
     import time
+
+    # Reference counting usually frees the array at `del`; garbage collection
+    # and a short wait are for consumers that free later (cycles, threads).
     deadline = time.monotonic() + settle
-    while True:
+    while producer.consumed and not producer.calls and time.monotonic() < deadline:
         gc.collect()
-        if producer.calls or not producer.consumed or time.monotonic() > deadline:
-            break
         time.sleep(0.01)
     if producer.consumed and producer.calls != 1:
         what = "never" if producer.calls == 0 else f"{producer.calls} times"
-        raise Violation("consumer-deleter-once", f"the consumer renamed the capsule (took the tensor), and the "
-                                                 f"deleter ran {what} after its array was dropped")
+        raise Violation(
+            "consumer-deleter-once",
+            f"the consumer renamed the capsule (took the tensor), and the "
+            f"deleter ran {what} after its array was dropped",
+        )
     if not producer.consumed and producer.calls:
-        raise Violation("consumer-deleter-once", f"the consumer never renamed the capsule, yet called the deleter "
-                                                 f"{producer.calls} times: the capsule's owner calls it again")
+        raise Violation(
+            "consumer-deleter-once",
+            f"the consumer never renamed the capsule, yet called the deleter "
+            f"{producer.calls} times: the capsule's owner calls it again",
+        )
 
 
 def check_refused(producer, error, *, settle=1.0):
@@ -548,6 +664,7 @@ def check_refused(producer, error, *, settle=1.0):
 
 
 # ---- the C exchange API -----------------------------------------------------
+
 
 def exchange_api(x):
     """The DLPackExchangeAPI a type publishes, or None."""
@@ -560,12 +677,16 @@ def exchange_api(x):
     else:
         got = capsule_name(table)
         if got != "dlpack_exchange_api":
-            raise Violation("exchange-api", f"{name} is a capsule named {got!r}, not 'dlpack_exchange_api'")
+            raise Violation(
+                "exchange-api", f"{name} is a capsule named {got!r}, not 'dlpack_exchange_api'"
+            )
         address = _api.PyCapsule_GetPointer(table, b"dlpack_exchange_api")
     api = dl.DLPackExchangeAPI.from_address(address)
     if api.header.version.major != VERSION[0]:
-        raise Violation("exchange-api", f"the exchange API's version is {api.header.version.major}."
-                                        f"{api.header.version.minor}")
+        raise Violation(
+            "exchange-api",
+            f"the exchange API's version is {api.header.version.major}.{api.header.version.minor}",
+        )
     return api
 
 
@@ -584,7 +705,9 @@ def check_exchange_api(x, capsule):
         raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync is NULL")
     out = ctypes.c_void_p()
     if _FROM_PY(entry)(x, ctypes.byref(out)) != 0 or not out.value:
-        raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync failed where __dlpack__ exported")
+        raise Violation(
+            "exchange-api", "managed_tensor_from_py_object_no_sync failed where __dlpack__ exported"
+        )
     got = _Managed(out.value)
     try:
         for field in ("version", "flags", "device", "dtype", "shape", "byte_offset"):
@@ -592,11 +715,16 @@ def check_exchange_api(x, capsule):
             if field == "flags":
                 a, b = a & ~IS_COPIED, b & ~IS_COPIED
             if a != b:
-                raise Violation("exchange-api", f"the exchange API's {field} is {a}, __dlpack__'s is {b}")
-        if want.device[0] in HOST_READABLE and decodable(want.dtype) and want.data:
-            if not same_values(got.elements(), want.elements()):
-                raise Violation("exchange-api", f"the exchange API's elements are {got.elements()}, __dlpack__'s "
-                                                f"are {want.elements()}")
+                raise Violation(
+                    "exchange-api", f"the exchange API's {field} is {a}, __dlpack__'s is {b}"
+                )
+        readable = want.device[0] in HOST_READABLE and decodable(want.dtype) and want.data
+        if readable and not same_values(got.elements(), want.elements()):
+            raise Violation(
+                "exchange-api",
+                f"the exchange API's elements are {got.elements()}, __dlpack__'s "
+                f"are {want.elements()}",
+            )
     finally:
         got.call_deleter()
     return None
@@ -606,12 +734,18 @@ class _Managed(Capsule):
     """A DLManagedTensorVersioned* handed over outside a capsule."""
 
     def __init__(self, address):
-        self.capsule, self.name, self.versioned, self.address = None, dl.VERSIONED_CAPSULE_NAME, True, address
+        self.capsule, self.name, self.versioned, self.address = (
+            None,
+            dl.VERSIONED_CAPSULE_NAME,
+            True,
+            address,
+        )
         m = self.managed = dl.DLManagedTensorVersioned.from_address(address)
         self.version, self.flags = (m.version.major, m.version.minor), m.flags
         t = m.dl_tensor
         self.ndim, self.device = t.ndim, (int(t.device.device_type), t.device.device_id)
-        self.dtype, self.byte_offset, self.data = (t.dtype.code, t.dtype.bits, t.dtype.lanes), t.byte_offset, t.data or 0
+        self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
+        self.byte_offset, self.data = t.byte_offset, t.data or 0
         self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
         self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
@@ -619,11 +753,15 @@ class _Managed(Capsule):
 
 # ---- checks the scripts call by name ----------------------------------------
 
+
 def exported_anyway(capsule, spec, dl_device):
     """__dlpack__ returned where it had to raise BufferError."""
     cap = Capsule(capsule)
-    raise Violation(spec, f"asked for dl_device={dl_device}, which this process has no device for, __dlpack__ "
-                          f"returned a capsule on {cap.device} instead of raising BufferError")
+    raise Violation(
+        spec,
+        f"asked for dl_device={dl_device}, which this process has no device for, __dlpack__ "
+        f"returned a capsule on {cap.device} instead of raising BufferError",
+    )
 
 
 def check_copied_flag(capsule, capsule2):
@@ -634,29 +772,41 @@ def check_copied_flag(capsule, capsule2):
         return "legacy capsules carry no flags"
     copied = a.data + a.byte_offset != b.data + b.byte_offset
     if copied and not a.flags & IS_COPIED:
-        raise Violation("is-copied-flag", "two exports of one array point to different memory (copies), "
-                                          "yet the capsule lacks IS_COPIED")
+        raise Violation(
+            "is-copied-flag",
+            "two exports of one array point to different memory (copies), "
+            "yet the capsule lacks IS_COPIED",
+        )
     if not copied and a.flags & IS_COPIED:
-        raise Violation("copied-when-not", "two exports of one array share memory, yet the capsule says IS_COPIED")
+        raise Violation(
+            "copied-when-not",
+            "two exports of one array share memory, yet the capsule says IS_COPIED",
+        )
     return None
 
 
 def accepted_stream_on_cpu(x):
-    raise Violation("stream-cpu", "__dlpack__(stream=1) of a CPU array returned a capsule; on the CPU only "
-                                  "stream=None is accepted")
+    raise Violation(
+        "stream-cpu",
+        "__dlpack__(stream=1) of a CPU array returned a capsule; on the CPU only "
+        "stream=None is accepted",
+    )
 
 
 def exported_read_only_legacy(capsule):
     Capsule(capsule)
-    raise Violation("read-only-legacy", "a read-only array was exported as a legacy capsule, which cannot carry "
-                                        "READ_ONLY: a consumer may write to it")
+    raise Violation(
+        "read-only-legacy",
+        "a read-only array was exported as a legacy capsule, which cannot carry "
+        "READ_ONLY: a consumer may write to it",
+    )
 
 
 def accepted(producer, y, spec):
     """The consumer returned an array for a tensor it had to refuse."""
     what = {
         "consumer-major-version": f"a tensor of version {producer.version} (a major version whose fields this "
-                                  "consumer cannot know)",
+        "consumer cannot know)",
         "consumer-unknown-dtype": f"a tensor of dtype {producer.dtype}, which no release of DLPack defines",
         "consumer-unsupported-device": f"a tensor on device {producer.__dlpack_device__()}",
         "consumer-malformed": "a tensor dlgen's rules refuse",
@@ -671,8 +821,10 @@ def check_read_only(producer, write, expected):
     except Exception as e:  # noqa: BLE001 - any refusal will do
         return f"the write was refused: {type(e).__name__}"
     if not same_values(producer.elements(), expected):
-        raise Violation("consumer-read-only", "a write to the import of a READ_ONLY tensor changed the producer's "
-                                              "memory")
+        raise Violation(
+            "consumer-read-only",
+            "a write to the import of a READ_ONLY tensor changed the producer's memory",
+        )
     return None
 
 
@@ -680,18 +832,29 @@ def check_requests(producer):
     """A consumer passes no stream to a CPU producer."""
     for kw in producer.requests:
         if kw.get("stream") is not None and producer.__dlpack_device__()[0] == CPU[0]:
-            raise Violation("consumer-stream-cpu", f"from_dlpack passed stream={kw['stream']!r} to a producer on the "
-                                                   "CPU")
+            raise Violation(
+                "consumer-stream-cpu",
+                f"from_dlpack passed stream={kw['stream']!r} to a producer on the CPU",
+            )
 
 
 def values_of(y):
     """The values of an array-API array as nested lists, element by element
     through indexing and Python's conversions (bool, int, float, complex)."""
     kind = str(y.dtype)
-    convert = bool if "bool" in kind else complex if "complex" in kind else float if "float" in kind else int
+    convert = (
+        bool
+        if "bool" in kind
+        else complex
+        if "complex" in kind
+        else float
+        if "float" in kind
+        else int
+    )
 
     def at(index):
         if len(index) == y.ndim:
             return convert(y[index] if index else y)
-        return [at(index + (i,)) for i in range(y.shape[len(index)])]
+        return [at((*index, i)) for i in range(y.shape[len(index)])]
+
     return at(())

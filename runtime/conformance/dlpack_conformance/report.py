@@ -1,6 +1,7 @@
 """The report for people: per library, a count per verdict, then every case
 that did not pass, with the requirement it breaks, where that is written,
 what the library did, and the reproducer."""
+
 from collections import Counter
 
 from .runner import VERDICTS
@@ -8,6 +9,7 @@ from .runner import VERDICTS
 
 def print_library(results, seconds, quiet=False, out=None):
     import sys
+
     out = out or sys.stdout
     if not results:
         print("no case matched", file=out)

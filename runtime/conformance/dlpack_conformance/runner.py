@@ -4,6 +4,7 @@ worker (a signal, an abort) or hangs, that case is reported as a crash with
 the signal and the end of what the process printed, and a fresh worker goes
 on with the next case. One worker serves every case until it dies, so a run
 costs one import of the library plus one per crash."""
+
 import fnmatch
 import json
 import os
@@ -28,34 +29,56 @@ class CannotRun(Exception):
 
 def result(library, case, verdict, message, spec=None):
     strength, source, text = REQUIREMENTS[spec] if spec else (None, None, None)
-    return {"library": library, "case": case.id, "side": case.side, "verdict": verdict, "message": message,
-            "about": case.about, "spec": spec, "strength": strength, "source": source, "requirement": text,
-            "reproducer": None}
+    return {
+        "library": library,
+        "case": case.id,
+        "side": case.side,
+        "verdict": verdict,
+        "message": message,
+        "about": case.about,
+        "spec": spec,
+        "strength": strength,
+        "source": source,
+        "requirement": text,
+        "reproducer": None,
+    }
 
 
 # ---- in the worker ----------------------------------------------------------
+
 
 def run_case(adapter, case, namespace_base):
     """Runs one case in this process and returns its result."""
     ns = dict(namespace_base)
     if case.needs & adapter.lacks:
-        return result(adapter.name, case, "skip", f"the adapter says {adapter.name} lacks {sorted(case.needs)}")
+        return result(
+            adapter.name,
+            case,
+            "skip",
+            f"the adapter says {adapter.name} lacks {sorted(case.needs)}",
+        )
     try:
-        exec("\n".join(case.setup), ns)
+        exec("\n".join(case.setup), ns)  # noqa: S102 - a case is a script
     except Exception as e:  # noqa: BLE001 - the library could not make the input
-        return result(adapter.name, case, "skip", f"{adapter.name} could not make the input: {type(e).__name__}: "
-                                                  f"{_short(e)}")
+        return result(
+            adapter.name,
+            case,
+            "skip",
+            f"{adapter.name} could not make the input: {type(e).__name__}: {_short(e)}",
+        )
     try:
-        exec("\n".join(case.body[:case.act]), ns)
+        exec("\n".join(case.body[: case.act]), ns)  # noqa: S102
     except Exception as e:  # noqa: BLE001 - a refusal: judged by the case's policy
         return _refused(adapter, case, ns, e)
     try:
-        exec("\n".join(case.body[case.act:]), ns)
+        exec("\n".join(case.body[case.act :]), ns)  # noqa: S102
     except Violation as v:
         strength = REQUIREMENTS[v.spec][0]
         return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), v.spec)
     except Exception as e:  # noqa: BLE001 - a check that could not run
-        return result(adapter.name, case, "fail", f"a check could not run: {type(e).__name__}: {_short(e)}")
+        return result(
+            adapter.name, case, "fail", f"a check could not run: {type(e).__name__}: {_short(e)}"
+        )
     return result(adapter.name, case, "pass", "")
 
 
@@ -67,7 +90,9 @@ def _refused(adapter, case, ns, e):
         try:
             ns["reference"].check_released(ns["producer"])
         except Violation as v:
-            return result(adapter.name, case, "fail", f"from_dlpack raised {words}; then: {v}", v.spec)
+            return result(
+                adapter.name, case, "fail", f"from_dlpack raised {words}; then: {v}", v.spec
+            )
     if isinstance(policy, tuple):
         spec = policy[1]
         if isinstance(e, BufferError):
@@ -78,10 +103,18 @@ def _refused(adapter, case, ns, e):
     if policy == "export":
         if isinstance(e, BufferError):
             return result(adapter.name, case, "pass", f"refused: {words}")
-        return result(adapter.name, case, "warn", f"__dlpack__ raised {words}; the array API asks for BufferError "
-                                                  "when data cannot be exported", "export-error-type")
+        return result(
+            adapter.name,
+            case,
+            "warn",
+            f"__dlpack__ raised {words}; the array API asks for BufferError "
+            "when data cannot be exported",
+            "export-error-type",
+        )
     strength = REQUIREMENTS[policy][0]
-    return result(adapter.name, case, "fail" if strength == "must" else "warn", f"raised {words}", policy)
+    return result(
+        adapter.name, case, "fail" if strength == "must" else "warn", f"raised {words}", policy
+    )
 
 
 def _short(e, limit=300):
@@ -98,7 +131,7 @@ def worker(library, result_fd):
     try:
         adapter.load()
         ns = {}
-        exec("\n".join(adapter.header()), ns)
+        exec("\n".join(adapter.header()), ns)  # noqa: S102
     except Exception as e:  # noqa: BLE001 - reported to the parent as cannot-run
         out.write(json.dumps({"cannot_run": f"{library}: {type(e).__name__}: {e}"}) + "\n")
         return
@@ -110,27 +143,48 @@ def worker(library, result_fd):
         try:
             r = run_case(adapter, case, ns)
         except BaseException as e:  # noqa: BLE001 - the kit's own error, reported as such
-            r = result(adapter.name, case, "crash", "the kit failed: " + "".join(
-                traceback.format_exception_only(type(e), e)).strip())
+            r = result(
+                adapter.name,
+                case,
+                "crash",
+                "the kit failed: " + "".join(traceback.format_exception_only(type(e), e)).strip(),
+            )
         r["seconds"] = round(time.monotonic() - start, 4)
         out.write(json.dumps(r) + "\n")
 
 
 # ---- in the parent ----------------------------------------------------------
 
+
 class Worker:
     def __init__(self, library, env=None):
         self.library = library
         read, write = os.pipe()
-        self.stderr_path = os.path.join(_tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log")
-        self.stderr = open(self.stderr_path, "w+b")
+        self.stderr_path = os.path.join(
+            _tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log"
+        )
+        self.stderr = open(self.stderr_path, "w+b")  # noqa: SIM115 - the worker's output, until close()
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env = dict(os.environ if env is None else env)
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "dlpack_conformance", "--worker", library,
-                                      "--result-fd", str(write)], stdin=subprocess.PIPE, stdout=self.stderr,
-                                     stderr=self.stderr, pass_fds=(write,), env=env, text=True)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dlpack_conformance",
+                "--worker",
+                library,
+                "--result-fd",
+                str(write),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=self.stderr,
+            stderr=self.stderr,
+            pass_fds=(write,),
+            env=env,
+            text=True,
+        )
         os.close(write)
         self.results = os.fdopen(read, "r")
         first = self._read(120.0)
@@ -190,6 +244,7 @@ class Worker:
 
 def _tmpdir():
     import tempfile
+
     return tempfile.gettempdir()
 
 
@@ -218,16 +273,26 @@ class Session:
 
     def run(self, case):
         if case.needs & self.adapter.lacks:
-            r = result(self.adapter.name, case, "skip", f"{self.adapter.name} lacks "
-                       f"{', '.join(sorted(case.needs))} (its adapter says so)")
+            r = result(
+                self.adapter.name,
+                case,
+                "skip",
+                f"{self.adapter.name} lacks {', '.join(sorted(case.needs))} (its adapter says so)",
+            )
         else:
             if self.worker is None:
                 self.worker = Worker(self.library)
             r = self.worker.run(case)
             if r is None:
                 why = self.worker.death()
-                r = result(self.adapter.name, case, "crash", f"{why} while running this case; its last words: "
-                                                             f"{self.worker.tail() or '(none)'}", "crash")
+                r = result(
+                    self.adapter.name,
+                    case,
+                    "crash",
+                    f"{why} while running this case; its last words: "
+                    f"{self.worker.tail() or '(none)'}",
+                    "crash",
+                )
                 self.worker.close()
                 self.worker = None
         r["reproducer"] = case.script(self.adapter)
@@ -256,6 +321,7 @@ def run_library(library, patterns=(), on_result=None):
 
 
 # ---- xfail files ------------------------------------------------------------
+
 
 def read_xfail(path):
     """An xfail file: one case pattern a line, optionally `library: pattern`,

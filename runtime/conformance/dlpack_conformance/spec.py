@@ -24,102 +24,252 @@ HEADER = "DLPack C header (dlpack.h)"
 
 # id: (strength, source, what it asks)
 REQUIREMENTS = {
-    "capsule-name": ("must", PYTHON_SPEC + ", Implementation",
-                     "__dlpack__ returns a PyCapsule named 'dltensor' (legacy) or 'dltensor_versioned' holding a "
-                     "non-NULL managed tensor."),
-    "legacy-when-no-max-version": ("must", ARRAY_API_DLPACK + ", max_version and Notes",
-                                   "without max_version the consumer only reads DLPack 0.x: the producer returns a "
-                                   "legacy 'dltensor' capsule (or raises BufferError)."),
-    "legacy-for-old-consumer": ("should", ARRAY_API_DLPACK + ", Notes (the producer's recommended logic)",
-                                "for a max_version whose major version is below the producer's, return a legacy "
-                                "capsule if the producer still can, else raise BufferError."),
-    "major-version": ("must", HEADER + ", DLPackVersion",
-                      "a consumer may not read past the version of a tensor whose major version differs from its "
-                      "own; a producer answers a consumer with a major version it can read."),
-    "max-version-accepted": ("should", ARRAY_API_DLPACK + ", Notes (the producer's recommended logic)",
-                             "a producer asked with a max_version at or above its own returns a capsule of its own "
-                             "version instead of raising."),
-    "device": ("must", ARRAY_API + ", array.__dlpack_device__ and array.__dlpack__ dl_device",
-               "the capsule's device is what __dlpack_device__ returns, or the dl_device the consumer asked for."),
-    "dtype": ("must", HEADER + ", DLDataType",
-              "the capsule's (code, bits, lanes) is the array's element type."),
+    "capsule-name": (
+        "must",
+        PYTHON_SPEC + ", Implementation",
+        (
+            "__dlpack__ returns a PyCapsule named 'dltensor' (legacy) or 'dltensor_versioned' holding a "
+            "non-NULL managed tensor."
+        ),
+    ),
+    "legacy-when-no-max-version": (
+        "must",
+        ARRAY_API_DLPACK + ", max_version and Notes",
+        (
+            "without max_version the consumer only reads DLPack 0.x: the producer returns a "
+            "legacy 'dltensor' capsule (or raises BufferError)."
+        ),
+    ),
+    "legacy-for-old-consumer": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (the producer's recommended logic)",
+        (
+            "for a max_version whose major version is below the producer's, return a legacy "
+            "capsule if the producer still can, else raise BufferError."
+        ),
+    ),
+    "major-version": (
+        "must",
+        HEADER + ", DLPackVersion",
+        (
+            "a consumer may not read past the version of a tensor whose major version differs from its "
+            "own; a producer answers a consumer with a major version it can read."
+        ),
+    ),
+    "max-version-accepted": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (the producer's recommended logic)",
+        (
+            "a producer asked with a max_version at or above its own returns a capsule of its own "
+            "version instead of raising."
+        ),
+    ),
+    "device": (
+        "must",
+        ARRAY_API + ", array.__dlpack_device__ and array.__dlpack__ dl_device",
+        "the capsule's device is what __dlpack_device__ returns, or the dl_device the consumer asked for.",
+    ),
+    "dtype": (
+        "must",
+        HEADER + ", DLDataType",
+        "the capsule's (code, bits, lanes) is the array's element type.",
+    ),
     "shape": ("must", HEADER + ", DLTensor ndim and shape", "ndim and shape are the array's."),
-    "strides-null": ("must", HEADER + ", DLTensor strides (DLPack 1.2 and later)",
-                     "strides is NULL only when ndim is 0; before DLPack 1.2 NULL meant row-major."),
-    "elements": ("must", HEADER + ", DLTensor data, byte_offset and strides",
-                 "element i is at data + byte_offset + sum(i[k] * strides[k]) * itemsize, strides counted in "
-                 "elements, and holds the array's value."),
-    "data-null": ("must", HEADER + ", DLTensor data", "a tensor with elements has a non-NULL data pointer."),
-    "read-only-flag": ("must", HEADER + ", DLPACK_FLAG_BITMASK_READ_ONLY; " + ARRAY_API_DLPACK + ", Notes",
-                       "a read-only array is exported with the READ_ONLY flag, so that no consumer writes to it."),
-    "read-only-legacy": ("should", ARRAY_API_DLPACK + ", Notes (read-only arrays)",
-                         "a legacy capsule cannot say read-only: exporting a read-only array in one lets a consumer "
-                         "write to it. The spec says nothing here; NumPy raises BufferError."),
-    "is-copied-flag": ("must", ARRAY_API_DLPACK + ", copy; " + PYTHON_SPEC + ", Semantics",
-                       "when the producer copies (copy=True always does), the capsule carries IS_COPIED."),
-    "copy-false": ("must", ARRAY_API_DLPACK + ", copy",
-                   "copy=False never copies: the capsule does not say IS_COPIED, or BufferError is raised."),
-    "copied-when-not": ("must", HEADER + ", DLPACK_FLAG_BITMASK_IS_COPIED",
-                        "IS_COPIED says the tensor is a copy the consumer owns alone: a capsule over the array's own "
-                        "memory does not carry it."),
-    "dl-device-cpu": ("must", ARRAY_API_DLPACK + ", dl_device",
-                      "a library offers a way to export an array to the CPU, (kDLCPU, 0): a CPU array exports "
-                      "with dl_device=(kDLCPU, 0), with or without copy."),
-    "dl-device-unsupported": ("must", ARRAY_API_DLPACK + ", dl_device",
-                              "a dl_device the producer cannot handle raises BufferError."),
-    "copy-needed": ("must", ARRAY_API_DLPACK + ", copy",
-                    "copy=False when a copy is needed (another device) raises BufferError."),
-    "stream-cpu": ("should", ARRAY_API_DLPACK + ", stream",
-                   "on the CPU and other devices without streams only stream=None is accepted."),
-    "deleter-unconsumed": ("must", PYTHON_SPEC + ", Implementation",
-                           "the capsule's destructor calls the deleter of an unconsumed capsule, exactly once."),
-    "deleter-field-unused": ("should", PYTHON_SPEC + ", Implementation",
-                             "the capsule's destructor calls the deleter the managed tensor names. One that frees "
-                             "the tensor by calling its own function directly frees it all the same, which the kit "
-                             "cannot see: the specification's example calls managed->deleter."),
-    "deleter-consumed": ("must", PYTHON_SPEC + ", Implementation",
-                         "the capsule's destructor does not call the deleter once the capsule is renamed "
-                         "'used_dltensor[_versioned]': the consumer calls it, exactly once."),
-    "consumer-values": ("must", HEADER + ", DLTensor data, byte_offset and strides",
-                        "an imported array holds the values at data + byte_offset + strides, for every layout the "
-                        "release allows (negative, zero and odd strides; size-1 and size-0 dimensions; 0-d)."),
-    "consumer-deleter-once": ("must", HEADER + ", DLManagedTensor(Versioned) deleter; " + PYTHON_SPEC,
-                              "a consumer that renamed the capsule calls the deleter exactly once, when it no "
-                              "longer needs the tensor."),
-    "consumer-deleter-early": ("must", HEADER + ", DLManagedTensor(Versioned) deleter",
-                               "the producer's memory stays valid until the deleter runs: a consumer whose array "
-                               "views that memory calls the deleter only after the array is gone."),
-    "consumer-no-crash": ("must", ARRAY_API + ", from_dlpack (Raises)",
-                          "from_dlpack refuses what it cannot import with an exception, never by crashing the "
-                          "process."),
-    "consumer-major-version": ("must", HEADER + ", DLPackVersion",
-                               "a tensor whose major version differs from the consumer's is not read: the consumer "
-                               "calls its deleter and refuses it."),
-    "consumer-unknown-dtype": ("should", HEADER + ", DLPackVersion (minor versions)",
-                               "a consumer uses a tensor only if it understands every field: an unknown type code "
-                               "is refused, not reinterpreted. A consumer that only holds the tensor (a container) "
-                               "may keep it; the text does not say."),
-    "consumer-unsupported-device": ("should", PYTHON_SPEC + ", Semantics",
-                                    "a tensor on a device the consumer does not support is refused with "
-                                    "BufferError."),
-    "consumer-malformed": ("should", "dlgen's import rules (docs/rules.md of dlgen)",
-                           "a tensor the rules refuse (negative extents, NULL shape, sizes past the address space, "
-                           "...) is refused. DLPack does not say what a consumer does with a malformed tensor."),
-    "consumer-read-only": ("should", ARRAY_API_DLPACK + ", Notes (read-only arrays)",
-                           "a consumer honours READ_ONLY or copies; the standard prefers ignoring the flag to "
-                           "raising, leaving the user responsible."),
-    "consumer-legacy-producer": ("should", ARRAY_API_DLPACK + ", Notes (the consumer's recommended logic)",
-                                 "a consumer retries __dlpack__ without max_version, dl_device and copy when the "
-                                 "producer raises TypeError on them."),
-    "consumer-stream-cpu": ("should", ARRAY_API_DLPACK + ", stream",
-                            "a consumer passes stream=None to a producer on the CPU."),
-    "exchange-api": ("must", HEADER + ", DLPackExchangeAPI",
-                     "managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ "
-                     "(same version, flags, dtype, device, shape, elements)."),
-    "export-error-type": ("should", ARRAY_API_DLPACK + ", Raises",
-                          "__dlpack__ raises BufferError when it cannot export the data (dtype, strides, device)."),
-    "crash": ("must", ARRAY_API + ", array.__dlpack__ and from_dlpack (Raises)",
-              "a library reports what it cannot do with an exception; it does not kill the process."),
+    "strides-null": (
+        "must",
+        HEADER + ", DLTensor strides (DLPack 1.2 and later)",
+        "strides is NULL only when ndim is 0; before DLPack 1.2 NULL meant row-major.",
+    ),
+    "elements": (
+        "must",
+        HEADER + ", DLTensor data, byte_offset and strides",
+        (
+            "element i is at data + byte_offset + sum(i[k] * strides[k]) * itemsize, strides counted in "
+            "elements, and holds the array's value."
+        ),
+    ),
+    "data-null": (
+        "must",
+        HEADER + ", DLTensor data",
+        "a tensor with elements has a non-NULL data pointer.",
+    ),
+    "read-only-flag": (
+        "must",
+        HEADER + ", DLPACK_FLAG_BITMASK_READ_ONLY; " + ARRAY_API_DLPACK + ", Notes",
+        "a read-only array is exported with the READ_ONLY flag, so that no consumer writes to it.",
+    ),
+    "read-only-legacy": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (read-only arrays)",
+        (
+            "a legacy capsule cannot say read-only: exporting a read-only array in one lets a consumer "
+            "write to it. The spec says nothing here; NumPy raises BufferError."
+        ),
+    ),
+    "is-copied-flag": (
+        "must",
+        ARRAY_API_DLPACK + ", copy; " + PYTHON_SPEC + ", Semantics",
+        "when the producer copies (copy=True always does), the capsule carries IS_COPIED.",
+    ),
+    "copy-false": (
+        "must",
+        ARRAY_API_DLPACK + ", copy",
+        "copy=False never copies: the capsule does not say IS_COPIED, or BufferError is raised.",
+    ),
+    "copied-when-not": (
+        "must",
+        HEADER + ", DLPACK_FLAG_BITMASK_IS_COPIED",
+        (
+            "IS_COPIED says the tensor is a copy the consumer owns alone: a capsule over the array's own "
+            "memory does not carry it."
+        ),
+    ),
+    "dl-device-cpu": (
+        "must",
+        ARRAY_API_DLPACK + ", dl_device",
+        (
+            "a library offers a way to export an array to the CPU, (kDLCPU, 0): a CPU array exports "
+            "with dl_device=(kDLCPU, 0), with or without copy."
+        ),
+    ),
+    "dl-device-unsupported": (
+        "must",
+        ARRAY_API_DLPACK + ", dl_device",
+        "a dl_device the producer cannot handle raises BufferError.",
+    ),
+    "copy-needed": (
+        "must",
+        ARRAY_API_DLPACK + ", copy",
+        "copy=False when a copy is needed (another device) raises BufferError.",
+    ),
+    "stream-cpu": (
+        "should",
+        ARRAY_API_DLPACK + ", stream",
+        "on the CPU and other devices without streams only stream=None is accepted.",
+    ),
+    "deleter-unconsumed": (
+        "must",
+        PYTHON_SPEC + ", Implementation",
+        "the capsule's destructor calls the deleter of an unconsumed capsule, exactly once.",
+    ),
+    "deleter-field-unused": (
+        "should",
+        PYTHON_SPEC + ", Implementation",
+        (
+            "the capsule's destructor calls the deleter the managed tensor names. One that frees "
+            "the tensor by calling its own function directly frees it all the same, which the kit "
+            "cannot see: the specification's example calls managed->deleter."
+        ),
+    ),
+    "deleter-consumed": (
+        "must",
+        PYTHON_SPEC + ", Implementation",
+        (
+            "the capsule's destructor does not call the deleter once the capsule is renamed "
+            "'used_dltensor[_versioned]': the consumer calls it, exactly once."
+        ),
+    ),
+    "consumer-values": (
+        "must",
+        HEADER + ", DLTensor data, byte_offset and strides",
+        (
+            "an imported array holds the values at data + byte_offset + strides, for every layout the "
+            "release allows (negative, zero and odd strides; size-1 and size-0 dimensions; 0-d)."
+        ),
+    ),
+    "consumer-deleter-once": (
+        "must",
+        HEADER + ", DLManagedTensor(Versioned) deleter; " + PYTHON_SPEC,
+        (
+            "a consumer that renamed the capsule calls the deleter exactly once, when it no "
+            "longer needs the tensor."
+        ),
+    ),
+    "consumer-deleter-early": (
+        "must",
+        HEADER + ", DLManagedTensor(Versioned) deleter",
+        (
+            "the producer's memory stays valid until the deleter runs: a consumer whose array "
+            "views that memory calls the deleter only after the array is gone."
+        ),
+    ),
+    "consumer-no-crash": (
+        "must",
+        ARRAY_API + ", from_dlpack (Raises)",
+        (
+            "from_dlpack refuses what it cannot import with an exception, never by crashing the "
+            "process."
+        ),
+    ),
+    "consumer-major-version": (
+        "must",
+        HEADER + ", DLPackVersion",
+        (
+            "a tensor whose major version differs from the consumer's is not read: the consumer "
+            "calls its deleter and refuses it."
+        ),
+    ),
+    "consumer-unknown-dtype": (
+        "should",
+        HEADER + ", DLPackVersion (minor versions)",
+        (
+            "a consumer uses a tensor only if it understands every field: an unknown type code "
+            "is refused, not reinterpreted. A consumer that only holds the tensor (a container) "
+            "may keep it; the text does not say."
+        ),
+    ),
+    "consumer-unsupported-device": (
+        "should",
+        PYTHON_SPEC + ", Semantics",
+        ("a tensor on a device the consumer does not support is refused with BufferError."),
+    ),
+    "consumer-malformed": (
+        "should",
+        "dlgen's import rules (docs/rules.md of dlgen)",
+        (
+            "a tensor the rules refuse (negative extents, NULL shape, sizes past the address space, "
+            "...) is refused. DLPack does not say what a consumer does with a malformed tensor."
+        ),
+    ),
+    "consumer-read-only": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (read-only arrays)",
+        (
+            "a consumer honours READ_ONLY or copies; the standard prefers ignoring the flag to "
+            "raising, leaving the user responsible."
+        ),
+    ),
+    "consumer-legacy-producer": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (the consumer's recommended logic)",
+        (
+            "a consumer retries __dlpack__ without max_version, dl_device and copy when the "
+            "producer raises TypeError on them."
+        ),
+    ),
+    "consumer-stream-cpu": (
+        "should",
+        ARRAY_API_DLPACK + ", stream",
+        "a consumer passes stream=None to a producer on the CPU.",
+    ),
+    "exchange-api": (
+        "must",
+        HEADER + ", DLPackExchangeAPI",
+        (
+            "managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ "
+            "(same version, flags, dtype, device, shape, elements)."
+        ),
+    ),
+    "export-error-type": (
+        "should",
+        ARRAY_API_DLPACK + ", Raises",
+        "__dlpack__ raises BufferError when it cannot export the data (dtype, strides, device).",
+    ),
+    "crash": (
+        "must",
+        ARRAY_API + ", array.__dlpack__ and from_dlpack (Raises)",
+        "a library reports what it cannot do with an exception; it does not kill the process.",
+    ),
 }
 
 

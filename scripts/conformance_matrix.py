@@ -1,0 +1,222 @@
+"""The public conformance matrix: runs dlgen's conformance kit (dlgen -lang
+conformance) against every library the test suite installs, each in its own
+venv, and with --write records the results in docs/conformance-matrix.json,
+docs/conformance-matrix.md, docs/conformance-matrix.svg and one reproducer
+per failing case under docs/conformance-matrix/. tests/python/
+test_conformance_kit.py runs the same libraries and fails when a verdict
+differs from the recorded one.
+
+    .venv/bin/python scripts/conformance_matrix.py --write   # after make deps
+    .venv/bin/python scripts/conformance_matrix.py numpy     # one library, compared"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MATRIX = os.path.join(ROOT, "docs", "conformance-matrix.json")
+REPRODUCERS = os.path.join(ROOT, "docs", "conformance-matrix")
+
+
+def _dpnp_env():
+    venv = os.path.join(ROOT, ".venv-dpnp")
+    return {"OCL_ICD_FILENAMES": os.path.join(venv, "lib", "libintelocl.so"),
+            "OCL_ICD_VENDORS": os.path.join(venv, "etc", "OpenCL", "vendors")}
+
+
+# library: (venv, distribution whose version is recorded, extra environment)
+LIBRARIES = {
+    "numpy": (".venv", "numpy", {}),
+    "torch": (".venv", "torch", {}),
+    "jax": (".venv", "jax", {}),
+    "tensorflow": (".venv-kit", "tensorflow-cpu", {}),
+    "paddle": (".venv-kit", "paddlepaddle", {}),
+    "mxnet": (".venv-mxnet", "mxnet", {}),
+    "dpnp": (".venv-dpnp", "dpnp", None),
+    "tvm_ffi": (".venv", "apache-tvm-ffi", {}),
+    "array_api_strict": (".venv", "array-api-strict", {}),
+    "dlpack_ctypes": (".venv", None, {}),
+    "dlpack_cython": (".venv", None, {}),
+}
+DLGEN_MODULES = ("dlpack_ctypes", "dlpack_cython")
+
+
+def python_of(library):
+    return os.path.join(ROOT, LIBRARIES[library][0], "bin", "python")
+
+
+def make_kit(out):
+    """Writes the kit of the newest release under out/conformance."""
+    subprocess.run(["go", "run", "./cmd/dlgen", "-lang", "conformance", "-out", out], cwd=ROOT, check=True)
+    return os.path.join(out, "conformance")
+
+
+def run(library, kit, pythonpath=()):
+    """The kit's JSON results for library, its version and the seconds."""
+    venv, dist, env = LIBRARIES[library]
+    env = dict(os.environ, **(_dpnp_env() if env is None else env))
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    out = os.path.join(kit, f"results-{library}.json")
+    start = time.monotonic()
+    r = subprocess.run([python_of(library), "-m", "dlpack_conformance", library, "--json", out, "-q"], cwd=kit,
+                       env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    if r.returncode not in (0, 1):
+        raise RuntimeError(f"the kit could not run against {library} (exit {r.returncode}):\n{r.stderr}{r.stdout}")
+    with open(out) as f:
+        results = json.load(f)
+    version = None
+    if dist:
+        version = subprocess.run([python_of(library), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
+                                 capture_output=True, text=True, env=env, check=True).stdout.strip()
+    return results, version, seconds
+
+
+def load():
+    with open(MATRIX) as f:
+        return json.load(f)
+
+
+def verdicts(results):
+    return {r["case"]: r["verdict"] for r in results}
+
+
+def differences(recorded, results):
+    """The cases whose verdict differs from the recorded one, as lines."""
+    now = verdicts(results)
+    before = recorded["verdicts"]
+    lines = []
+    for case in sorted(set(now) | set(before)):
+        if now.get(case) != before.get(case):
+            lines.append(f"{case}: recorded {before.get(case)}, now {now.get(case)}")
+    return lines
+
+
+def write(all_results):
+    """Records the matrix: JSON, Markdown, SVG and the reproducers."""
+    matrix = {}
+    shutil.rmtree(REPRODUCERS, ignore_errors=True)
+    for library, (results, version, seconds) in all_results.items():
+        matrix[library] = {"version": version, "cases": len(results), "verdicts": verdicts(results)}
+        for r in results:
+            if r["verdict"] in ("fail", "crash"):
+                path = os.path.join(REPRODUCERS, library, r["case"].replace("/", "__") + ".py")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(f"# {library} {version or ''}: {r['case']} ({r['verdict']})\n")
+                    f.write(f"# requires: {r['requirement']}\n# source: {r['source']}\n")
+                    f.write(f"# got: {r['message']}\n")
+                    f.write("# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).\n")
+                    f.write(r["reproducer"])
+    with open(MATRIX, "w") as f:
+        json.dump(matrix, f, indent=1, sort_keys=True)
+        f.write("\n")
+    _markdown(all_results)
+    _svg(all_results)
+
+
+def _markdown(all_results):
+    order = ("pass", "warn", "fail", "crash", "skip", "xfail")
+    lines = ["# DLPack conformance matrix", "",
+             "<!-- Written by scripts/conformance_matrix.py --write; tests/python/test_conformance_kit.py fails when "
+             "a verdict changes. -->", "",
+             "dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest release of "
+             "each library the test suite installs, on a CPU (Linux x86-64, no GPU). A failure breaks a requirement the "
+             "DLPack or array-API text states; a warning breaks a recommendation or touches a point the text "
+             "leaves open. Each failure links to its reproducer.", "",
+             "![the matrix](conformance-matrix.svg)", "",
+             "| library | version | cases | seconds | " + " | ".join(order) + " |",
+             "|---|---|---|---|" + "---|" * len(order)]
+    for library, (results, version, seconds) in all_results.items():
+        counts = {v: sum(r["verdict"] == v for r in results) for v in order}
+        lines.append(f"| {library} | {version or 'this commit'} | {len(results)} | {seconds:.0f} | "
+                     + " | ".join(str(counts[v]) for v in order) + " |")
+    lines += ["", "Seconds: the whole run of one library (its imports, every case, a fresh worker after each "
+              "crash) on the 2-core machine that recorded the page."]
+    lines += ["", "Not run here: CuPy and PyTorch on CUDA (no GPU on the machines that record this page); "
+              "`tests/python/test_devices.py` covers them where a GPU is.", ""]
+    for library, (results, version, _) in all_results.items():
+        bad = [r for r in results if r["verdict"] in ("fail", "crash")]
+        if not bad:
+            continue
+        lines += [f"## {library} {version or ''}", "", "| case | verdict | requirement | source | got |",
+                  "|---|---|---|---|---|"]
+        for r in bad:
+            link = f"conformance-matrix/{library}/{r['case'].replace('/', '__')}.py"
+            got = r["message"].replace("|", "\\|")
+            if len(got) > 160:
+                got = got[:160] + "..."
+            lines.append(f"| [{r['case']}]({link}) | {r['verdict']} | {r['requirement']} | {r['source']} | {got} |")
+        lines.append("")
+    with open(os.path.join(ROOT, "docs", "conformance-matrix.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def _svg(all_results):
+    import matplotlib
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.hashsalt"] = "dlgen"
+    order = [("pass", "#4c9a2a"), ("warn", "#e0b000"), ("skip", "#bbbbbb"), ("fail", "#d62728"), ("crash", "#7b1113")]
+    libraries = list(all_results)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(libraries) + 1.2))
+    left = [0] * len(libraries)
+    for verdict, colour in order:
+        counts = [sum(r["verdict"] == verdict for r in all_results[lib][0]) for lib in libraries]
+        ax.barh(libraries, counts, left=left, color=colour, label=verdict)
+        left = [a + b for a, b in zip(left, counts)]
+    ax.invert_yaxis()
+    ax.set_xlabel("cases")
+    ax.legend(ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    fig.tight_layout()
+    fig.savefig(os.path.join(ROOT, "docs", "conformance-matrix.svg"), metadata={"Date": None})
+
+
+def pythonpath_for(library, cython_dir=None):
+    if library == "dlpack_ctypes":
+        return [os.path.join(ROOT, "generated", "python")]
+    if library == "dlpack_cython":
+        return [cython_dir]
+    return []
+
+
+def build_cython():
+    sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+    from conftest import CYTHON_DIR
+    return CYTHON_DIR
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("libraries", nargs="*")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    libraries = args.libraries or list(LIBRARIES)
+    cython_dir = build_cython() if "dlpack_cython" in libraries else None
+    with tempfile.TemporaryDirectory() as tmp:
+        kit = make_kit(tmp)
+        got = {}
+        for library in libraries:
+            got[library] = run(library, kit, pythonpath_for(library, cython_dir))
+            results, version, seconds = got[library]
+            print(f"{library} {version or ''}: {len(results)} cases in {seconds:.1f} s", flush=True)
+    if args.write:
+        write(got)
+        return 0
+    recorded = load()
+    status = 0
+    for library, (results, _, _) in got.items():
+        diff = differences(recorded[library], results)
+        for line in diff:
+            print(f"{library}: {line}")
+        status |= bool(diff)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

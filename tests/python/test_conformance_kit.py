@@ -1,0 +1,83 @@
+"""dlgen's conformance kit (dlgen -lang conformance, docs/conformance-kit.md)
+against every library the suite installs, each from its own venv: the
+verdicts must equal the recorded matrix (docs/conformance-matrix.json), so
+docs/conformance-matrix.md stays true, and dlgen's own modules must pass
+every case. scripts/conformance_matrix.py --write records a new matrix."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CYTHON_DIR, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import conformance_matrix as matrix  # noqa: E402
+
+REQUIRE = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    return matrix.make_kit(str(tmp_path_factory.mktemp("kit")))
+
+
+@pytest.mark.parametrize("library", list(matrix.LIBRARIES))
+def test_verdicts_equal_the_recorded_matrix(kit, library):
+    if not os.path.exists(matrix.python_of(library)):
+        if REQUIRE:
+            pytest.fail(f"no venv for {library}: run scripts/deps.sh")
+        pytest.skip(f"no venv for {library} (scripts/deps.sh makes it)")
+    results, version, seconds = matrix.run(library, kit, matrix.pythonpath_for(library, CYTHON_DIR))
+    recorded = matrix.load()[library]
+    assert recorded["version"] == version, \
+        f"{library} is {version}, the matrix records {recorded['version']}: record it anew"
+    diff = matrix.differences(recorded, results)
+    assert not diff, f"{library}'s verdicts changed; record the matrix anew if that is right:\n" + "\n".join(diff)
+    if library in matrix.DLGEN_MODULES:
+        bad = [f"{r['case']}: {r['verdict']}: {r['message']}" for r in results if r["verdict"] not in ("pass", "skip")]
+        assert not bad, "dlgen's own module must pass every case:\n" + "\n".join(bad)
+
+
+def test_a_library_that_does_not_import_cannot_run(kit):
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", "no_such_library_here"], cwd=kit,
+                       capture_output=True, text=True)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "cannot run against no_such_library_here: no_such_library_here: ModuleNotFoundError" in r.stderr
+
+
+def test_a_crash_is_that_case_s_result_and_the_run_goes_on(kit, tmp_path):
+    adapter = tmp_path / "crashing_adapter.py"
+    adapter.write_text(
+        "import ctypes\n"
+        "from dlpack_conformance.adapters import NumPy\n\n"
+        "class Crashing(NumPy):\n"
+        "    def from_dlpack(self, producer):\n"
+        "        return f'(ctypes.string_at(0) if {producer}.shape == (6,) else xp.from_dlpack({producer}))'\n\n"
+        "ADAPTER = Crashing()\n"
+        "ADAPTER.imports = ('import ctypes',)\n")
+    out = tmp_path / "out.json"
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), "--case", "consumer/versioned/",
+                        "--json", str(out)], cwd=kit, capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    import json
+    results = {x["case"]: x for x in json.loads(out.read_text())}
+    crashed = results["consumer/versioned/1-d"]
+    assert crashed["verdict"] == "crash" and "SIGSEGV" in crashed["message"]
+    assert results["consumer/versioned/transposed-strides"]["verdict"] == "pass", "the run went on after the crash"
+
+
+def test_an_xfail_file_turns_failures_into_expected_ones_and_flags_passes(kit, tmp_path):
+    xfail = tmp_path / "xfail.txt"
+    xfail.write_text("numpy: consumer/corpus/major-version-0  # NumPy reads a versioned tensor of major 0\n"
+                     "numpy: consumer/versioned/contiguous\n")
+    out = tmp_path / "out.json"
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", "numpy", "--case", "major-version-0",
+                        "--case", "consumer/versioned/contiguous", "--xfail", str(xfail), "--json", str(out)],
+                       cwd=kit, capture_output=True, text=True)
+    import json
+    results = {x["case"]: x for x in json.loads(out.read_text())}
+    assert results["consumer/corpus/major-version-0"]["verdict"] == "xfail"
+    assert results["consumer/versioned/contiguous"]["verdict"] == "fail"
+    assert "expects it to fail: remove that line" in results["consumer/versioned/contiguous"]["message"]
+    assert r.returncode == 1
