@@ -74,7 +74,12 @@ class Adapter:
 
     def make_readonly(self, x):
         """A statement that makes x read-only, or None."""
-        return
+        return None  # noqa: RET501 - the default: no read-only arrays
+
+    def exchange_inputs(self):
+        """Arrays of the library's own kinds (name, setup lines making x) on
+        which __dlpack_c_exchange_api__ must answer as __dlpack__ does."""
+        return []
 
     def export(self, x, keywords):
         args = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
@@ -133,6 +138,15 @@ class Torch(Adapter):
 
     def permute(self, x, axes):
         return f"{x}.permute({axes!r})"
+
+    def exchange_inputs(self):
+        values = [[1 + 2j, -3j, 0.5], [2.5 - 1j, 4 + 0j, -1 + 1j]]
+        base = f"xp.tensor({values!r}, dtype=xp.complex64)"
+        return [
+            ("conjugate view", [f"x = {base}.conj()"]),
+            ("negative view", [f"x = {base}.conj().imag"]),
+            ("requires_grad", ["x = xp.ones((2, 3), requires_grad=True)"]),
+        ]
 
 
 class Jax(Adapter):

@@ -85,7 +85,7 @@ LAYOUTS = [
     Layout("stepped", lambda a: ["x = x[::2, 1::3]"], lambda v: [r[1::3] for r in v[::2]], (2, 2)),
     Layout(
         "negative step",
-        lambda a: ["x = x[::-1]"],
+        lambda a: ["x = x[::-1, :]"],
         lambda v: v[::-1],
         (4, 6),
         frozenset({"negative-step"}),
@@ -106,19 +106,19 @@ LAYOUTS = [
         lambda v: [[r] for r in v],
         (4, 1, 6),
     ),
-    Layout("size-1 row slice", lambda a: ["x = x[2:3]"], lambda v: v[2:3], (1, 6)),
+    Layout("size-1 row slice", lambda a: ["x = x[2:3, :]"], lambda v: v[2:3], (1, 6)),
     Layout(
         "size-1 column slice", lambda a: ["x = x[:, 4:5]"], lambda v: [r[4:5] for r in v], (4, 1)
     ),
     Layout(
         "broadcast row",
-        lambda a: [f"x = {a.broadcast('x[1]', (3, 6))}"],
+        lambda a: [f"x = {a.broadcast('x[1, :]', (3, 6))}"],
         lambda v: [v[1]] * 3,
         (3, 6),
         frozenset({"broadcast"}),
     ),
     Layout("0-d", lambda a: [], lambda v: v, (), base=()),
-    Layout("size-0 rows", lambda a: ["x = x[4:]"], lambda v: [], (0, 6)),
+    Layout("size-0 rows", lambda a: ["x = x[4:, :]"], lambda v: [], (0, 6)),
     Layout("size-0 columns", lambda a: ["x = x[:, 6:]"], lambda v: [[] for _ in v], (4, 0)),
     Layout(
         "1-d",
@@ -199,33 +199,26 @@ def producer_cases(adapter):
                 )
             )
     setup, expected, shape = _array_setup(adapter, dtype)
+    cases.append(
+        Case(
+            "producer/__dlpack_device__",
+            "producer",
+            setup,
+            ["reference.check_dlpack_device(x)"],
+            "ok",
+            "x.__dlpack_device__()",
+            act=0,
+        )
+    )
     if keywords:
         for name, kw, refusal in [
             ("copy=True", {"max_version": VERSION, "copy": True}, "export"),
             ("copy=False", {"max_version": VERSION, "copy": False}, "export"),
-            ("dl_device=CPU", {"max_version": VERSION, "dl_device": CPU}, "dl-device-cpu"),
-            (
-                "dl_device=CPU copy=False",
-                {"max_version": VERSION, "dl_device": CPU, "copy": False},
-                "dl-device-cpu",
-            ),
-            (
-                "dl_device=CPU copy=True",
-                {"max_version": VERSION, "dl_device": CPU, "copy": True},
-                "export",
-            ),
             ("max_version=(0, 8)", {"max_version": (0, 8)}, "export"),
         ]:
             body = [
                 f"capsule = {adapter.export('x', kw)}",
-                _check(
-                    expected,
-                    shape,
-                    dtype,
-                    max_version=kw["max_version"],
-                    copy=kw.get("copy"),
-                    dl_device=kw.get("dl_device"),
-                ),
+                _check(expected, shape, dtype, max_version=kw["max_version"], copy=kw.get("copy")),
             ]
             cases.append(
                 Case(
@@ -235,6 +228,28 @@ def producer_cases(adapter):
                     body,
                     refusal,
                     f"4x6 {dtype} array, __dlpack__({_kw(kw)})",
+                )
+            )
+        for copy in (None, False, True):
+            kw = {"max_version": VERSION, "dl_device": CPU, "copy": copy}
+            if copy is None:
+                del kw["copy"]
+            body = [
+                (
+                    f"reference.check_to_cpu(x, lambda: {adapter.export('x', kw)}, copy={copy!r}, "
+                    f"expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
+                )
+            ]
+            name = "dl_device=CPU" + ("" if copy is None else f" copy={copy}")
+            cases.append(
+                Case(
+                    f"producer/keywords/{slug(name)}",
+                    "producer",
+                    setup,
+                    body,
+                    "export",
+                    f"4x6 {dtype} array, __dlpack__({_kw(kw)})",
+                    act=0,
                 )
             )
         for name, kw, spec in [
@@ -356,6 +371,7 @@ def producer_cases(adapter):
             )
         )
     if keywords and reference.EXCHANGE:
+        export = f"lambda: {adapter.export('x', {'max_version': VERSION})}"
         for layout in LAYOUTS:
             setup, expected, shape = _array_setup(adapter, dtype, layout)
             cases.append(
@@ -363,13 +379,23 @@ def producer_cases(adapter):
                     f"producer/exchange-api/{slug(layout.name)}",
                     "producer",
                     setup,
-                    [
-                        "capsule = x.__dlpack__(max_version=reference.VERSION)",
-                        "reference.check_exchange_api(x, capsule)",
-                    ],
+                    [f"reference.check_exchange_api(x, {export})"],
                     "export",
                     "__dlpack_c_exchange_api__ against __dlpack__",
                     layout.needs,
+                    act=0,
+                )
+            )
+        for name, lines in adapter.exchange_inputs():
+            cases.append(
+                Case(
+                    f"producer/exchange-api/{slug(name)}",
+                    "producer",
+                    lines,
+                    [f"reference.check_exchange_api(x, {export})"],
+                    "export",
+                    f"__dlpack_c_exchange_api__ against __dlpack__: {name}",
+                    act=0,
                 )
             )
     return cases

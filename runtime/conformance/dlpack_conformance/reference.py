@@ -14,7 +14,7 @@ import platform
 import struct
 
 from . import dlpack_ctypes as dl
-from .spec import Violation
+from .spec import Skip, Violation
 
 VERSION = dl._VERSION
 READ_ONLY = dl.DLPACK_FLAG_BITMASK_READ_ONLY
@@ -105,6 +105,11 @@ class Capsule:
             raise Violation("ndim", f"ndim is {self.ndim}")
         self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
+
+    @property
+    def first(self):
+        """The address of the first element: data + byte_offset."""
+        return self.data + self.byte_offset
 
     def describe(self):
         return (
@@ -296,9 +301,12 @@ def check_export(
                 f"the capsule's version {cap.version} has a major version above "
                 f"max_version={max_version}",
             )
-    want_device = (
-        tuple(int(v) for v in x.__dlpack_device__()) if dl_device is None else tuple(dl_device)
-    )
+    if dl_device is not None:
+        want_device = tuple(dl_device)
+    elif hasattr(x, "__dlpack_device__"):
+        want_device = tuple(int(v) for v in x.__dlpack_device__())
+    else:
+        want_device = cap.device  # producer/__dlpack_device__ reports the missing method
     if cap.device != want_device:
         what = "__dlpack_device__() says" if dl_device is None else "dl_device asked for"
         raise Violation("device", f"the capsule's device is {cap.device}; {what} {want_device}")
@@ -693,16 +701,36 @@ def exchange_api(x):
 _FROM_PY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(ctypes.c_void_p))
 
 
-def check_exchange_api(x, capsule):
+def check_exchange_api(x, export):
     """Checks that the exchange API's managed_tensor_from_py_object_no_sync
-    exports x as __dlpack__ did in capsule (a versioned capsule)."""
+    answers as export() (x.__dlpack__ with the release's max_version) does:
+    it refuses what __dlpack__ refuses, and exports the same tensor (version,
+    flags, device, dtype, shape, strides, first element's address, every
+    element)."""
     api = exchange_api(x)
     if api is None:
-        return "no __dlpack_c_exchange_api__"
-    want = Capsule(capsule)
+        raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
     entry = ctypes.cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value
     if not entry:
         raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync is NULL")
+    try:
+        want = Capsule(export())
+    except Violation:
+        raise
+    except Exception as e:  # noqa: BLE001 - __dlpack__ refused: the table must too
+        out = ctypes.c_void_p()
+        try:
+            status = _FROM_PY(entry)(x, ctypes.byref(out))
+        except Exception:  # noqa: BLE001 - the entry refused too, with an exception
+            return
+        if status == 0 and out.value:
+            _Managed(out.value).call_deleter()
+            raise Violation(
+                "exchange-api",
+                f"__dlpack__ refused ({type(e).__name__}: {e}), managed_tensor_from_py_object_no_sync "
+                "exported",
+            ) from None
+        return
     out = ctypes.c_void_p()
     if _FROM_PY(entry)(x, ctypes.byref(out)) != 0 or not out.value:
         raise Violation(
@@ -710,7 +738,7 @@ def check_exchange_api(x, capsule):
         )
     got = _Managed(out.value)
     try:
-        for field in ("version", "flags", "device", "dtype", "shape", "byte_offset"):
+        for field in ("version", "flags", "device", "dtype", "shape", "strides", "first"):
             a, b = getattr(got, field), getattr(want, field)
             if field == "flags":
                 a, b = a & ~IS_COPIED, b & ~IS_COPIED
@@ -727,7 +755,7 @@ def check_exchange_api(x, capsule):
             )
     finally:
         got.call_deleter()
-    return None
+    return
 
 
 class _Managed(Capsule):
@@ -858,3 +886,54 @@ def values_of(y):
         return [at((*index, i)) for i in range(y.shape[len(index)])]
 
     return at(())
+
+
+def check_dlpack_device(x):
+    """x.__dlpack_device__() is a (device_type, device_id) pair of ints."""
+    method = getattr(x, "__dlpack_device__", None)
+    if method is None:
+        raise Violation("dlpack-device", f"{type(x).__name__} has no __dlpack_device__ method")
+    got = method()
+    if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(v, int) for v in got)):
+        raise Violation(
+            "dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)"
+        )
+
+
+def check_to_cpu(x, export, *, copy, expected, shape, dtype):
+    """__dlpack__(dl_device=(kDLCPU, 0), copy=copy): a CPU array exports
+    (copy=True may be refused with BufferError); an array elsewhere copies
+    to the CPU, or raises BufferError under copy=False."""
+    own = tuple(int(v) for v in x.__dlpack_device__()) if hasattr(x, "__dlpack_device__") else CPU
+    try:
+        capsule = export()
+    except BufferError as e:
+        if own != CPU and copy is False:
+            return f"refused: BufferError: {e}"
+        if own == CPU and copy is True:
+            return f"refused: BufferError: {e}"
+        raise Violation(
+            "dl-device-cpu",
+            f"__dlpack__(dl_device=(kDLCPU, 0), copy={copy}) of an array on {own} raised BufferError: {e}",
+        ) from None
+    except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        spec = "copy-needed" if own != CPU and copy is False else "dl-device-cpu"
+        raise Violation(
+            spec, f"__dlpack__(dl_device=(kDLCPU, 0), copy={copy}) raised {type(e).__name__}: {e}"
+        ) from None
+    if own != CPU and copy is False:
+        raise Violation("copy-needed", f"copy=False, yet an array on {own} was exported to the CPU")
+    cap = check_export(
+        x,
+        capsule,
+        expected=expected,
+        shape=shape,
+        dtype=dtype,
+        max_version=VERSION,
+        copy=copy,
+        dl_device=CPU,
+    )
+    if own != CPU and cap.versioned and not cap.flags & IS_COPIED:
+        raise Violation(
+            "is-copied-flag", f"an array on {own} was copied to the CPU without IS_COPIED"
+        )

@@ -17,7 +17,7 @@ import traceback
 
 from . import cases as catalogue
 from .adapters import adapter_for
-from .spec import REQUIREMENTS, Violation
+from .spec import REQUIREMENTS, Skip, Violation
 
 VERDICTS = ("pass", "fail", "crash", "skip", "xfail", "warn")
 CASE_TIMEOUT = 60.0
@@ -72,6 +72,8 @@ def run_case(adapter, case, namespace_base):
         return _refused(adapter, case, ns, e)
     try:
         exec("\n".join(case.body[case.act :]), ns)  # noqa: S102
+    except Skip as why:
+        return result(adapter.name, case, "skip", str(why))
     except Violation as v:
         strength = REQUIREMENTS[v.spec][0]
         return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), v.spec)

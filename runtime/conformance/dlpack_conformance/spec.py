@@ -17,6 +17,10 @@ class Violation(Exception):
         self.spec = spec
 
 
+class Skip(Exception):
+    """A check that does not apply to the library (it lacks the feature)."""
+
+
 ARRAY_API = "Python array API standard 2024.12"
 ARRAY_API_DLPACK = ARRAY_API + ", array.__dlpack__"
 PYTHON_SPEC = "DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)"
@@ -68,6 +72,11 @@ REQUIREMENTS = {
         "must",
         ARRAY_API + ", array.__dlpack_device__ and array.__dlpack__ dl_device",
         "the capsule's device is what __dlpack_device__ returns, or the dl_device the consumer asked for.",
+    ),
+    "dlpack-device": (
+        "must",
+        ARRAY_API + ", array.__dlpack_device__",
+        "an array has __dlpack_device__, which returns (device_type, device_id).",
     ),
     "dtype": (
         "must",
