@@ -69,7 +69,7 @@ func Languages() []string {
 // defaults.
 type Request struct {
 	SchemaFile string // "" means the embedded schema
-	Out        string // "" means "."
+	Out        string // where to write; required when generating
 	Lang       string // comma-separated; "" means every language
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
@@ -140,15 +140,15 @@ func Run(req Request, stdout io.Writer) error {
 		}
 		return diff(s, from, v, stdout)
 	}
+	if req.Out == "" { // bare dlgen would scatter c/, go/, python/ and rust/ over the current directory
+		return usagef("-out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)")
+	}
 	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
 		PythonPackage: req.PythonPackage})
 	if err != nil {
 		return err
 	}
 	out := req.Out
-	if out == "" {
-		out = "."
-	}
 	if !req.Check {
 		_, err := Write(out, files)
 		return err

@@ -1,11 +1,11 @@
 // Dlgen turns the versioned DLPack schema into bindings: a C header that
-// replaces upstream dlpack.h, a pure-Go package with the same layout, and
+// replaces upstream dlpack.h, a pure-Go package with the same layout,
 // Python modules (ctypes, standard library only; Cython, fast) that
-// implement the DLPack protocol.
+// implement the DLPack protocol, and a no_std Rust crate with a safe layer.
 //
 // Usage:
 //
-//	dlgen [-lang c,go,python,rust] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
+//	dlgen [-lang c,go,python,rust] -out DIR [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
 //	dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y
 //	dlgen [-schema FILE] [-schema-yaml] -identify FILE.h
 //	dlgen -diff-rules
@@ -17,7 +17,9 @@
 //	-lang            comma-separated languages; default: all (c, go, python,
 //	                 rust). An unknown language is an error, whatever the
 //	                 other flags.
-//	-out DIR         output directory; default ".". The C header goes to
+//	-out DIR         output directory, required to generate or -check (-out .
+//	                 for the current one); without it dlgen writes nothing
+//	                 and exits 2. The C header goes to
 //	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/,
 //	                 the Python modules to DIR/python/ (build the Cython one
 //	                 there with `cythonize -i dlpack_cython.pyx`), the Rust

@@ -24,7 +24,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // printed below, to stdout when asked for
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]\n", strings.Join(generate.Languages(), ","))
+		fmt.Fprintf(w, "usage: dlgen [-lang %s] -out DIR [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]\n", strings.Join(generate.Languages(), ","))
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-schema-yaml] -identify FILE.h\n")
 		fmt.Fprintf(w, "       dlgen -diff-rules\n")
@@ -35,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var req generate.Request
 	fs.StringVar(&req.Lang, "lang", "", "comma-separated languages to generate: "+strings.Join(generate.Languages(), ",")+" (default all)")
-	fs.StringVar(&req.Out, "out", "", "output directory (default \".\")")
+	fs.StringVar(&req.Out, "out", "", "the directory to write into (required to generate or -check; -out . for the current one)")
 	fs.StringVar(&req.SchemaFile, "schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")

@@ -430,3 +430,24 @@ func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
 		assert.Contains(t, stderr, "-diff-rules", "%v", args)
 	}
 }
+
+// TestGenerateWithoutOutIsAUsageError: bare dlgen would write four
+// directories into wherever it happens to run; it writes nothing and says
+// which flag to pass instead.
+func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{{}, {"-check"}, {"-lang", "c", "-dlpack-version", "1.3"}} {
+		code, stdout, stderr := dlgen(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Equal(t, "dlgen: -out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)\n"+
+			"run dlgen -h for usage\n", stderr, "%v", args)
+	}
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Empty(t, entries, "dlgen wrote without -out")
+
+	code, _, stderr := dlgen(t, "-lang", "c", "-out", ".")
+	require.Equal(t, 0, code, stderr)
+	assert.FileExists(t, filepath.Join("c", "dlpack", "dlpack.h"))
+}
