@@ -436,6 +436,22 @@ func anyNegative(xs []int64) bool {
 	return false
 }
 
+// String describes the handle as Python's repr of a dlgen Tensor does, in
+// Go's notation: "Tensor(shape=[2 3], strides=[3 1], dtype=float32,
+// device=Device(device_type=kDLCPU, device_id=0), readonly=false)", or
+// "Tensor(closed)". It reads no element, so it works for any device.
+func (t *Tensor) String() string {
+	switch {
+	case t == nil:
+		return "<nil>"
+	case t.closed.Load():
+		return "Tensor(closed)"
+	}
+	s := t.s
+	return fmt.Sprintf("Tensor(shape=%v, strides=%v, dtype=%v, device=Device(device_type=%v, device_id=%d), readonly=%t)",
+		s.shape, s.strides, s.dtype, s.device.DeviceType, s.device.DeviceID, t.readOnly.Load())
+}
+
 // Device is where the data lives.
 func (t *Tensor) Device() dlpack.Device { return t.s.device }
 
