@@ -95,7 +95,10 @@ func usagef(format string, args ...any) error {
 
 // DriftError is -check's finding: the output directory is stale. dlgen
 // exits 1.
-type DriftError struct{ msg string }
+type DriftError struct {
+	msg string
+	Dir string // the stale -out; "" for -identify's finding
+}
 
 // Error says which output is stale.
 func (e *DriftError) Error() string { return e.msg }
@@ -159,7 +162,7 @@ func Run(req Request, stdout io.Writer) error {
 	}
 	if report != "" {
 		fmt.Fprint(stdout, report)
-		return &DriftError{msg: out + " is stale; run dlgen without -check to update it"}
+		return &DriftError{msg: out + " is stale; run dlgen without -check to update it", Dir: out}
 	}
 	return nil
 }

@@ -72,6 +72,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &drift) && drift.Dir != "" && os.Getenv("PRE_COMMIT") != "":
+		// pre-commit's hook has no dlgen on PATH: name the one it runs.
+		fmt.Fprintf(stderr, "dlgen: %s is stale; to update it, run the hook's dlgen without -check:\n  %s\n", drift.Dir, updateCommand(args))
+		return 1
 	case errors.As(err, &drift), errors.As(err, &breaking):
 		fmt.Fprintln(stderr, "dlgen:", err)
 		return 1
@@ -84,4 +88,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dlgen:", err)
 	}
 	return 2
+}
+
+// updateCommand is the command line that updates what args checked: this
+// executable with args less -check, quoted for a POSIX shell.
+func updateCommand(args []string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "dlgen"
+	}
+	words := []string{shellQuote(exe)}
+	for _, a := range args {
+		if a != "-check" && a != "--check" && a != "-check=true" && a != "--check=true" {
+			words = append(words, shellQuote(a))
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote leaves words of safe characters alone and single-quotes the
+// rest.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -451,3 +451,29 @@ func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.FileExists(t, filepath.Join("c", "dlpack", "dlpack.h"))
 }
+
+// TestCheckUnderPreCommitNamesTheHooksDlgen: inside a pre-commit hook
+// there is no dlgen on PATH, so "run dlgen without -check" is no help; the
+// hint is the command line that updates the files, with the hook's own
+// executable. (tests/dist runs it from a real hook.)
+func TestCheckUnderPreCommitNamesTheHooksDlgen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "third party")
+	t.Setenv("PRE_COMMIT", "1")
+	code, _, stderr := dlgen(t, "-lang", "c", "-check", "-out", dir)
+	assert.Equal(t, 1, code)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	assert.Equal(t, "dlgen: "+dir+" is stale; to update it, run the hook's dlgen without -check:\n  "+
+		shellQuote(exe)+" -lang c -out '"+dir+"'\n", stderr)
+
+	t.Setenv("PRE_COMMIT", "")
+	_, _, stderr = dlgen(t, "-lang", "c", "-check", "-out", dir)
+	assert.Equal(t, "dlgen: "+dir+" is stale; run dlgen without -check to update it\n", stderr)
+}
+
+func TestShellQuote(t *testing.T) {
+	assert.Equal(t, "-out", shellQuote("-out"))
+	assert.Equal(t, "src/mypkg/_vendor", shellQuote("src/mypkg/_vendor"))
+	assert.Equal(t, "''", shellQuote(""))
+	assert.Equal(t, `'it'\''s here'`, shellQuote("it's here"))
+}
