@@ -107,9 +107,11 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
 // In a Go project, make dlgen a tool of the module (Go 1.24 or later; go.mod
-// then pins its version) and run it from a //go:generate line:
+// then pins its version; until the tag v0.1.0 is pushed, add a replace
+// directive to a checkout and leave out @v0.1.0) and run it from a
+// //go:generate line:
 //
-//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@latest
+//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@v0.1.0
 //
 //	//go:generate go tool dlgen -lang go -dlpack-version 1.3 -out internal
 //
@@ -118,6 +120,8 @@
 //
 //	go tool dlgen -lang go -dlpack-version 1.3 -out internal -check
 //
-// Without Go, `pip install` a wheel of dlgen's release; a pre-commit hook
-// (id dlgen-check) runs -check. docs/ci.md has a CI step for each.
+// Without Go, `pip install` a wheel of dlgen's release (built by make
+// wheels; on PyPI once uploaded); a pre-commit hook (id dlgen-check) runs
+// -check, and under pre-commit a failure names the command that updates the
+// files. docs/ci.md has a CI step for each.
 package main
