@@ -250,7 +250,8 @@ func TestEveryGeneratedFileCarriesItsLicence(t *testing.T) {
 
 // TestCHeaderCompilesAsC89 pins that the header alone is valid C89 (no
 // trailing comma after the last enumerator, no // comments), as upstream's is:
-// a drop-in must build wherever the header it replaces builds.
+// a drop-in must build wherever the header it replaces builds. As C++ it
+// needs C++11 from v0.7, as docs/c.md says.
 func TestCHeaderCompilesAsC89(t *testing.T) {
 	tooltest.Require(t, "gcc")
 	for _, v := range versions(t) {
@@ -262,6 +263,18 @@ func TestCHeaderCompilesAsC89(t *testing.T) {
 			if out, err := tooltest.Try(dir, nil, "gcc", "-std=c89", "-pedantic", "-Wall", "-Wextra", "-Werror",
 				"-fsyntax-only", "-I", filepath.Join(dir, "c"), src); err != nil {
 				t.Fatalf("gcc -std=c89 rejects the v%s header: %v\n%s", v, err, out)
+			}
+			// docs/c.md: C++11 for every release; from v0.7 DLDeviceType's
+			// enum base, upstream's too, is not C++98.
+			tooltest.Require(t, "g++")
+			cxx := filepath.Join(dir, "cxx98.cc")
+			require.NoError(t, os.WriteFile(cxx, []byte("#include \"dlpack/dlpack.h\"\nint main() { return 0; }\n"), 0o644))
+			out, err := tooltest.Try(dir, nil, "g++", "-std=c++98", "-pedantic", "-Werror", "-fsyntax-only", "-I", filepath.Join(dir, "c"), cxx)
+			if v == "0.6" {
+				require.NoError(t, err, "g++ -std=c++98 rejects the v0.6 header:\n%s", out)
+			} else {
+				require.Error(t, err, "the v%s header passed as C++98, which its enum base is not", v)
+				require.Contains(t, out, "c++11", v)
 			}
 		})
 	}
