@@ -1,12 +1,17 @@
 package devices_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"testing"
+	"unsafe"
 
 	"github.com/dlgen/dlgen/devices"
 	"github.com/dlgen/dlgen/devices/devicetest"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -34,4 +39,47 @@ func TestOpenCLPassesTheSuite(t *testing.T) {
 		ids[i] = int32(i)
 	}
 	devicetest.Run(t, devicetest.Target{Type: dlpack.DeviceTypeOpenCL, IDs: ids, Missing: []int32{-1, int32(len(names))}})
+}
+
+// TestOpenCLWithoutPlatformsIsNoBackend runs this test binary again with
+// the ICD loader pointed at an empty vendor directory: the loader is there,
+// no OpenCL implementation is.
+func TestOpenCLWithoutPlatformsIsNoBackend(t *testing.T) {
+	if os.Getenv("DLGEN_OPENCL_CHILD") == "1" {
+		_, err := devices.For(dlpack.DeviceTypeOpenCL)
+		if !errors.Is(err, devices.ErrNoBackend) {
+			t.Fatalf("For(kDLOpenCL) = %v", err)
+		}
+		_, err = devices.OpenCLDevices()
+		t.Log(err)
+		return
+	}
+	if _, err := devices.OpenCLDevices(); err != nil {
+		devicetest.Unavailable(t, err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenCLWithoutPlatformsIsNoBackend$", "-test.v")
+	cmd.Env = append(os.Environ(), "DLGEN_OPENCL_CHILD=1", "OCL_ICD_VENDORS="+t.TempDir(), "OCL_ICD_FILENAMES=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "devices: no backend for kDLOpenCL: OpenCL not available: no OpenCL platform")
+}
+
+func TestOpenCLRefusesViewsOutsideTheBuffer(t *testing.T) {
+	if _, err := devices.OpenCLDevices(); err != nil {
+		devicetest.Unavailable(t, err)
+	}
+	dev := dlpack.Device{DeviceType: dlpack.DeviceTypeOpenCL}
+	mem, err := devices.Allocate(dev, 64)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, devices.Free(dev, mem)) }()
+	host := make([]byte, 256)
+	h := devices.Array{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, Data: unsafe.Pointer(&host[0]), Shape: []int64{16}, Strides: []int64{1}, ItemSize: 4}
+	for _, a := range []devices.Array{
+		{Device: dev, Data: mem, Shape: []int64{16}, Strides: []int64{1}, ItemSize: 4, ByteOffset: 4},
+		{Device: dev, Data: mem, Shape: []int64{16}, Strides: []int64{-1}, ItemSize: 4, ByteOffset: 32},
+		{Device: dev, Data: mem, Shape: []int64{16}, Strides: []int64{1 << 61}, ItemSize: 4},
+	} {
+		assert.ErrorContains(t, devices.Copy(a, h), "reach outside an OpenCL buffer of 64 bytes")
+		assert.ErrorContains(t, devices.Copy(h, a), "reach outside an OpenCL buffer of 64 bytes")
+	}
 }
