@@ -2,9 +2,12 @@ package devices_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/dlgen/dlgen/devices"
@@ -81,5 +84,72 @@ func TestOpenCLRefusesViewsOutsideTheBuffer(t *testing.T) {
 	} {
 		assert.ErrorContains(t, devices.Copy(a, h), "reach outside an OpenCL buffer of 64 bytes")
 		assert.ErrorContains(t, devices.Copy(h, a), "reach outside an OpenCL buffer of 64 bytes")
+	}
+}
+
+// TestOpenCLManyGoroutinesOnOneQueue allocates, writes and reads from many
+// goroutines on each device at once, all through the device's one queue.
+// PoCL 3.1's basic device deadlocked under this when commands were
+// enqueued from several threads at once; a hang fails the test after a
+// minute instead of running into the test binary's timeout.
+func TestOpenCLManyGoroutinesOnOneQueue(t *testing.T) {
+	names, err := devices.OpenCLDevices()
+	if err != nil {
+		devicetest.Unavailable(t, err)
+	}
+	const workers, rounds, n = 24, 200, 512
+	host := dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+	hostArray := func(b []byte) devices.Array {
+		return devices.Array{Device: host, Data: unsafe.Pointer(&b[0]), Shape: []int64{n}, Strides: []int64{1}, ItemSize: 1}
+	}
+	roundTrip := func(dev dlpack.Device, w, r int) error {
+		mem, err := devices.Allocate(dev, n)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = devices.Free(dev, mem) }()
+		in, out := make([]byte, n), make([]byte, n)
+		for i := range in {
+			in[i] = byte(w + r + i)
+		}
+		onDevice := devices.Array{Device: dev, Data: mem, Shape: []int64{n}, Strides: []int64{1}, ItemSize: 1}
+		if err := devices.Copy(onDevice, hostArray(in)); err != nil {
+			return err
+		}
+		if err := devices.Copy(hostArray(out), onDevice); err != nil {
+			return err
+		}
+		if string(out) != string(in) {
+			return fmt.Errorf("worker %d, round %d on %v: read back other bytes than written", w, r, dev)
+		}
+		return nil
+	}
+	errs := make(chan error, workers*len(names))
+	var wg sync.WaitGroup
+	for id := range names {
+		dev := dlpack.Device{DeviceType: dlpack.DeviceTypeOpenCL, DeviceID: int32(id)}
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					if err := roundTrip(dev, w, r); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(time.Minute):
+		t.Fatalf("%d goroutines on %d OpenCL devices have not finished %d round trips each in a minute", workers*len(names), len(names), rounds)
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
