@@ -490,7 +490,11 @@ func (q *clQueue) finish() error {
 	})
 }
 
-// waitLimit bounds every wait for an OpenCL device.
+// waitLimit bounds every wait for an OpenCL device. The other calls do not
+// wait for one: copies are enqueued without blocking (a driver that runs
+// them inside the clEnqueue call takes as long as the copy, and no longer,
+// since the queue's earlier commands have ended), and clFlush, clRelease*
+// and the Get*Info queries return without waiting for commands.
 var waitLimit = 5 * time.Minute
 
 // await bounds a call that waits for the device (clFinish,
