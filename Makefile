@@ -1,9 +1,9 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
-# make bench: the benchmarks (bench-runtime, bench-python, bench-framework, generation);
+# make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, generation);
 #   each prints its table and draws it in docs/bench/*.svg (docs/benchmarks.md).
 # make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go).
-.PHONY: test deps generate bench bench-python bench-runtime bench-framework golden wheels
+.PHONY: test deps generate bench bench-python bench-runtime bench-framework bench-conformance golden wheels
 
 test:
 	./scripts/test.sh
@@ -21,8 +21,12 @@ wheels:
 	rm -rf dist
 	go run ./scripts/wheels -out dist
 
-bench: bench-runtime bench-python bench-framework
+bench: bench-runtime bench-python bench-framework bench-conformance
 	go test -run='^$$' -bench=. -benchmem ./generate
+
+# The conformance kit: a full run per library against a bare import of it.
+bench-conformance: deps
+	.venv/bin/python bench/conformance.py
 
 bench-runtime: deps
 	.venv/bin/python bench/runtime.py

@@ -140,6 +140,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
@@ -308,9 +309,19 @@ type queueKey struct {
 // clQueue is an in-order command queue with what its commands still hold:
 // their events, to report failures at Sync, and the pins of host memory
 // they read from.
+//
+// Commands are enqueued on a queue by one goroutine at a time (mu is held
+// around every clEnqueue call). Drivers that run a command inside the
+// clEnqueue call that submits it, such as PoCL's "basic" CPU device, then
+// see a queue whose earlier commands have all ended. Enqueued from several
+// threads at once, PoCL 3.1's basic device deadlocks: the thread that
+// finishes a command runs the next command of the queue, which another
+// thread had enqueued meanwhile, while still holding that command's lock,
+// and waits for it forever.
 type clQueue struct {
-	q   C.cl_command_queue
-	dev int32
+	q    C.cl_command_queue
+	dev  int32
+	name string // of the device, for errors
 
 	mu     sync.Mutex
 	events []C.cl_event
@@ -377,7 +388,7 @@ func (b *openCLBackend) queue(ctx C.cl_context, id int32) (*clQueue, error) {
 	if err := clError("clCreateCommandQueue", code); err != nil {
 		return nil, err
 	}
-	cq := &clQueue{q: q, dev: id}
+	cq := &clQueue{q: q, dev: id, name: b.devices[id].name}
 	b.queues[key] = cq
 	return cq, nil
 }
@@ -409,11 +420,15 @@ func (b *openCLBackend) Allocate(dev dlpack.Device, nbytes int) (unsafe.Pointer,
 		return nil, err
 	}
 	var ev C.cl_event
+	q.mu.Lock()
 	err = clError("clEnqueueFillBuffer", C.dlgen_clEnqueueFillBuffer(q.q, mem, C.size_t(nbytes), &ev))
+	q.mu.Unlock()
 	if err == nil {
-		err = wait([]C.cl_event{ev}, "clEnqueueFillBuffer")
+		err = q.await("clEnqueueFillBuffer", func() error { return wait([]C.cl_event{ev}, "clEnqueueFillBuffer") }, nil)
 	}
 	if err != nil {
+		// OpenCL keeps the buffer until the fill has ended, also when that
+		// is after Allocate gave up waiting.
 		C.dlgen_clReleaseMemObject(mem)
 		return nil, err
 	}
@@ -452,24 +467,61 @@ func (b *openCLBackend) Sync(dev dlpack.Device) error {
 }
 
 // finish waits for every command submitted so far, then drops what they
-// held.
+// held (also when that is after finish gave up waiting).
 func (q *clQueue) finish() error {
 	q.mu.Lock()
 	events, pins := q.events, q.pins
 	q.events, q.pins = nil, nil
 	q.mu.Unlock()
-	err := clError("clFinish", C.dlgen_clFinish(q.q))
-	for _, ev := range events {
-		var status C.cl_int
-		if code := C.dlgen_clEventStatus(ev, &status); (code != 0 || status < 0) && err == nil {
-			err = clError("queued copy", min(code, status))
+	return q.await("clFinish", func() error {
+		err := clError("clFinish", C.dlgen_clFinish(q.q))
+		for _, ev := range events {
+			var status C.cl_int
+			if code := C.dlgen_clEventStatus(ev, &status); (code != 0 || status < 0) && err == nil {
+				err = clError("queued copy", min(code, status))
+			}
+			C.dlgen_clReleaseEvent(ev)
 		}
-		C.dlgen_clReleaseEvent(ev)
+		return err
+	}, func() {
+		for _, p := range pins {
+			p.Unpin()
+		}
+	})
+}
+
+// waitLimit bounds every wait for an OpenCL device. The other calls do not
+// wait for one: copies are enqueued without blocking (a driver that runs
+// them inside the clEnqueue call takes as long as the copy, and no longer,
+// since the queue's earlier commands have ended), and clFlush, clRelease*
+// and the Get*Info queries return without waiting for commands.
+var waitLimit = 5 * time.Minute
+
+// await bounds a call that waits for the device (clFinish,
+// clWaitForEvents): it runs wait on a goroutine of its own and waits for
+// it at most waitLimit, then returns an error naming call and the device.
+// Whenever wait returns, done (if not nil) runs on that goroutine: it
+// unpins the host memory the device may still be using, so that a wait
+// given up on leaves that memory in use until the device has finished
+// with it.
+func (q *clQueue) await(call string, wait func() error, done func()) error {
+	result := make(chan error, 1)
+	go func() {
+		err := wait()
+		if done != nil {
+			done()
+		}
+		result <- err
+	}()
+	timer := time.NewTimer(waitLimit)
+	defer timer.Stop()
+	select {
+	case err := <-result:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("devices: OpenCL device %d (%s): %s has not finished after %v; the device is stuck or overloaded, and the memory of the copy stays in use until it finishes",
+			q.dev, q.name, call, waitLimit)
 	}
-	for _, p := range pins {
-		p.Unpin()
-	}
-	return err
 }
 
 // wait waits for events and releases them.
@@ -670,10 +722,10 @@ func (q *clQueue) flush() error { return clError("clFlush", C.dlgen_clFlush(q.q)
 // read copies the rectangles of p from mem (side 0) to host memory (side 1,
 // offsets from host) and waits for them.
 func (q *clQueue) read(mem C.cl_mem, p rectPlan, host unsafe.Pointer) error {
-	var pin runtime.Pinner
+	pin := new(runtime.Pinner)
 	pin.Pin(host)
-	defer pin.Unpin()
 	var events []C.cl_event
+	q.mu.Lock()
 	err := p.each(func(r rect) error {
 		o, reg := origin(r.off[0]), region(r)
 		var ev C.cl_event
@@ -684,7 +736,8 @@ func (q *clQueue) read(mem C.cl_mem, p rectPlan, host unsafe.Pointer) error {
 		}
 		return clError("clEnqueueReadBufferRect", code)
 	})
-	return errors.Join(err, wait(events, "clEnqueueReadBufferRect"))
+	q.mu.Unlock()
+	return errors.Join(err, q.await("clEnqueueReadBufferRect", func() error { return wait(events, "clEnqueueReadBufferRect") }, pin.Unpin))
 }
 
 // copyBuffers copies the rectangles of p from s.mem (side 1) to d.mem
@@ -694,7 +747,8 @@ func (q *clQueue) read(mem C.cl_mem, p rectPlan, host unsafe.Pointer) error {
 func copyBuffers(d, s clArray, p rectPlan) error {
 	other := s.q != d.q
 	if other {
-		if err := clError("clFinish", C.dlgen_clFinish(s.q.q)); err != nil {
+		err := s.q.await("clFinish", func() error { return clError("clFinish", C.dlgen_clFinish(s.q.q)) }, nil)
+		if err != nil {
 			return err
 		}
 	}
@@ -716,5 +770,8 @@ func copyBuffers(d, s clArray, p rectPlan) error {
 		err = errors.Join(err, d.q.flush())
 	}
 	d.q.mu.Unlock()
-	return errors.Join(err, wait(events, "clEnqueueCopyBufferRect"))
+	if len(events) == 0 {
+		return err
+	}
+	return errors.Join(err, d.q.await("clEnqueueCopyBufferRect", func() error { return wait(events, "clEnqueueCopyBufferRect") }, nil))
 }

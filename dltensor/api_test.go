@@ -85,8 +85,8 @@ func TestFromCRefusalLeavesTheMemoryWithTheCaller(t *testing.T) {
 }
 
 func TestDeleteOfNilDoesNothing(t *testing.T) {
-	dltensor.DeleteVersioned(nil) // crashed in C before
-	dltensor.DeleteLegacy(nil)
+	dltensor.DeleteVersioned[dlpack.ManagedTensorVersioned](nil) // crashed in C before
+	dltensor.DeleteLegacy((*dlpack.ManagedTensor)(nil))
 }
 
 // TestStridedFromGo makes the transpose of a 2x3 slice, starting at an

@@ -30,11 +30,6 @@ func init() { exported.m = map[unsafe.Pointer]*storage{} }
 // errOutOfCMemory: calloc failed.
 var errOutOfCMemory = errors.New("dltensor: out of C memory")
 
-// ErrNeedsVersioned: a legacy (pre-1.0) DLManagedTensor cannot describe
-// the tensor, which is read-only or has padded sub-byte elements; Export
-// can.
-var ErrNeedsVersioned = errors.New("only a versioned (DLPack >= 1.0) export can describe this tensor")
-
 // register records the export c of s, which already holds a reference,
 // and pins Go memory on the first export.
 func (s *storage) register(c unsafe.Pointer) {
@@ -161,15 +156,27 @@ func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 }
 
 // DeleteVersioned calls m's deleter, as a consumer does when it is done;
-// nil, or a NULL deleter, does nothing.
-func DeleteVersioned(m *dlpack.ManagedTensorVersioned) {
+// nil, or a NULL deleter, does nothing. M is the ManagedTensorVersioned of
+// any Go package dlgen generated, as for Import; another layout panics
+// with an error wrapping ErrNotDLPackType.
+func DeleteVersioned[M any](p *M) {
+	m, err := convert[dlpack.ManagedTensorVersioned]("DeleteVersioned", p)
+	if err != nil {
+		panic(err)
+	}
 	if m != nil {
 		C.dlgen_call_versioned_deleter((*C.DLManagedTensorVersioned)(unsafe.Pointer(m)))
 	}
 }
 
 // DeleteLegacy calls m's deleter; nil, or a NULL deleter, does nothing.
-func DeleteLegacy(m *dlpack.ManagedTensor) {
+// M is the ManagedTensor of any Go package dlgen generated; another layout
+// panics with an error wrapping ErrNotDLPackType.
+func DeleteLegacy[M any](p *M) {
+	m, err := convert[dlpack.ManagedTensor]("DeleteLegacy", p)
+	if err != nil {
+		panic(err)
+	}
 	if m != nil {
 		C.dlgen_call_legacy_deleter((*C.DLManagedTensor)(unsafe.Pointer(m)))
 	}

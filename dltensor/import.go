@@ -41,7 +41,16 @@ func unclaim(p unsafe.Pointer) {
 // ErrMalformed (ErrAlreadyImported, without a deleter call, for a pointer
 // a live import owns). On success, the last of Close and the deleters of
 // re-exports calls the deleter exactly once.
-func Import(m *dlpack.ManagedTensorVersioned) (*Tensor, error) {
+//
+// M is the ManagedTensorVersioned of any Go package dlgen generated:
+// generated/go/dlpack, or the one dlgen -lang go wrote into your module.
+// Its layout is checked once per type; a type laid out otherwise is
+// refused with ErrNotDLPackType, and nothing is read through m.
+func Import[M any](p *M) (*Tensor, error) {
+	m, err := convert[dlpack.ManagedTensorVersioned]("Import", p)
+	if err != nil {
+		return nil, err
+	}
 	if m == nil {
 		return nil, fmt.Errorf("dltensor: import of a NULL tensor: %w", ErrMalformed)
 	}
@@ -77,10 +86,14 @@ func deleteManaged(m *dlpack.ManagedTensorVersioned, legacy bool) {
 }
 
 // ImportLegacy takes ownership of a DLManagedTensor (DLPack < 1.0), as
-// Import does. The legacy format has no flags: the tensor is writable
-// (call SetReadOnly to treat it as read-only) and sub-byte elements are
-// packed.
-func ImportLegacy(m *dlpack.ManagedTensor) (*Tensor, error) {
+// Import does, from any Go package dlgen generated. The legacy format has
+// no flags: the tensor is writable (call SetReadOnly to treat it as
+// read-only) and sub-byte elements are packed.
+func ImportLegacy[M any](p *M) (*Tensor, error) {
+	m, err := convert[dlpack.ManagedTensor]("ImportLegacy", p)
+	if err != nil {
+		return nil, err
+	}
 	if m == nil {
 		return nil, fmt.Errorf("dltensor: import of a NULL tensor: %w", ErrMalformed)
 	}

@@ -69,20 +69,27 @@
 // Errors can be told apart with errors.Is: ErrClosed, ErrReadOnly,
 // ErrNotContiguous, ErrElementType, ErrNotOnCPU, ErrNoBackend,
 // ErrNeedsVersioned (ExportLegacy), ErrMalformed (the producer's deleter
-// ran) and ErrAlreadyImported (it did not); errors.As with a *RuleError
+// ran), ErrAlreadyImported (it did not), ErrNotDLPackType and ErrNeedsCgo;
+// errors.As with a *RuleError
 // tells which rule a tensor broke.
 //
 // Close is nil-safe, as are DeleteVersioned and DeleteLegacy: a deferred
 // t.Close() does nothing when the constructor returned an error.
 //
+// Import, ImportLegacy, DeleteVersioned and DeleteLegacy take the managed
+// tensors of any Go package dlgen generated: generated/go/dlpack, or the
+// one `dlgen -lang go` wrote into your module, whose types are declared
+// alike. The layout of each type is checked once, against
+// generated/go/dlpack's; another layout is refused with ErrNotDLPackType.
+//
 // Exchanging through the C ABI needs cgo and a C compiler: exports live in
 // C memory and deleters are C functions. Built with CGO_ENABLED=0 (or with
-// no C compiler found) the package is its pure-Go part only: making
-// tensors, views and copies work, while Export, ExportLegacy,
-// ExportAndClose, Import, ImportLegacy, DeleteVersioned and DeleteLegacy
-// are not defined, so a program that exchanges tensors fails to build
-// rather than at run time. The layout types (generated/go/dlpack) and the
-// copy engine (devices) need no cgo either.
+// no C compiler found) the package is its pure-Go part: making tensors,
+// views and copies work, and Export, ExportLegacy, ExportAndClose, Import
+// and ImportLegacy return an error wrapping ErrNeedsCgo, which says to
+// build with CGO_ENABLED=1 and a C compiler (DeleteVersioned and
+// DeleteLegacy, which return nothing, panic with it). The layout types
+// (generated/go/dlpack) and the copy engine (devices) need no cgo.
 //
 // Concurrency: every function and method may be called from any goroutine
 // at the same time, and deleters from any OS thread, except that a handle
@@ -126,6 +133,14 @@ var (
 	ErrNotOnCPU = errors.New("tensor memory is not on the CPU")
 	// ErrNoBackend: no copy engine is registered for a device type.
 	ErrNoBackend = devices.ErrNoBackend
+	// ErrNeedsVersioned: a legacy (pre-1.0) DLManagedTensor cannot
+	// describe the tensor, which is read-only or has padded sub-byte
+	// elements; Export can.
+	ErrNeedsVersioned = errors.New("only a versioned (DLPack >= 1.0) export can describe this tensor")
+	// ErrNeedsCgo: the program was built without cgo, and exchanging
+	// tensors through the C ABI needs it.
+	ErrNeedsCgo = errors.New("dltensor needs cgo to exchange tensors through the C ABI: " +
+		"build with CGO_ENABLED=1 and a C compiler (gcc or clang on PATH, or named by CC)")
 )
 
 // storage is what every handle on one tensor shares.
@@ -419,6 +434,22 @@ func anyNegative(xs []int64) bool {
 		}
 	}
 	return false
+}
+
+// String describes the handle as Python's repr of a dlgen Tensor does, in
+// Go's notation: "Tensor(shape=[2 3], strides=[3 1], dtype=float32,
+// device=Device(device_type=kDLCPU, device_id=0), readonly=false)", or
+// "Tensor(closed)". It reads no element, so it works for any device.
+func (t *Tensor) String() string {
+	switch {
+	case t == nil:
+		return "<nil>"
+	case t.closed.Load():
+		return "Tensor(closed)"
+	}
+	s := t.s
+	return fmt.Sprintf("Tensor(shape=%v, strides=%v, dtype=%v, device=Device(device_type=%v, device_id=%d), readonly=%t)",
+		s.shape, s.strides, s.dtype, s.device.DeviceType, s.device.DeviceID, t.readOnly.Load())
 }
 
 // Device is where the data lives.

@@ -66,7 +66,7 @@ func Languages() []string {
 // defaults.
 type Request struct {
 	SchemaFile string // "" means the embedded schema
-	Out        string // "" means "."
+	Out        string // where to write; required when generating
 	Lang       string // comma-separated; "" means every language
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
@@ -92,7 +92,10 @@ func usagef(format string, args ...any) error {
 
 // DriftError is -check's finding: the output directory is stale. dlgen
 // exits 1.
-type DriftError struct{ msg string }
+type DriftError struct {
+	msg string
+	Dir string // the stale -out; "" for -identify's finding
+}
 
 // Error says which output is stale.
 func (e *DriftError) Error() string { return e.msg }
@@ -137,15 +140,15 @@ func Run(req Request, stdout io.Writer) error {
 		}
 		return diff(s, from, v, stdout)
 	}
+	if req.Out == "" { // bare dlgen would scatter c/, go/, python/ and rust/ over the current directory
+		return usagef("-out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)")
+	}
 	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
 		BackendOptions: req.BackendOptions})
 	if err != nil {
 		return err
 	}
 	out := req.Out
-	if out == "" {
-		out = "."
-	}
 	if !req.Check {
 		_, err := Write(out, files)
 		return err
@@ -156,7 +159,7 @@ func Run(req Request, stdout io.Writer) error {
 	}
 	if report != "" {
 		fmt.Fprint(stdout, report)
-		return &DriftError{msg: out + " is stale; run dlgen without -check to update it"}
+		return &DriftError{msg: out + " is stale; run dlgen without -check to update it", Dir: out}
 	}
 	return nil
 }

@@ -5,7 +5,8 @@
 # dltensor runtime, the copy engine with its backend suite on the CPU and on
 # OpenCL through PoCL, where a missing OpenCL device fails, the example
 # c-shared bridge from C under sanitizers and valgrind, dltensor against
-# tvm-ffi's C++ runtime, which runs itself under -race and cgocheck2; the Rust
+# tvm-ffi's C++ runtime, which runs itself under -race and cgocheck2; the
+# OpenCL tests three at a time under -race, where a hang fails; the Rust
 # crate of every release: clippy, rustfmt, its tests also under Miri, its
 # layout against gcc's and its data model on every rustc target, its import
 # verdicts against Go's, a PyO3 extension with NumPy and PyTorch; the
@@ -33,6 +34,8 @@ echo "== go test -race"
 go test -race -count=1 -timeout 30m ./...   # a cold NumPy build (tests/numpy) takes minutes
 echo "== dltensor, the copy engine (CPU and OpenCL) and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices/... ./tests/bridge
+echo "== the OpenCL backend under load: its tests three times side by side, three rounds, under -race (a hang fails)"
+scripts/opencl-stress.sh 3 3 60
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"

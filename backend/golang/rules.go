@@ -341,7 +341,7 @@ func (g *gen) messages(f *jen.File) error {
 		jen.Return(jen.Append(jen.Index().String().Call(jen.Nil()), r().Dot("params").Op("..."))))
 	f.Comment("Format renders the message with one argument per parameter, in Params")
 	f.Comment("order: integers in decimal, strings as they are.")
-	f.Func().Params(jen.Id("r").Id("Rule")).Id("Format").Params(jen.Id("args").Op("...").Any()).String().Block(
+	f.Func().Params(jen.Id("r").Id("Rule")).Id("Format").Params(jen.Id("args").Op("...").Interface()).String().Block(
 		jen.Return(jen.Qual("fmt", "Sprintf").Call(r().Dot("format"), jen.Id("args").Op("..."))))
 	return nil
 }

@@ -1,11 +1,11 @@
 // Dlgen turns the versioned DLPack schema into bindings: a C header that
-// replaces upstream dlpack.h, a pure-Go package with the same layout, and
+// replaces upstream dlpack.h, a pure-Go package with the same layout,
 // Python modules (ctypes, standard library only; Cython, fast) that
-// implement the DLPack protocol.
+// implement the DLPack protocol, and a no_std Rust crate with a safe layer.
 //
 // Usage:
 //
-//	dlgen [-lang c,go,python,rust] [-out DIR] [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
+//	dlgen [-lang c,go,python,rust] -out DIR [-schema FILE] [-dlpack-version X.Y] [-python-package NAME] [-check]
 //	dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y
 //	dlgen [-schema FILE] [-schema-yaml] -identify FILE.h
 //	dlgen -diff-rules
@@ -17,7 +17,9 @@
 //	-lang            comma-separated languages; default: all (c, go, python,
 //	                 rust). An unknown language is an error, whatever the
 //	                 other flags.
-//	-out DIR         output directory; default ".". The C header goes to
+//	-out DIR         output directory, required to generate or -check (-out .
+//	                 for the current one); without it dlgen writes nothing
+//	                 and exits 2. The C header goes to
 //	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/,
 //	                 the Python modules to DIR/python/ (build the Cython one
 //	                 there with `cythonize -i dlpack_cython.pyx`), the Rust
@@ -105,9 +107,11 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
 // In a Go project, make dlgen a tool of the module (Go 1.24 or later; go.mod
-// then pins its version) and run it from a //go:generate line:
+// then pins its version; until the tag v0.1.0 is pushed, add a replace
+// directive to a checkout and leave out @v0.1.0) and run it from a
+// //go:generate line:
 //
-//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@latest
+//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@v0.1.0
 //
 //	//go:generate go tool dlgen -lang go -dlpack-version 1.3 -out internal
 //
@@ -116,6 +120,8 @@
 //
 //	go tool dlgen -lang go -dlpack-version 1.3 -out internal -check
 //
-// Without Go, `pip install` a wheel of dlgen's release; a pre-commit hook
-// (id dlgen-check) runs -check. docs/ci.md has a CI step for each.
+// Without Go, `pip install` a wheel of dlgen's release (built by make
+// wheels; on PyPI once uploaded); a pre-commit hook (id dlgen-check) runs
+// -check, and under pre-commit a failure names the command that updates the
+// files. docs/ci.md has a CI step for each.
 package main

@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(&backendFlags, " [-%s %s]", o.Flag, o.Arg)
 			}
 		}
-		fmt.Fprintf(w, "usage: dlgen [-lang %s] [-out DIR] [-schema FILE] [-dlpack-version X.Y]%s [-check]\n", strings.Join(generate.Languages(), ","), backendFlags.String())
+		fmt.Fprintf(w, "usage: dlgen [-lang %s] -out DIR [-schema FILE] [-dlpack-version X.Y]%s [-check]\n", strings.Join(generate.Languages(), ","), backendFlags.String())
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
 		fmt.Fprintf(w, "       dlgen [-schema FILE] [-schema-yaml] -identify FILE.h\n")
 		fmt.Fprintf(w, "       dlgen -diff-rules\n")
@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var req generate.Request
 	fs.StringVar(&req.Lang, "lang", "", "comma-separated languages to generate: "+strings.Join(generate.Languages(), ",")+" (default all but conformance, the conformance kit)")
-	fs.StringVar(&req.Out, "out", "", "output directory (default \".\")")
+	fs.StringVar(&req.Out, "out", "", "the directory to write into (required to generate or -check; -out . for the current one)")
 	fs.StringVar(&req.SchemaFile, "schema", "", "schema file (default: the embedded "+schema.DefaultFile+")")
 	fs.StringVar(&req.Version, "dlpack-version", "", "DLPack release to emit (default: the newest in the schema)")
 	fs.BoolVar(&req.Check, "check", false, "write nothing; print a diff and exit 1 if -out is not exactly what dlgen would write")
@@ -88,6 +88,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &drift) && drift.Dir != "" && os.Getenv("PRE_COMMIT") != "":
+		// pre-commit's hook has no dlgen on PATH: name the one it runs.
+		fmt.Fprintf(stderr, "dlgen: %s is stale; to update it, run the hook's dlgen without -check:\n  %s\n", drift.Dir, updateCommand(args))
+		return 1
 	case errors.As(err, &drift), errors.As(err, &breaking):
 		fmt.Fprintln(stderr, "dlgen:", err)
 		return 1
@@ -100,4 +104,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dlgen:", err)
 	}
 	return 2
+}
+
+// updateCommand is the command line that updates what args checked: this
+// executable with args less -check, quoted for a POSIX shell.
+func updateCommand(args []string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "dlgen"
+	}
+	words := []string{shellQuote(exe)}
+	for _, a := range args {
+		if a != "-check" && a != "--check" && a != "-check=true" && a != "--check=true" {
+			words = append(words, shellQuote(a))
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote leaves words of safe characters alone and single-quotes the
+// rest.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -430,3 +430,50 @@ func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
 		assert.Contains(t, stderr, "-diff-rules", "%v", args)
 	}
 }
+
+// TestGenerateWithoutOutIsAUsageError: bare dlgen would write four
+// directories into wherever it happens to run; it writes nothing and says
+// which flag to pass instead.
+func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{{}, {"-check"}, {"-lang", "c", "-dlpack-version", "1.3"}} {
+		code, stdout, stderr := dlgen(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Equal(t, "dlgen: -out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)\n"+
+			"run dlgen -h for usage\n", stderr, "%v", args)
+	}
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Empty(t, entries, "dlgen wrote without -out")
+
+	code, _, stderr := dlgen(t, "-lang", "c", "-out", ".")
+	require.Equal(t, 0, code, stderr)
+	assert.FileExists(t, filepath.Join("c", "dlpack", "dlpack.h"))
+}
+
+// TestCheckUnderPreCommitNamesTheHooksDlgen: inside a pre-commit hook
+// there is no dlgen on PATH, so "run dlgen without -check" is no help; the
+// hint is the command line that updates the files, with the hook's own
+// executable. (tests/dist runs it from a real hook.)
+func TestCheckUnderPreCommitNamesTheHooksDlgen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "third party")
+	t.Setenv("PRE_COMMIT", "1")
+	code, _, stderr := dlgen(t, "-lang", "c", "-check", "-out", dir)
+	assert.Equal(t, 1, code)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	assert.Equal(t, "dlgen: "+dir+" is stale; to update it, run the hook's dlgen without -check:\n  "+
+		shellQuote(exe)+" -lang c -out '"+dir+"'\n", stderr)
+
+	t.Setenv("PRE_COMMIT", "")
+	_, _, stderr = dlgen(t, "-lang", "c", "-check", "-out", dir)
+	assert.Equal(t, "dlgen: "+dir+" is stale; run dlgen without -check to update it\n", stderr)
+}
+
+func TestShellQuote(t *testing.T) {
+	assert.Equal(t, "-out", shellQuote("-out"))
+	assert.Equal(t, "src/mypkg/_vendor", shellQuote("src/mypkg/_vendor"))
+	assert.Equal(t, "''", shellQuote(""))
+	assert.Equal(t, `'it'\''s here'`, shellQuote("it's here"))
+}

@@ -61,11 +61,11 @@ const name = "dlgen"
 
 // summary and description are the wheel's METADATA text.
 const (
-	summary     = "Generates DLPack bindings (a C header, Go, Python) from one versioned schema"
+	summary     = "Generates DLPack bindings (a C header, Go, Python, Rust) from one versioned schema"
 	description = `dlgen turns one YAML schema of the DLPack tensor-exchange ABI into a C header
 that replaces upstream dlpack.h (any release from v0.6), a pure-Go package with
-the same layout, and Python modules (ctypes, standard library only; Cython)
-that implement the DLPack protocol. This wheel installs the dlgen command,
+the same layout, Python modules (ctypes, standard library only; Cython) that
+implement the DLPack protocol, and a no_std Rust crate. This wheel installs the dlgen command,
 a static binary: no Go and no compiler needed.
 
     dlgen -lang python -out vendor/            # vendor/python/

@@ -17,6 +17,7 @@ import (
 	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -141,9 +142,12 @@ func TestCHeaderCompilesEverywhere(t *testing.T) {
 	}
 }
 
+// goModule makes dir/go a module without a go directive, which Go reads as
+// go1.16 code: the generated package must build in any module, however old
+// (no any, no generics).
 func goModule(t *testing.T, dir string) string {
 	mod := filepath.Join(dir, "go")
-	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/vendored\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/vendored\n"), 0o644))
 	return mod
 }
 
@@ -246,7 +250,8 @@ func TestEveryGeneratedFileCarriesItsLicence(t *testing.T) {
 
 // TestCHeaderCompilesAsC89 pins that the header alone is valid C89 (no
 // trailing comma after the last enumerator, no // comments), as upstream's is:
-// a drop-in must build wherever the header it replaces builds.
+// a drop-in must build wherever the header it replaces builds. As C++ it
+// needs C++11 from v0.7, as docs/c.md says.
 func TestCHeaderCompilesAsC89(t *testing.T) {
 	tooltest.Require(t, "gcc")
 	for _, v := range versions(t) {
@@ -259,6 +264,18 @@ func TestCHeaderCompilesAsC89(t *testing.T) {
 				"-fsyntax-only", "-I", filepath.Join(dir, "c"), src); err != nil {
 				t.Fatalf("gcc -std=c89 rejects the v%s header: %v\n%s", v, err, out)
 			}
+			// docs/c.md: C++11 for every release; from v0.7 DLDeviceType's
+			// enum base, upstream's too, is not C++98.
+			tooltest.Require(t, "g++")
+			cxx := filepath.Join(dir, "cxx98.cc")
+			require.NoError(t, os.WriteFile(cxx, []byte("#include \"dlpack/dlpack.h\"\nint main() { return 0; }\n"), 0o644))
+			out, err := tooltest.Try(dir, nil, "g++", "-std=c++98", "-pedantic", "-Werror", "-fsyntax-only", "-I", filepath.Join(dir, "c"), cxx)
+			if v == "0.6" {
+				require.NoError(t, err, "g++ -std=c++98 rejects the v0.6 header:\n%s", out)
+			} else {
+				require.Error(t, err, "the v%s header passed as C++98, which its enum base is not", v)
+				require.Contains(t, out, "c++11", v)
+			}
 		})
 	}
 }
@@ -266,27 +283,32 @@ func TestCHeaderCompilesAsC89(t *testing.T) {
 // TestDltensorWithoutCgoIsItsPureGoPart: built without cgo (CGO_ENABLED=0,
 // or no C compiler) the module still builds and vets as a whole, as
 // `go install ./...` does for the pre-commit hook, and dltensor is its
-// pure-Go part: a program that makes and copies tensors builds, one that
-// exchanges them through the C ABI fails to build, naming what is missing.
+// pure-Go part: a program that makes and copies tensors works, and one that
+// exchanges them through the C ABI builds too, and its first exchange
+// says that dltensor needs cgo and how to enable it.
 func TestDltensorWithoutCgoIsItsPureGoPart(t *testing.T) {
 	tooltest.Require(t, "go")
 	root := tooltest.Root()
 	nocgo := []string{"CGO_ENABLED=0"}
 	tooltest.Run(t, root, nocgo, "go", "build", "./...")
 	tooltest.Run(t, root, nocgo, "go", "vet", "./...")
-	program := func(body string) (string, error) {
+	tooltest.Run(t, root, nocgo, "go", "test", "-count=1", "-run", "TestExchangeWithoutCgoSaysToEnableIt", "./dltensor")
+	program := func(body string) string {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "main.go")
-		require.NoError(t, os.WriteFile(src, []byte("package main\n\nimport \"github.com/dlgen/dlgen/dltensor\"\n\nfunc main() {\n"+body+"}\n"), 0o644))
+		require.NoError(t, os.WriteFile(src, []byte("package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/dlgen/dlgen/dltensor\"\n)\n\n"+
+			"func main() {\n"+body+"}\n"), 0o644))
 		// An overlay places the program inside the module without writing there.
 		overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(root, "nocgoprobe", "main.go"): src}})
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644))
-		return tooltest.Try(root, nocgo, "go", "build", "-o", filepath.Join(dir, "probe"), "-overlay", filepath.Join(dir, "overlay.json"), "./nocgoprobe")
+		exe := filepath.Join(dir, "probe")
+		tooltest.Run(t, root, nocgo, "go", "build", "-o", exe, "-overlay", filepath.Join(dir, "overlay.json"), "./nocgoprobe")
+		return tooltest.Run(t, dir, nil, exe)
 	}
-	out, err := program("\tt, _ := dltensor.FromSlice([]float32{1, 2, 3, 4}, 2, 2)\n\tdefer t.Close()\n\tc, _ := t.Contiguous()\n\tc.Close()\n")
-	require.NoError(t, err, "copying tensors needs no cgo:\n%s", out)
-	out, err = program("\tt, _ := dltensor.FromSlice([]float32{1})\n\t_, _ = t.Export()\n")
-	require.Error(t, err, "an export built without cgo")
-	require.Contains(t, out, "has no field or method Export")
+	out := program("\tt, _ := dltensor.FromSlice([]float32{1, 2, 3, 4}, 2, 2)\n\tdefer t.Close()\n\tc, err := t.Contiguous()\n\tfmt.Println(c.Shape(), err)\n")
+	assert.Equal(t, "[2 2] <nil>\n", out, "copying tensors needs no cgo")
+	out = program("\tt, _ := dltensor.FromSlice([]float32{1})\n\t_, err := t.Export()\n\tfmt.Println(err)\n")
+	assert.Equal(t, "dltensor: Export: dltensor needs cgo to exchange tensors through the C ABI: "+
+		"build with CGO_ENABLED=1 and a C compiler (gcc or clang on PATH, or named by CC)\n", out)
 }

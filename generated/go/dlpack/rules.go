@@ -293,6 +293,6 @@ func (r Rule) Params() []string {
 
 // Format renders the message with one argument per parameter, in Params
 // order: integers in decimal, strings as they are.
-func (r Rule) Format(args ...any) string {
+func (r Rule) Format(args ...interface{}) string {
 	return fmt.Sprintf(rules[r].format, args...)
 }
