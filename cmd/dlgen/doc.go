@@ -1,7 +1,9 @@
 // Dlgen turns the versioned DLPack schema into bindings: a C header that
 // replaces upstream dlpack.h, a pure-Go package with the same layout,
 // Python modules (ctypes, standard library only; Cython, fast) that
-// implement the DLPack protocol, and a no_std Rust crate with a safe layer.
+// implement the DLPack protocol, and a no_std Rust crate with a safe layer;
+// on request (-lang conformance), a conformance kit that tests any array
+// library's __dlpack__ and from_dlpack from inside the capsule.
 //
 // Usage:
 //
@@ -15,8 +17,10 @@
 // Flags:
 //
 //	-lang            comma-separated languages; default: all (c, go, python,
-//	                 rust). An unknown language is an error, whatever the
-//	                 other flags.
+//	                 rust). conformance, never a default, writes the DLPack
+//	                 conformance kit of the release (DLPack 1.0 and later) to
+//	                 DIR/conformance/ (docs/conformance-kit.md). An unknown
+//	                 language is an error, whatever the other flags.
 //	-out DIR         output directory, required to generate or -check (-out .
 //	                 for the current one); without it dlgen writes nothing
 //	                 and exits 2. The C header goes to

@@ -1,0 +1,12 @@
+# mxnet 1.9.1: producer/layout/3-d-permuted/max_version=none (fail)
+# requires: None
+# source: None
+# got: a check could not run: AttributeError: 'NDArray' object has no attribute '__dlpack_device__'
+# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+import mxnet as xp
+from dlpack_conformance import reference
+x = xp.nd.array([[-3.0, -2.5, -2.0, -1.5, -1.0, -0.5], [0.0, 0.5, 1.0, 1.5, 2.0, 2.5], [3.0, 3.5, 4.0, 4.5, 5.0, 5.5], [6.0, 6.5, 7.0, 7.5, 8.0, 8.5]], dtype='float32')
+x = xp.nd.reshape(x, shape=(2, 3, 4))
+x = xp.nd.transpose(x, axes=(2, 0, 1))
+capsule = xp.nd.to_dlpack_for_read(x)
+reference.check_export(x, capsule, expected=[[[-3.0, -1.0, 1.0], [3.0, 5.0, 7.0]], [[-2.5, -0.5, 1.5], [3.5, 5.5, 7.5]], [[-2.0, 0.0, 2.0], [4.0, 6.0, 8.0]], [[-1.5, 0.5, 2.5], [4.5, 6.5, 8.5]]], shape=(4, 2, 3), dtype='float32')
