@@ -19,6 +19,10 @@ import (
 type File struct {
 	Path    string // where the file goes, such as "c/dlpack/dlpack.h"
 	Content []byte // the whole file, marker line first
+	// Seed marks a file written only where there is none, outside the
+	// directories dlgen owns (the __init__.py of a package dlgen writes
+	// into): a file already there, whatever it holds, is the user's.
+	Seed bool
 }
 
 // Backend renders an API in one language.

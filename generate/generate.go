@@ -14,7 +14,8 @@
 // A file there whose first line is the marker of any release of dlgen but
 // which the run would not write (left from another DLPack release or version
 // of dlgen) is removed by Write and reported by Check; other files there
-// (build products, say) are left alone.
+// (build products, say) are left alone. A seed file (backend.File.Seed) is
+// written only where there is none, and any file in its place is current.
 package generate
 
 import (
@@ -480,7 +481,7 @@ func Write(dir string, files []backend.File) ([]string, error) {
 	var written []string
 	for _, f := range files {
 		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
+		if old, err := os.ReadFile(path); err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -515,7 +516,7 @@ func Check(dir string, files []backend.File) (string, error) {
 		if err != nil && !os.IsNotExist(err) {
 			return "", err
 		}
-		if err == nil && bytes.Equal(old, f.Content) {
+		if err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
 			continue
 		}
 		from := filepath.ToSlash(path)

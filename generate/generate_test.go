@@ -294,6 +294,38 @@ func TestCheckReportsMissingAndChangedFiles(t *testing.T) {
 	assert.Contains(t, diff, "-  kDLCPU = 7,\n+  kDLCPU = 1,\n")
 }
 
+// TestPackageInitIsASeed: with -python-package, the output directory is the
+// package around python/, and Cython names the module after its full name
+// only if that package has an __init__.py: dlgen writes one where there is
+// none, and a user's own, whatever it holds, is current and left alone.
+func TestPackageInitIsASeed(t *testing.T) {
+	dir := t.TempDir()
+	files, err := Files(Options{Schema: defaultSchema(t), Langs: []string{"python"}, BackendOptions: map[string]string{"python-package": "mylib._vendor.python"}})
+	require.NoError(t, err)
+	init := filepath.Join(dir, "__init__.py")
+	diff, err := Check(dir, files)
+	require.NoError(t, err)
+	assert.Contains(t, diff, "--- /dev/null\n+++ "+filepath.ToSlash(init)+" (generated)\n")
+
+	_, err = Write(dir, files)
+	require.NoError(t, err)
+	seed, err := os.ReadFile(init)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(seed, []byte("# "+backend.Marker+"\n")), "%s", seed)
+	assert.Contains(t, string(seed), `"""The package mylib._vendor, which holds dlgen's output: mylib._vendor.python.`)
+
+	require.NoError(t, os.WriteFile(init, []byte("from .mine import *\n"), 0o644))
+	written, err := Write(dir, files)
+	require.NoError(t, err)
+	assert.Empty(t, written)
+	diff, err = Check(dir, files)
+	require.NoError(t, err)
+	assert.Empty(t, diff)
+	mine, err := os.ReadFile(init)
+	require.NoError(t, err)
+	assert.Equal(t, "from .mine import *\n", string(mine))
+}
+
 // Backends find what they need by role: renaming DLPACK_MINOR_VERSION once
 // made the Python backend dereference nil.
 func TestRenamedVersionMacroRendersEveryRelease(t *testing.T) {
@@ -414,6 +446,7 @@ func TestPythonPackageClaimsNoTopLevelName(t *testing.T) {
 			assert.False(t, absolute.Match(f.Content), "%s %s cimports by a top-level name", r.Version, f.Path)
 		}
 		assert.True(t, paths["python/__init__.py"], "%s: no __init__.py", r.Version)
+		assert.True(t, paths["__init__.py"], "%s: no __init__.py for the package around python/", r.Version)
 	}
 }
 

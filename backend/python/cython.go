@@ -12,7 +12,8 @@ import (
 //   - dlpack_cython.pyx: the declarations (a template), then `include`s of
 //     the hand-written part, shipped beside it: the import rules and the
 //     rest of the shared protocol (both Python, which Cython compiles), the
-//     Tensor, the exchange API (or its absence) and the producer API;
+//     Tensor, the exchange API (or its absence), the producer API, and
+//     the check of the name the module was built under;
 //   - dlpack_cython.pxd, its Cython API for other extension modules: a
 //     template that cimports the header's structs and includes the
 //     hand-written declarations;
@@ -28,7 +29,7 @@ func pyxIncludes(exchange bool) []string {
 	if exchange {
 		api = "cython_exchange_api.pxi"
 	}
-	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi"}
+	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi", "cython_module_name.pxi"}
 }
 
 // pxdIncludes are the hand-written sources dlpack_cython.pxd includes.

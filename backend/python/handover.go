@@ -65,6 +65,7 @@ var declarations = []handover{
 	{"_EXCHANGE_API_ATTRIBUTE", cythonModule, "from DLPack 1.2: the type attribute of the C exchange API"},
 	{"_PREVIOUS_EXCHANGE_API_ATTRIBUTE", cythonModule, "its spelling in the release before, or None"},
 	{"_EXCHANGE_API_CAPSULE_NAME", cythonModule, "the capsule name of its table, a C string; NULL where the table is an integer address"},
+	{"_GENERATED_NAME", cythonModule, "the module's full name: dlpack_cython, or inside the -python-package"},
 	{"_ReleaseAttributes", cythonStub, "a stub-only base of Tensor with its attributes whose names vary by release"},
 }
 

@@ -12,7 +12,10 @@
 //   - with Backend.Package set (dlgen -python-package), __init__.py: the
 //     directory is then that package, vendored inside another one, and the
 //     Cython files cimport their own declarations relatively (`from . cimport
-//     dlpack`), so that nothing in them claims a top-level name.
+//     dlpack`), so that nothing in them claims a top-level name; and the
+//     __init__.py of the output directory, the package around python/,
+//     where it has none (a seed: one already there is the user's), so that
+//     Cython names the module after its full name.
 //
 // # What is generated and what is written by hand
 //
@@ -188,6 +191,15 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		}
 		out = append(out, backend.File{Path: Dir + "/" + f.path, Content: content})
 	}
+	if b.Package != "" {
+		// The package around python/, the output directory, may have an
+		// __init__.py of its own already: a seed.
+		content, err := file{template: "parent_init.py.tmpl", page: page{view: v}}.render()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, backend.File{Path: "__init__.py", Content: content, Seed: true})
+	}
 	return append(out, copies...), nil
 }
 
@@ -196,7 +208,8 @@ const declarationsTemplate = "dlpack_declarations.py.tmpl"
 
 func (f file) render() ([]byte, error) {
 	tmpl, err := templates.Parse(f.template, template.FuncMap{"comment": comment, "docstring": docstring, "pystr": pystr,
-		"pkgpath": func(pkg string) string { return strings.ReplaceAll(pkg, ".", "/") }}, declarationsTemplate)
+		"pkgpath": func(pkg string) string { return strings.ReplaceAll(pkg, ".", "/") },
+		"parent":  func(pkg string) string { return pkg[:strings.LastIndex(pkg, ".")] }}, declarationsTemplate)
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,10 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		}
 		files = append(files, backend.File{Path: Dir + "/" + o.path, Content: buf.Bytes()})
 	}
+	// cargo build or test inside the vendored crate leaves its build output
+	// there: ignored, so that vendoring commits only dlgen's files.
+	files = append(files, backend.File{Path: Dir + "/.gitignore",
+		Content: []byte("# " + backend.Marker + "\n# " + backend.SPDX + "\n/target/\n/Cargo.lock\n")})
 	if !v.Safe {
 		return files, nil
 	}
@@ -118,6 +122,11 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	return files, nil
 }
+
+// handDebug is the struct whose Debug the safe layer writes by hand
+// (crate/rule_types.rs, beside its Display): a dtype shows as its name, as
+// Python's repr shows it, not as `code: 2`.
+const handDebug = "DLDataType"
 
 // crate is what the templates render: every decision is made here.
 type crate struct {
@@ -177,6 +186,9 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 		switch d := d.(type) {
 		case *ir.Struct:
 			s := decl{Kind: "struct", Name: d.Name, Doc: d.Doc, Derive: "Clone, Copy, Debug"}
+			if c.Safe && d.Name == handDebug {
+				s.Derive = "Clone, Copy"
+			}
 			if pointerFree(d) {
 				s.Derive += ", PartialEq, Eq, Hash"
 			}

@@ -1152,12 +1152,17 @@ def _check_capsule_stream(stream):
                          "pass the producer's object")
 
 
-def _dlpack_method(x):
-    """x.__dlpack__, or the TypeError that says x is no DLPack object."""
+def _dlpack_method(x, caller):
+    """x.__dlpack__, or the TypeError that says x is no DLPack object and
+    what caller (from_dlpack, to_managed) takes instead."""
     try:
         return x.__dlpack__
     except AttributeError:
-        raise TypeError(f"{type(x).__name__} does not support the DLPack protocol") from None
+        raise TypeError(f"{caller}(x): {type(x).__name__} does not support the DLPack protocol: "
+                        "pass an object with __dlpack__() (a NumPy, PyTorch, JAX or CuPy array) or "
+                        "a DLPack capsule; from_buffer takes buffer-protocol objects (bytearray, "
+                        "array.array, memoryview), and a list needs an array first "
+                        "(numpy.asarray(x))") from None
 
 
 def _request_capsule(x, copy, device, stream):
@@ -1165,7 +1170,7 @@ def _request_capsule(x, copy, device, stream):
     keywords, once; on a TypeError (a producer older than max_version), once
     more for a legacy capsule, with the stream alone. from_dlpack checks
     what comes back: a legacy producer cannot honour copy or dl_device."""
-    dlpack = _dlpack_method(x)
+    dlpack = _dlpack_method(x, "from_dlpack")
     kwargs = {"max_version": _VERSION}
     if stream is not None:
         kwargs["stream"] = stream
@@ -1195,7 +1200,7 @@ def _on_device(have, want):
 def _request_managed(x, versioned):
     """to_managed's request: a capsule as it is, else x.__dlpack__, versioned
     if asked for and the producer knows max_version."""
-    dlpack = _dlpack_method(x)
+    dlpack = _dlpack_method(x, "to_managed")
     if not versioned:
         return dlpack()
     try:
@@ -1289,10 +1294,22 @@ def _data_type(dtype):
     return _parse_dtype(name)
 
 
-def _pointer_address(address):
+# What from_pointer and from_managed take as an address, when it is no int.
+_DATA_ADDRESS = ("the data's address as an int: ctypes.addressof(buf) for a ctypes array, p.value "
+                 "for a c_void_p, a.ctypes.data for a NumPy array; or pass a buffer to from_buffer")
+_MANAGED_ADDRESS = ("the address of a DLManagedTensorVersioned (a DLManagedTensor with "
+                    "versioned=False) as an int, such as to_managed returns")
+
+
+def _pointer_address(address, wanted):
     """An address argument (from_pointer's, from_managed's) as an int: a
-    pointer of this machine."""
-    address = operator.index(address)
+    pointer of this machine. wanted says what to pass instead of a value
+    that is no integer."""
+    try:
+        address = operator.index(address)
+    except TypeError:
+        shown = "None" if address is None else type(address).__name__
+        raise TypeError(f"address must be an int, not {shown}: pass {wanted}") from None
     if not 0 <= address < _ADDRESSES:
         raise ValueError(f"address {address} is not a pointer")
     return address
@@ -1305,6 +1322,56 @@ def _dims_arg(values, name):
     except TypeError:
         raise TypeError(f"{name} must be a sequence of ints, not {type(values).__name__}") from None
     return tuple([operator.index(n) for n in values])
+
+
+def _strides_arg(shape, strides, byte_strides, dtype):
+    """from_pointer's strides, in elements, as a tuple of ints, from strides
+    (in elements) or byte_strides (in bytes, as NumPy's .strides); None for
+    C order. strides that are a contiguous array's byte strides are NumPy's
+    .strides passed by mistake: reading them as elements would reach
+    itemsize times too far."""
+    itemsize = dtype.bits * dtype.lanes // 8
+    if byte_strides is not None:
+        if strides is not None:
+            raise TypeError("pass strides (in elements) or byte_strides (in bytes), not both")
+        byte_strides = _dims_arg(byte_strides, "byte_strides")
+        if not itemsize or dtype.bits * dtype.lanes % 8:
+            raise ValueError(f"byte_strides cannot place {dtype.name} elements, which are not "
+                             "whole bytes: pass strides, in elements")
+        for s in byte_strides:
+            if s % itemsize:
+                raise ValueError(f"byte_strides {byte_strides!r}: {s} bytes is not a whole "
+                                 f"number of {itemsize}-byte {dtype.name} elements")
+        return tuple([s // itemsize for s in byte_strides])
+    if strides is None:
+        return None
+    strides = _dims_arg(strides, "strides")
+    if itemsize > 1 and len(strides) == len(shape) and _contiguous_bytes(shape, strides, itemsize):
+        elements = tuple([s // itemsize for s in strides])
+        raise ValueError(f"strides {strides!r} are a contiguous {dtype.name} array's strides in "
+                         "bytes (NumPy's .strides), and strides count elements: pass "
+                         f"byte_strides={strides!r}, or strides={elements!r}")
+    return strides
+
+
+def _contiguous_bytes(shape, strides, itemsize):
+    """Whether strides are those of C- or Fortran-ordered elements of
+    itemsize bytes over shape, counted in bytes, in some dimension longer
+    than 1 (only such dimensions have a stride that matters)."""
+    if 0 in shape or all(n == 1 for n in shape):
+        return False
+    return (_packed_steps(shape[::-1], strides[::-1], itemsize)
+            or _packed_steps(shape, strides, itemsize))
+
+
+def _packed_steps(shape, strides, step):
+    """Whether each dimension longer than 1 steps over all before it, from
+    step bytes for the first."""
+    for n, s in zip(shape, strides):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
 
 
 def _byte_offset(byte_offset):
@@ -2061,10 +2128,11 @@ def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly,
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
-                 owner=None, readonly=False, on_stream=None, on_copy=None):
+                 owner=None, readonly=False, on_stream=None, on_copy=None, byte_strides=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
-    elements (None: C-contiguous), device as (device_type, device_id).
+    elements (None: C-contiguous) or byte_strides in bytes (NumPy's
+    .strides), device as (device_type, device_id).
 
     owner (any object) stays alive until the Tensor is closed or collected
     and every capsule exported from it has been deleted by its consumer, in
@@ -2083,13 +2151,15 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     then a ValueError. To share with JAX, allocate 63 bytes more and start
     at the next multiple of 64: address = (base + 63) & ~63."""
     dtype, device = _data_type(dtype), _device(device)
-    address, byte_offset = _pointer_address(address), _byte_offset(byte_offset)
+    address, byte_offset = _pointer_address(address, _DATA_ADDRESS), _byte_offset(byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
     shape = _dims_arg(shape, "shape")
-    strides = _contiguous_strides(shape) if strides is None else _dims_arg(strides, "strides")
+    strides = _strides_arg(shape, strides, byte_strides, dtype)
+    if strides is None:
+        strides = _contiguous_strides(shape)
     _check_layout(_VERSION, shape, strides, *dtype, byte_offset, address, False, error=ValueError)
     return _new_view((None, owner), address, shape, strides, byte_offset, dtype, device,
                      bool(readonly), on_stream, on_copy)
@@ -2199,7 +2269,7 @@ def from_managed(address, /, *, versioned=True, readonly=None):
     or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
     validates it and calls its deleter exactly once. readonly as in
     from_dlpack."""
-    address = _pointer_address(address)
+    address = _pointer_address(address, _MANAGED_ADDRESS)
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(address, versioned, readonly)

@@ -422,9 +422,15 @@ _EXCHANGE_API_ATTRIBUTE = "__dlpack_c_exchange_api__"
 _PREVIOUS_EXCHANGE_API_ATTRIBUTE = "__c_dlpack_exchange_api__"
 cdef const char* _EXCHANGE_API_CAPSULE_NAME = "dlpack_exchange_api"
 
+# The full name this module was generated for: built under another (Cython
+# takes the name from the __init__.py files around the .pyx), it refuses to
+# import rather than claim a name that is not its own.
+_GENERATED_NAME = "dlpack_cython"
+
 # The hand-written part.
 include "dlpack_cython_rules.pxi"
 include "dlpack_cython_shared.pxi"
 include "dlpack_cython_tensor.pxi"
 include "dlpack_cython_exchange_api.pxi"
 include "dlpack_cython_producer.pxi"
+include "dlpack_cython_module_name.pxi"

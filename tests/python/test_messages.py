@@ -155,7 +155,8 @@ def test_from_pointer_arguments_of_the_wrong_kind(kwargs, expected):
     (-1, (ValueError, "address -1 is not a pointer")),
     (1 << 64, (ValueError, f"address {1 << 64} is not a pointer")),
     (0, (ValueError, "from_managed of a NULL pointer")),
-    ("0x10", (TypeError, "'str' object cannot be interpreted as an integer")),
+    ("0x10", (TypeError, "address must be an int, not str: pass the address of a DLManagedTensorVersioned "
+                         "(a DLManagedTensor with versioned=False) as an int, such as to_managed returns")),
 ])
 def test_from_managed_takes_only_a_pointer(address, expected):
     """An address no pointer can have is refused before anything is read
@@ -163,8 +164,70 @@ def test_from_managed_takes_only_a_pointer(address, expected):
     assert every_module(lambda dl: dl.from_managed(address)) == expected
 
 
+NOT_DLPACK = ("{}(x): {} does not support the DLPack protocol: pass an object with __dlpack__() (a NumPy, "
+              "PyTorch, JAX or CuPy array) or a DLPack capsule; from_buffer takes buffer-protocol objects "
+              "(bytearray, array.array, memoryview), and a list needs an array first (numpy.asarray(x))")
+
+
 def test_to_managed_of_an_object_without_dlpack():
-    assert every_module(lambda dl: dl.to_managed(5)) == (TypeError, "int does not support the DLPack protocol")
+    assert every_module(lambda dl: dl.to_managed(5)) == (TypeError, NOT_DLPACK.format("to_managed", "int"))
+
+
+@pytest.mark.parametrize("x", [[1, 2], b"ab", None])
+def test_from_dlpack_of_an_object_without_dlpack_says_what_to_pass(x):
+    assert every_module(lambda dl: dl.from_dlpack(x)) == (TypeError, NOT_DLPACK.format("from_dlpack", type(x).__name__))
+
+
+DATA_ADDRESS = ("pass the data's address as an int: ctypes.addressof(buf) for a ctypes array, p.value for a "
+                "c_void_p, a.ctypes.data for a NumPy array; or pass a buffer to from_buffer")
+
+
+@pytest.mark.parametrize("address, shown", [
+    (None, "None"), ((ctypes.c_float * 3)(), "c_float_Array_3"), (ctypes.c_void_p(64), "c_void_p"),
+    ("0x40", "str"), (64.0, "float"),
+])
+def test_from_pointer_of_no_address_says_what_to_pass(address, shown):
+    """None, a ctypes array or pointer: Python's own words ("cannot be
+    interpreted as an integer") said neither what was wrong nor what to do."""
+    assert every_module(lambda dl: dl.from_pointer(address, (3,), "float32")) \
+        == (TypeError, f"address must be an int, not {shown}: {DATA_ADDRESS}")
+
+
+def test_from_pointer_takes_numpy_strides_as_byte_strides():
+    a = np.arange(24.0, dtype=np.float32).reshape(4, 6)[:, ::2]
+    def seen(dl):
+        t = dl.from_pointer(a.ctypes.data, a.shape, a.dtype, byte_strides=a.strides, owner=a)
+        return t.strides, np.from_dlpack(t).tolist()
+    assert every_module(seen) == ("ok", ((6, 2), a.tolist()))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_numpy_strides_passed_as_strides_are_named(order):
+    """A contiguous array's .strides (bytes) as strides= (elements) would
+    reach four times too far: refused, with both right spellings."""
+    a = np.zeros((2, 3), dtype=np.float32, order=order)
+    elements = tuple(s // 4 for s in a.strides)
+    assert every_module(lambda dl: dl.from_pointer(a.ctypes.data, a.shape, "float32", strides=a.strides)) \
+        == (ValueError, f"strides {a.strides!r} are a contiguous float32 array's strides in bytes (NumPy's "
+                        f".strides), and strides count elements: pass byte_strides={a.strides!r}, or "
+                        f"strides={elements!r}")
+    assert every_module(lambda dl: dl.from_pointer(a.ctypes.data, a.shape, "float32", strides=elements).strides) \
+        == ("ok", elements)
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    (dict(strides=(3, 1), byte_strides=(12, 4)), (TypeError, "pass strides (in elements) or byte_strides "
+                                                             "(in bytes), not both")),
+    (dict(byte_strides=(12, 6)), (ValueError, "byte_strides (12, 6): 6 bytes is not a whole number of "
+                                              "4-byte float32 elements")),
+    (dict(byte_strides=(3, 1), dtype="float4_e2m1fn"), (ValueError, "byte_strides cannot place float4_e2m1fn "
+                                                                    "elements, which are not whole bytes: pass "
+                                                                    "strides, in elements")),
+    (dict(byte_strides=None), ("ok", (3, 1))),
+])
+def test_byte_strides_mistakes(kwargs, expected):
+    dtype = kwargs.pop("dtype", "float32")
+    assert every_module(lambda dl: dl.from_pointer(64, (2, 3), dtype, **kwargs).strides) == expected
 
 
 # --- dtypes: names from the schema ----------------------------------------------

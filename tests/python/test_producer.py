@@ -123,7 +123,9 @@ NOT_AN_INTEGER = "'float' object cannot be interpreted as an integer"
     # Integers only, as operator.index says (Cython truncated floats).
     (dict(shape=(2.0, 3)), TypeError, NOT_AN_INTEGER),
     (dict(strides=(1, 2.0)), TypeError, NOT_AN_INTEGER),
-    (dict(address=64.0), TypeError, NOT_AN_INTEGER),
+    (dict(address=64.0), TypeError, "address must be an int, not float: pass the data's address as an int: "
+                                    "ctypes.addressof(buf) for a ctypes array, p.value for a c_void_p, "
+                                    "a.ctypes.data for a NumPy array; or pass a buffer to from_buffer"),
 ])
 def test_from_pointer_checks_arguments_and_keeps_nothing(dl, kwargs, error, message):
     """from_pointer checks what it is given as an import checks a tensor:

@@ -98,3 +98,85 @@ def test_two_vendored_releases_in_one_process(dlgen, tmp_path):
     r = subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "README.md")
+
+
+def readme_recipe():
+    """The shell commands of the README's Python recipe, comments dropped."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("### Python: a framework speaking DLPack", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].split() for line in block.splitlines() if line.strip()]
+
+
+def follow(commands, root, dlgen):
+    """Runs commands (dlgen ..., cythonize ...) in root as a user's shell would."""
+    tools = {"dlgen": dlgen, "cythonize": os.path.join(os.path.dirname(sys.executable), "cythonize")}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for argv in commands:
+        r = subprocess.run([tools[argv[0]], *argv[1:]], cwd=root, capture_output=True, text=True, env=env)
+        assert r.returncode == 0, " ".join(argv) + "\n" + r.stdout + r.stderr
+
+
+USE = """
+import numpy as np
+from mypkg._vendor.python import dlpack_cython as dl
+t = dl.from_dlpack(np.arange(3.0))
+print(type(t).__module__, t.shape)
+"""
+
+
+def use(root):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-c", USE], cwd=root, capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_readme_recipe_to_the_letter(dlgen, tmp_path):
+    """The README's commands in an empty directory, as a new user runs them:
+    mypkg/ does not exist yet, so Cython names the module
+    _vendor.python.dlpack_cython (dlgen wrote mypkg/_vendor/__init__.py, not
+    the user's own package's). The module refuses that name and says what to
+    create; done as it says, the recipe works, with nothing built inside the
+    vendored folder but the module. Forgetting -python-package is refused in
+    words too."""
+    need_tools()
+    recipe = readme_recipe()
+    assert [argv[0] for argv in recipe] == ["dlgen", "cythonize"], recipe
+    assert "-python-package" in recipe[0], recipe
+    bare = [argv for argv in recipe[0] if argv not in ("-python-package", "mypkg._vendor.python")]
+    letter, forgot = tmp_path / "letter", tmp_path / "forgot"
+    for root in (letter, forgot):
+        root.mkdir()
+    (forgot / "mypkg").mkdir()
+    (forgot / "mypkg" / "__init__.py").write_text("")
+    with ThreadPoolExecutor(2) as pool:
+        for f in [pool.submit(follow, recipe, letter, dlgen), pool.submit(follow, [bare, recipe[1]], forgot, dlgen)]:
+            f.result()
+
+    r = use(letter)
+    assert r.returncode != 0
+    said = r.stderr.strip().splitlines()[-1]
+    assert said == ("ImportError: dlpack_cython was generated as mypkg._vendor.python.dlpack_cython but built as "
+                    "_vendor.python.dlpack_cython: Cython names a module after the __init__.py files around its "
+                    ".pyx; create mypkg/__init__.py, then rebuild it from the directory holding mypkg: "
+                    "cythonize -f -i mypkg/_vendor/python/dlpack_cython.pyx"), said
+    (letter / "mypkg" / "__init__.py").write_text("")  # as the message says
+    follow([said.rsplit(": ", 1)[1].split()], letter, dlgen)
+    r = use(letter)
+    assert r.returncode == 0 and r.stdout.strip() == "mypkg._vendor.python.dlpack_cython (3,)", r.stdout + r.stderr
+    # The build directory of the right build is beside mypkg (the wrong one's is in mypkg/, the
+    # top-level package it was built from): nothing is left in the vendored folder.
+    stray = sorted(str(p.relative_to(letter)) for p in (letter / "mypkg" / "_vendor").rglob("*")
+                   if p.is_dir() and p.name not in ("python", "dlpack", "__pycache__"))
+    assert stray == [] and (letter / "build").is_dir(), stray
+
+    r = use(forgot)
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines()[-1] == (
+        "ImportError: dlpack_cython was generated as the top-level module dlpack_cython but imported as "
+        "mypkg._vendor.python.dlpack_cython: a copy inside a package must be generated for it, or it claims "
+        "top-level names: dlgen -python-package mypkg._vendor.python, then rebuild"), r.stderr

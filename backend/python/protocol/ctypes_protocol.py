@@ -718,10 +718,11 @@ def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly,
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0),
-                 owner=None, readonly=False, on_stream=None, on_copy=None):
+                 owner=None, readonly=False, on_stream=None, on_copy=None, byte_strides=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
-    elements (None: C-contiguous), device as (device_type, device_id).
+    elements (None: C-contiguous) or byte_strides in bytes (NumPy's
+    .strides), device as (device_type, device_id).
 
     owner (any object) stays alive until the Tensor is closed or collected
     and every capsule exported from it has been deleted by its consumer, in
@@ -740,13 +741,15 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     then a ValueError. To share with JAX, allocate 63 bytes more and start
     at the next multiple of 64: address = (base + 63) & ~63."""
     dtype, device = _data_type(dtype), _device(device)
-    address, byte_offset = _pointer_address(address), _byte_offset(byte_offset)
+    address, byte_offset = _pointer_address(address, _DATA_ADDRESS), _byte_offset(byte_offset)
     if on_stream is not None and not callable(on_stream):
         raise TypeError("on_stream must be callable")
     if on_copy is not None and not callable(on_copy):
         raise TypeError("on_copy must be callable")
     shape = _dims_arg(shape, "shape")
-    strides = _contiguous_strides(shape) if strides is None else _dims_arg(strides, "strides")
+    strides = _strides_arg(shape, strides, byte_strides, dtype)
+    if strides is None:
+        strides = _contiguous_strides(shape)
     _check_layout(_VERSION, shape, strides, *dtype, byte_offset, address, False, error=ValueError)
     return _new_view((None, owner), address, shape, strides, byte_offset, dtype, device,
                      bool(readonly), on_stream, on_copy)
@@ -856,7 +859,7 @@ def from_managed(address, /, *, versioned=True, readonly=None):
     or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
     validates it and calls its deleter exactly once. readonly as in
     from_dlpack."""
-    address = _pointer_address(address)
+    address = _pointer_address(address, _MANAGED_ADDRESS)
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(address, versioned, readonly)

@@ -225,10 +225,11 @@ cdef dict _PACKED_DTYPES = {name: code | bits << 8 | 1 << 16 for name, (code, bi
 
 
 def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, device=(1, 0), owner=None,
-                 readonly=False, on_stream=None, on_copy=None):
+                 readonly=False, on_stream=None, on_copy=None, byte_strides=None):
     """A Tensor over memory the caller owns, zero-copy: the address of the
     data, shape, dtype (a name such as "float32", or a DataType), strides in
-    elements (None: C-contiguous), device as (device_type, device_id).
+    elements (None: C-contiguous) or byte_strides in bytes (NumPy's
+    .strides), device as (device_type, device_id).
 
     owner (any object) stays alive until the Tensor is closed or collected
     and every capsule exported from it has been deleted by its consumer, in
@@ -263,7 +264,7 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         device_type, dev.device_id = _device(device)
         dev.device_type = <dlpack.DLDeviceType><int32_t>device_type
     if type(address) is not int or not 0 <= address < _ADDRESSES:
-        address = _pointer_address(address)
+        address = _pointer_address(address, _DATA_ADDRESS)
     if type(byte_offset) is not int or byte_offset < 0:
         byte_offset = _byte_offset(byte_offset)
     if on_stream is not None and not callable(on_stream):
@@ -272,8 +273,9 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         raise TypeError("on_copy must be callable")
     if type(shape) is not tuple:
         shape = _dims_arg(shape, "shape")
-    if strides is not None and type(strides) is not tuple:
-        strides = _dims_arg(strides, "strides")
+    if strides is not None or byte_strides is not None:
+        shape = _dims_arg(shape, "shape")
+        strides = _strides_arg(shape, strides, byte_strides, DataType(dt.code, dt.bits, dt.lanes))
     ndim = len(<tuple>shape)
     if ndim > 64:
         dims = <int64_t*>malloc(2 * ndim * sizeof(int64_t))

@@ -253,7 +253,7 @@ impl core::fmt::Debug for DLDataTypeCode {
 /// order: element i of packed data D is (D >> (i * bits)) & ((1 \<\< bits) -
 /// 1).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDataType {
     /// A DLDataTypeCode value, kept in one byte to keep the struct small.
     pub code: u8,

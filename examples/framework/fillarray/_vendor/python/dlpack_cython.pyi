@@ -135,6 +135,7 @@ def from_pointer(
     readonly: bool = ...,
     on_stream: collections.abc.Callable[[typing.Any], None] | None = ...,
     on_copy: collections.abc.Callable[[Device, typing.Any], typing.Any] | None = ...,
+    byte_strides: collections.abc.Sequence[int] | None = ...,
 ) -> Tensor: ...
 def from_buffer(obj: typing.Any, /, *, readonly: bool | None = ...) -> Tensor: ...
 

@@ -872,7 +872,7 @@ def from_managed(address, /, *, versioned=True, readonly=None):
     or with versioned=False a legacy DLManagedTensor*. The Tensor owns it,
     validates it and calls its deleter exactly once. readonly as in
     from_dlpack."""
-    address = _pointer_address(address)
+    address = _pointer_address(address, _MANAGED_ADDRESS)
     if not address:
         raise ValueError("from_managed of a NULL pointer")
     return _adopt(<void*><size_t>address, versioned, readonly)

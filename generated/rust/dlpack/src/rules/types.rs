@@ -203,6 +203,25 @@ impl fmt::Display for DLDataType {
     }
 }
 
+/// Shows a dtype as `Display` does (`float32`), as Python's `repr` shows
+/// it, so that a `DLTensor`'s or an error's `Debug` names its element type.
+///
+/// ```
+/// use dlpack::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType};
+///
+/// let float32x4 = DLDataType { code: DLDataTypeCode::kDLFloat.0, bits: 32, lanes: 4 };
+/// assert_eq!(format!("{float32x4:?}"), "float32x4");
+/// let odd = DLDataType { code: 99, bits: 8, lanes: 1 };
+/// assert_eq!(format!("{odd:?}"), "DataType(code=99, bits=8, lanes=1)");
+/// let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+/// assert_eq!(format!("{cpu:?}"), "DLDevice { device_type: kDLCPU, device_id: 0 }");
+/// ```
+impl fmt::Debug for DLDataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl DLDataType {
     /// The dtype a name stands for, as `Display` shows it: one of
     /// [`DATA_TYPE_NAMES`], optionally followed by
