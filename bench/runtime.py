@@ -48,12 +48,12 @@ def go_bench(pkg, pattern, rounds=7):
 def run_binary(binary, bench, benchtime):
     """One run of one benchmark of a compiled test binary: its result line."""
     out = subprocess.run([binary, "-test.run=^$", f"-test.bench=^{bench}$", f"-test.benchtime={benchtime}"],
-                         cwd=os.path.join(ROOT, "devices"), check=True, capture_output=True, text=True).stdout
+                         cwd=os.path.join(ROOT, "runtime", "devices"), check=True, capture_output=True, text=True).stdout
     return next(line for line in out.splitlines() if line.startswith(bench))
 
 
 def main():
-    rt = go_bench("./dltensor", ".")
+    rt = go_bench("./runtime/dltensor", ".")
     ns, allocs = rt["BenchmarkExportRelease"]
     print(f"export + release round trip       {ns:10.0f} ns  {allocs} allocs  (goal <= 300 ns, 0 allocs)")
     small, big = rt["BenchmarkExchange1KiB"][0], rt["BenchmarkExchange1GiB"][0]
@@ -61,7 +61,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "devices.test")
-        subprocess.run(["go", "test", "-c", "-o", binary, "./devices"], cwd=ROOT, check=True)
+        subprocess.run(["go", "test", "-c", "-o", binary, "./runtime/devices"], cwd=ROOT, check=True)
 
         m = {name: float(v) for v, name in METRIC.findall(run_binary(binary, "BenchmarkContiguousCopyVsGo", "41x"))}
         copy_speed = (m["speed-vs-go"], m["speed-q1"], m["speed-q3"])

@@ -17,11 +17,11 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3} side_by_side=${2:-3} timeout=${3:-60}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go test -race -c -o "$tmp/devices.test" ./devices
+go test -race -c -o "$tmp/devices.test" ./runtime/devices
 for round in $(seq "$rounds"); do
   pids=()
   for run in $(seq "$side_by_side"); do
-    (cd devices && exec timeout -k 5 $((timeout + 20)) "$tmp/devices.test" -test.run '^TestOpenCL' -test.count=1 \
+    (cd runtime/devices && exec timeout -k 5 $((timeout + 20)) "$tmp/devices.test" -test.run '^TestOpenCL' -test.count=1 \
       -test.timeout "${timeout}s") >"$tmp/$round.$run.log" 2>&1 &
     pids+=($!)
   done

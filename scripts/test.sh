@@ -33,7 +33,7 @@ go run ./cmd/dlgen -out generated -check
 echo "== go test -race"
 go test -race -count=1 -timeout 30m ./...   # a cold NumPy build (tests/numpy) takes minutes
 echo "== dltensor, the copy engine (CPU and OpenCL) and the bridge under GOEXPERIMENT=cgocheck2"
-GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices/... ./tests/bridge
+GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/dltensor/... ./runtime/devices/... ./tests/bridge
 echo "== the OpenCL backend under load: its tests three times side by side, three rounds, under -race (a hang fails)"
 scripts/opencl-stress.sh 3 3 60
 echo "== ABI report (upstream headers vs dlgen)"
@@ -57,4 +57,4 @@ go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
 echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import (a crasher fails CI)"
 scripts/fuzz.sh schema FuzzLoad 10s
 scripts/fuzz.sh schema FuzzGenerate 10s
-scripts/fuzz.sh dltensor FuzzImport 10s
+scripts/fuzz.sh runtime/dltensor FuzzImport 10s

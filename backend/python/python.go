@@ -26,7 +26,7 @@
 // declarator (cython.go).
 //
 // Everything else is hand-written and the same for every release: the
-// sources in protocol/, which linters, editors and tests read as they are.
+// sources in runtime/python, which linters, editors and tests read as they are.
 // They reach the output in one of two ways, one per kind of text:
 //   - Python (the ctypes module and both stubs): a generated file is its
 //     template's declarations followed by hand-written sources, verbatim

@@ -35,7 +35,7 @@ func TestSplitPythonRefusesAnImportAfterTheCode(t *testing.T) {
 // Every hand-written Python source keeps to the layout readPython lifts
 // imports from.
 func TestEveryPythonSourceHasItsImportsUpFront(t *testing.T) {
-	entries, err := sources.ReadDir("protocol")
+	entries, err := sources.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +82,13 @@ func TestVerbatimIsTheSourcesAsTheOutputHoldsThem(t *testing.T) {
 		}
 	}
 	for path, text := range (Backend{}).Verbatim() {
-		name := strings.TrimPrefix(strings.TrimSuffix(path, " without its import lines"), "backend/python/protocol/")
-		data, err := sources.ReadFile("protocol/" + name)
+		name := strings.TrimPrefix(strings.TrimSuffix(path, " without its import lines"), "runtime/python/")
+		data, err := sources.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := string(data)
-		if name != path[len("backend/python/protocol/"):] {
+		if name != path[len("runtime/python/"):] {
 			want = strings.TrimRight(imports.ReplaceAllString(want, ""), "\n")
 		}
 		if strings.TrimRight(text, "\n") != strings.TrimRight(want, "\n") {

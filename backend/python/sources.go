@@ -1,23 +1,21 @@
 package python
 
 import (
-	"embed"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/dlgen/dlgen/backend"
+	pyruntime "github.com/dlgen/dlgen/runtime/python"
 )
 
-// The hand-written sources in protocol/, the same for every release. dlgen
+// The hand-written sources in runtime/python, the same for every release. dlgen
 // never edits them: a Python source (.py, .pyi) goes into a generated module
 // or stub after the declarations, verbatim but for its import lines, which
 // join the file's import block; a Cython source (.pxi) is shipped beside the
 // .pyx and .pxd as it is, behind the marker lines, and included by them.
-//
-//go:embed protocol/*.py protocol/*.pyi protocol/*.pxi
-var sources embed.FS
+var sources = pyruntime.Sources
 
 // pythonSource is a hand-written Python source as a module or stub takes
 // it: the modules it imports, and the rest of its text.
@@ -38,7 +36,7 @@ var (
 // (a from-import, say, which could not be merged with another source's) is
 // an error.
 func readPython(name string) (pythonSource, error) {
-	data, err := sources.ReadFile("protocol/" + name)
+	data, err := sources.ReadFile(name)
 	if err != nil {
 		return pythonSource{}, err
 	}
@@ -72,7 +70,7 @@ func splitPython(name, data string) (pythonSource, error) {
 
 // readCython reads protocol/name as dlgen ships it: its marker lines first.
 func readCython(name string) (string, error) {
-	data, err := sources.ReadFile("protocol/" + name)
+	data, err := sources.ReadFile(name)
 	if err != nil {
 		return "", err
 	}
@@ -107,9 +105,9 @@ func importBlock(own []string, srcs []pythonSource) []string {
 // them (generate's TestGolden).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
-	entries, _ := sources.ReadDir("protocol")
+	entries, _ := sources.ReadDir(".")
 	for _, e := range entries {
-		name, path := e.Name(), "backend/python/protocol/"+e.Name()
+		name, path := e.Name(), "runtime/python/"+e.Name()
 		if strings.HasSuffix(name, ".py") || strings.HasSuffix(name, ".pyi") {
 			if src, err := readPython(name); err == nil && len(src.imports) > 0 {
 				out[path+" without its import lines"] = src.text
@@ -119,8 +117,8 @@ func (Backend) Verbatim() map[string]string {
 		}
 	}
 	for _, name := range append(append(pyxIncludes(true), pyxIncludes(false)...), pxdIncludes...) {
-		if data, err := sources.ReadFile("protocol/" + name); err == nil {
-			out["backend/python/protocol/"+name] = string(data)
+		if data, err := sources.ReadFile(name); err == nil {
+			out["runtime/python/"+name] = string(data)
 		}
 	}
 	return out

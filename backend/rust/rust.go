@@ -18,7 +18,7 @@
 // Only what varies by release is generated, from the IR through the
 // templates rust-*.tmpl. The readers of the rule tables (rules/types.rs),
 // the safe layer (an owned managed tensor, import validation, exports of
-// Rust memory) and the PyO3 glue are hand-written Rust in crate/, embedded
+// Rust memory) and the PyO3 glue are hand-written Rust in runtime/rust, embedded
 // here and copied, behind the generated marker lines, into src/ of every
 // release from 1.0; python/exchange.rs is
 // exchange_api.rs where the release has the C exchange API and
@@ -29,12 +29,12 @@ package rust
 
 import (
 	"bytes"
-	"embed"
 	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/ir"
+	rustruntime "github.com/dlgen/dlgen/runtime/rust"
 	"github.com/dlgen/dlgen/templates"
 )
 
@@ -48,11 +48,10 @@ const RustVersion = "1.81"
 // PyO3 is the PyO3 release line the pyo3 feature builds against.
 const PyO3 = "0.30"
 
-//go:embed crate/*.rs
-var sources embed.FS
+var sources = rustruntime.Sources
 
 // handWritten maps the crate's hand-written files to their sources in
-// crate/; the exchange module is chosen per release.
+// runtime/rust; the exchange module is chosen per release.
 var handWritten = []struct{ path, source string }{
 	{"src/rules/types.rs", "rule_types.rs"},
 	{"src/check.rs", "check.rs"},
@@ -113,7 +112,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	copies = append(copies, struct{ path, source string }{"src/python/exchange.rs", exchange})
 	for _, c := range copies {
-		text, err := sources.ReadFile("crate/" + c.source)
+		text, err := sources.ReadFile(c.source)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +123,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 }
 
 // handDebug is the struct whose Debug the safe layer writes by hand
-// (crate/rule_types.rs, beside its Display): a dtype shows as its name, as
+// (runtime/rust/rule_types.rs, beside its Display): a dtype shows as its name, as
 // Python's repr shows it, not as `code: 2`.
 const handDebug = "DLDataType"
 
@@ -275,16 +274,16 @@ func doc(indent, text string) string {
 // docWidth is where documentation lines end.
 const docWidth = 80
 
-// Verbatim maps each hand-written source of crate/, by path in the
+// Verbatim maps each hand-written source of runtime/rust, by path in the
 // repository, to its text, which Generate copies unchanged behind the
 // marker lines, so that golden files can name the sources instead of
 // repeating them (generate's TestGolden).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
-	entries, _ := sources.ReadDir("crate")
+	entries, _ := sources.ReadDir(".")
 	for _, e := range entries {
-		if data, err := sources.ReadFile("crate/" + e.Name()); err == nil {
-			out["backend/rust/crate/"+e.Name()] = string(data)
+		if data, err := sources.ReadFile(e.Name()); err == nil {
+			out["runtime/rust/"+e.Name()] = string(data)
 		}
 	}
 	return out

@@ -53,8 +53,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/dltensor"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 )
 
 func main() {}

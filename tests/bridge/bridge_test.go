@@ -138,7 +138,7 @@ func TestCConsumerUnderValgrind(t *testing.T) {
 // goroutine stacks are not.
 func TestClassifyKeepsRealErrors(t *testing.T) {
 	log := `==1751== Invalid read of size 4
-==1751==    at 0x4926E52: github.com/dlgen/dlgen/dltensor.Import (import.go:57)
+==1751==    at 0x4926E52: github.com/dlgen/dlgen/runtime/dltensor.Import (import.go:57)
 ==1751==  Address 0x5445c80 is 0 bytes inside a block of size 80 free'd
 ==1751==    at 0x484417B: free (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)
 ==1751==    by 0x109280: c_deleter (consumer.c:26)

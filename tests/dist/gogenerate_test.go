@@ -88,7 +88,7 @@ func TestReadmeGoSnippetsWorkTogether(t *testing.T) {
 
 	module := toolModule(t, "example.com/goproj")
 	source := "package main\n\n" + generateLine + "\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/goproj/internal/go/dlpack\"\n" +
-		"\t\"github.com/dlgen/dlgen/dltensor\"\n)\n\n" +
+		"\t\"github.com/dlgen/dlgen/runtime/dltensor\"\n)\n\n" +
 		"// exchange is the README's snippet; foreign comes from a producer in C.\n" +
 		"func exchange(foreign *dlpack.ManagedTensorVersioned) {\n" + exchange + "\t_, _, _ = m, err, v\n}\n\n" +
 		"func main() {\n\t_, err := dltensor.Import((*dlpack.ManagedTensorVersioned)(nil))\n\tfmt.Println(err)\n\t_ = exchange\n}\n"

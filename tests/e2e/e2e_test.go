@@ -292,11 +292,11 @@ func TestDltensorWithoutCgoIsItsPureGoPart(t *testing.T) {
 	nocgo := []string{"CGO_ENABLED=0"}
 	tooltest.Run(t, root, nocgo, "go", "build", "./...")
 	tooltest.Run(t, root, nocgo, "go", "vet", "./...")
-	tooltest.Run(t, root, nocgo, "go", "test", "-count=1", "-run", "TestExchangeWithoutCgoSaysToEnableIt", "./dltensor")
+	tooltest.Run(t, root, nocgo, "go", "test", "-count=1", "-run", "TestExchangeWithoutCgoSaysToEnableIt", "./runtime/dltensor")
 	program := func(body string) string {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "main.go")
-		require.NoError(t, os.WriteFile(src, []byte("package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/dlgen/dlgen/dltensor\"\n)\n\n"+
+		require.NoError(t, os.WriteFile(src, []byte("package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/dlgen/dlgen/runtime/dltensor\"\n)\n\n"+
 			"func main() {\n"+body+"}\n"), 0o644))
 		// An overlay places the program inside the module without writing there.
 		overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(root, "nocgoprobe", "main.go"): src}})

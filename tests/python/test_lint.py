@@ -15,7 +15,7 @@ import pytest
 from conftest import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
 
 RUFF_OUTPUT = ["check", "--no-cache", "--isolated", "--line-length", "100", "--extend-select", "E501"]
-PROTOCOL = os.path.join(ROOT, "backend", "python", "protocol")
+PROTOCOL = os.path.join(ROOT, "runtime", "python")
 
 
 def ruff(*args, cwd=ROOT):

@@ -10,9 +10,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
-	"github.com/dlgen/dlgen/devices/devicetest"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
+	"github.com/dlgen/dlgen/runtime/devices/devicetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -5,7 +5,7 @@ package dltensor_test
 import (
 	"testing"
 
-	"github.com/dlgen/dlgen/dltensor"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 )
 
 // BenchmarkExportRelease is one Go-to-consumer round trip: Export, then the

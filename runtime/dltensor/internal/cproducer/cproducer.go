@@ -3,7 +3,7 @@
 package cproducer
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../generated/c
+#cgo CFLAGS: -I${SRCDIR}/../../../../generated/c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
-	"github.com/dlgen/dlgen/dltensor"
-	"github.com/dlgen/dlgen/dltensor/internal/cproducer"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
+	"github.com/dlgen/dlgen/runtime/dltensor"
+	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
 )
 
 // FuzzImport feeds Import arbitrary field values. Whatever it decides, the

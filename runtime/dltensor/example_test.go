@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
-	"github.com/dlgen/dlgen/dltensor"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 )
 
 // A Go slice handed to a DLPack consumer and taken back, without a copy.

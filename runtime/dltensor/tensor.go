@@ -107,8 +107,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
 )
 
 // MaxDims is the largest ndim any tensor may have.

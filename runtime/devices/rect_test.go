@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices/internal/layouttest"
+	"github.com/dlgen/dlgen/runtime/devices/internal/layouttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/dltensor"
-	"github.com/dlgen/dlgen/dltensor/internal/cproducer"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/dltensor"
+	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

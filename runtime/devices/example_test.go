@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
 )
 
 var cpu = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}

@@ -29,9 +29,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
-	"github.com/dlgen/dlgen/devices/internal/layouttest"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
+	"github.com/dlgen/dlgen/runtime/devices/internal/layouttest"
 )
 
 // Target is what the suite proves: devices of one type.

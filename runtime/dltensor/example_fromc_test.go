@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/dltensor"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 )
 
 // Memory Go did not allocate, wrapped without a copy: from C's malloc (with

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices/internal/layouttest"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices/internal/layouttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
-	"github.com/dlgen/dlgen/devices/devicetest"
-	"github.com/dlgen/dlgen/dltensor"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
+	"github.com/dlgen/dlgen/runtime/devices/devicetest"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -9,10 +9,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/devices"
-	"github.com/dlgen/dlgen/dltensor"
-	"github.com/dlgen/dlgen/dltensor/internal/cproducer"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/devices"
+	"github.com/dlgen/dlgen/runtime/dltensor"
+	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dlgen/dlgen/dltensor"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

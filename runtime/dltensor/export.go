@@ -1,7 +1,7 @@
 package dltensor
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../generated/c
+#cgo CFLAGS: -I${SRCDIR}/../../generated/c
 #include "trampoline.h"
 */
 import "C"
