@@ -49,7 +49,11 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err := tmpl.Execute(&buf, view); err != nil {
 		return nil, err
 	}
-	return []backend.File{{Path: Path, Content: buf.Bytes()}}, nil
+	helpers, err := b.helpers(api)
+	if err != nil {
+		return nil, err
+	}
+	return []backend.File{{Path: Path, Content: buf.Bytes()}, {Path: HelpersPath, Content: helpers}}, nil
 }
 
 // The view is what the template ranges over: every decision is made here,

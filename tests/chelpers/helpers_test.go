@@ -1,0 +1,136 @@
+// Package chelpers proves the C helper header (c/dlpack/dlpack_helpers.h):
+// the conformance corpus through its checks, natively, for i686 and under
+// AddressSanitizer and UndefinedBehaviorSanitizer, and a warning-free build
+// of every release's header in every language mode and on the targets the
+// C header's tests use.
+package chelpers
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/tests/internal/tooltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// generate writes the C output of one release into a fresh directory and
+// returns its include directory (holding dlpack.h and dlpack_helpers.h).
+func generate(t *testing.T, version string) string {
+	t.Helper()
+	dir := t.TempDir()
+	tooltest.Run(t, "", nil, tooltest.Dlgen(t), "-lang", "c", "-dlpack-version", version, "-out", dir)
+	return filepath.Join(dir, "c", "dlpack")
+}
+
+func releases(t *testing.T) []string {
+	t.Helper()
+	s, err := schema.Default()
+	require.NoError(t, err)
+	var out []string
+	for _, r := range s.Releases {
+		out = append(out, r.Version.String())
+	}
+	return out
+}
+
+// verdict is a line of importer.c.
+type verdict struct {
+	accept              bool
+	callsBefore, calls  int
+	read, rule, message string
+}
+
+func parse(t *testing.T, line string) verdict {
+	f := strings.SplitN(line, " ", 4)
+	require.Len(t, f, 4, "not a verdict: %q", line)
+	n := func(s string) int {
+		v, err := strconv.Atoi(s)
+		require.NoError(t, err, line)
+		return v
+	}
+	if f[0] == "accept" {
+		return verdict{accept: true, callsBefore: n(f[1]), calls: n(f[2]), read: f[3]}
+	}
+	require.Equal(t, "refuse", f[0], line)
+	return verdict{calls: n(f[1]), rule: f[2], message: f[3]}
+}
+
+// TestConformanceCorpusWithTheCHelpers runs the conformance corpus
+// through dlgen_check_versioned and dlgen_check_legacy of the newest
+// release (the corpus's): every case gets the verdict, the rule and the
+// words the corpus says, the deleter runs exactly once (at the refusal, or
+// after the accepted tensor is read, not before), and the byte range of an
+// accepted tensor in a buffer lies inside it. It runs on this machine under
+// AddressSanitizer and UndefinedBehaviorSanitizer (any report aborts) and
+// for i686 (the cases of 32-bit pointers).
+func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
+	c, err := conformance.Load()
+	require.NoError(t, err)
+	rs := releases(t)
+	newest := rs[len(rs)-1]
+	if newest == "main" {
+		newest = rs[len(rs)-2]
+	}
+	require.Equal(t, fmt.Sprintf("%d.%d", c.Consumer[0], c.Consumer[1]), newest,
+		"the corpus is written for another release than the newest: update it")
+	include := generate(t, newest)
+	src := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "importer.c")
+	runs := []struct {
+		name, cc string
+		bits     int
+		args     []string
+	}{
+		{"gcc, ASan and UBSan", "gcc", 64, []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"}},
+		{"i686", "i686-linux-gnu-gcc", 32, []string{"-O2", "-static"}},
+	}
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			tooltest.Require(t, run.cc)
+			exe := filepath.Join(t.TempDir(), "importer")
+			args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", include}, run.args...)
+			tooltest.Run(t, "", nil, run.cc, append(args, src, "-o", exe)...)
+			var cases []conformance.Case
+			var input strings.Builder
+			for _, cc := range c.Cases {
+				if cc.For(run.bits) {
+					cases = append(cases, cc)
+					input.WriteString(cc.Tensor.Line() + "\n")
+				}
+			}
+			in := filepath.Join(t.TempDir(), "corpus.txt")
+			require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
+			out := tooltest.Run(t, "", nil, "sh", "-c", `exec "$0" < "$1"`, exe, in)
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			require.Len(t, lines, len(cases), out)
+			refused, read := 0, 0
+			for i, cc := range cases {
+				v := parse(t, lines[i])
+				if cc.Accept {
+					if assert.True(t, v.accept, "%s: refused: %s", cc.Name, v.message) {
+						assert.Zero(t, v.callsBefore, "%s: the deleter ran before the release", cc.Name)
+						assert.NotEqual(t, "outside", v.read, "%s: an element lies outside its buffer", cc.Name)
+						if v.read != "-" {
+							read++
+						}
+					}
+				} else {
+					refused++
+					if assert.False(t, v.accept, "%s: accepted", cc.Name) {
+						assert.Equal(t, cc.Rule, v.rule, cc.Name)
+						assert.Equal(t, cc.Message, v.message, cc.Name)
+					}
+				}
+				assert.Equal(t, 1, v.calls, "%s: the deleter runs exactly once", cc.Name)
+			}
+			fmt.Printf("conformance corpus with the C helpers (%s, %d-bit pointers): %d cases agree (%d refused, %d read), %d for other pointers not run\n",
+				run.name, run.bits, len(cases), refused, read, len(c.Cases)-len(cases))
+		})
+	}
+}
