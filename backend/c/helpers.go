@@ -29,19 +29,19 @@ type helpers struct {
 	// The C spellings of the managed tensors in this release ("struct
 	// DLManagedTensorVersioned" before its typedef).
 	Legacy, VersionedType string
-	MaxDims, MaxParams             int
-	Nullables                      []nullableField // DLTensor's data, shape and strides
+	MaxDims, MaxParams    int
+	Nullables             []nullableField // DLTensor's data, shape and strides
 	// StridesSince is the release from which strides may not be NULL
 	// when ndim != 0, as strides_null names it; (0, 0) if none.
-	StridesSince struct{ Major, Minor int }
-	TypeCode                       string          // the dtype_code enum
-	Codes                          []typeCode
-	HostReadable                   []string // device type enumerators the CPU reads
-	DataTypes                      []dataTypeName
-	KnownNames                     string // the dtype names joined by ", ", a C literal
-	Padded                         string // the padded sub-byte flag's macro, "" where none
-	Rules                          []rule
-	Capsule, UsedCapsule           string // C literals
+	StridesSince                    struct{ Major, Minor int }
+	TypeCode                        string // the dtype_code enum
+	Codes                           []typeCode
+	HostReadable                    []string // device type enumerators the CPU reads
+	DataTypes                       []dataTypeName
+	KnownNames                      string // the dtype names joined by ", ", a C literal
+	Padded                          string // the padded sub-byte flag's macro, "" where none
+	Rules                           []rule
+	Capsule, UsedCapsule            string // C literals
 	VersionedCapsule, UsedVersioned string
 	ExchangeAttr, ExchangeCapsule   string // C literals, "" when the release has none
 }
