@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/tests/abi"
 	"github.com/dlgen/dlgen/tests/conformance"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"
@@ -131,6 +132,132 @@ func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
 			}
 			fmt.Printf("conformance corpus with the C helpers (%s, %d-bit pointers): %d cases agree (%d refused, %d read), %d for other pointers not run\n",
 				run.name, run.bits, len(cases), refused, read, len(c.Cases)-len(cases))
+		})
+	}
+}
+
+// compiler is one compiler in one language mode.
+type compiler struct {
+	name, cmd string
+	args      []string
+	run       bool // the program runs on this machine
+	cplus     bool
+}
+
+var strict = []string{"-Wall", "-Wextra", "-pedantic", "-Werror"}
+
+func mode(name, cmd, std string, run bool) compiler {
+	return compiler{name: name + " " + std, cmd: cmd, args: append([]string{"-std=" + std, "-O2", "-Wundef"}, strict...),
+		run: run, cplus: strings.HasPrefix(std, "c++")}
+}
+
+var compilers = []compiler{
+	mode("gcc", "gcc", "c89", true), mode("gcc", "gcc", "c99", true), mode("gcc", "gcc", "c11", true),
+	mode("g++", "g++", "c++98", true), mode("g++", "g++", "c++11", true), mode("g++", "g++", "c++17", true),
+	mode("clang", "clang", "c89", true), mode("clang", "clang", "c11", true),
+	mode("clang++", "clang++", "c++98", true), mode("clang++", "clang++", "c++17", true),
+	mode("i686", "i686-linux-gnu-gcc", "c89", false), mode("i686", "i686-linux-gnu-gcc", "c11", false),
+	mode("aarch64", "aarch64-linux-gnu-gcc", "c99", false), mode("aarch64", "aarch64-linux-gnu-gcc", "c17", false),
+}
+
+// TestHelperHeaderCompilesEverywhere compiles and runs testdata/uses.c,
+// which calls every helper, against every release's header with gcc,
+// g++, clang and clang++ as C89, C99, C11, C++98, C++11 and C++17, and
+// for i686 and aarch64, under -Wall -Wextra -pedantic -Werror; the
+// capsule helpers with this interpreter's Python.h as C11 and C++17. C++98
+// only where the release's dlpack.h itself is C++98 (before v0.7, which
+// gives DLDeviceType a fixed base type).
+func TestHelperHeaderCompilesEverywhere(t *testing.T) {
+	for _, cc := range compilers {
+		tooltest.Require(t, cc.cmd)
+	}
+	python := filepath.Join(tooltest.Root(), ".venv", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		tooltest.Missing(t, "the test venv (.venv) is missing")
+	}
+	pythonInclude := strings.TrimSpace(tooltest.Run(t, "", nil, python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"))
+	uses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "uses.c")
+	pythonUses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "python_uses.c")
+	for _, v := range releases(t) {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			include := generate(t, v)
+			out := t.TempDir()
+			for _, cc := range compilers {
+				lang := []string{"-x", "c"}
+				if cc.cplus {
+					lang = []string{"-x", "c++"}
+				}
+				if cc.cplus && strings.HasSuffix(cc.name, "c++98") {
+					bare := filepath.Join(out, "bare.h")
+					require.NoError(t, os.WriteFile(bare, []byte("#include \"dlpack.h\"\n"), 0o644))
+					if _, err := tooltest.Try("", nil, cc.cmd, append(append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include), append(lang, bare)...)...); err != nil {
+						continue // dlpack.h of this release is not C++98
+					}
+				}
+				exe := filepath.Join(out, "uses")
+				args := append(append(append([]string{}, cc.args...), "-I", include), lang...)
+				args = append(args, uses, "-o", exe)
+				if !cc.run {
+					args = append(args, "-c")
+				}
+				if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
+					t.Fatalf("%s rejects the v%s helpers: %v\n%s", cc.name, v, err, msg)
+				}
+				if cc.run {
+					if msg, err := tooltest.Try("", nil, exe); err != nil {
+						t.Fatalf("v%s helpers built with %s disagree with uses.c: %v\n%s", v, cc.name, err, msg)
+					}
+				}
+			}
+			for _, cc := range []compiler{mode("gcc", "gcc", "c11", false), mode("g++", "g++", "c++17", false)} {
+				lang := "c"
+				if cc.cplus {
+					lang = "c++"
+				}
+				args := append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include, "-I", pythonInclude, "-x", lang, pythonUses)
+				if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
+					t.Fatalf("%s rejects the v%s capsule helpers: %v\n%s", cc.name, v, err, msg)
+				}
+			}
+		})
+	}
+}
+
+// stringH declares what the helpers use of <string.h>, for targets
+// compiled without a C library (abi.ClangTarget.ClangArgs).
+const stringH = `#include <stddef.h>
+void *memcpy(void *to, const void *from, size_t n);
+void *memset(void *to, int c, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+`
+
+// TestHelperHeaderOnEveryClangTarget compiles testdata/uses.c as C11 and
+// C++17 under -Wall -Wextra -pedantic -Werror on every clang target of
+// tests/abi: every release on the measured ones (those whose layouts the
+// ABI tests compare with upstream's), the newest on all.
+func TestHelperHeaderOnEveryClangTarget(t *testing.T) {
+	rs := releases(t)
+	uses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "uses.c")
+	libc := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(libc, "string.h"), []byte(stringH), 0o644))
+	for _, v := range rs {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			include := generate(t, v)
+			for _, c := range abi.ClangTargets {
+				if !c.Measured && v != rs[len(rs)-1] {
+					continue
+				}
+				for _, lang := range [][]string{{"-x", "c", "-std=c11"}, {"-x", "c++", "-std=c++17", "-nostdinc++"}} {
+					args := append(append(append(c.ClangArgs(t), strict...), "-fsyntax-only", "-isystem", libc, "-I", include), lang...)
+					if msg, err := tooltest.Try("", nil, c.CC(), append(args, uses)...); err != nil {
+						t.Errorf("%s %s rejects the v%s helpers: %v\n%s", c.Name(), lang[2], v, err, msg)
+					}
+				}
+			}
 		})
 	}
 }
