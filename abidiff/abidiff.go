@@ -23,10 +23,10 @@ import (
 type Category string
 
 const (
-	ABI  Category = "ABI"  // compiled code built for the older release misreads memory or values
-	API  Category = "API"  // source written for the older release no longer compiles or means something else
+	ABI        Category = "ABI"  // compiled code built for the older release misreads memory or values
+	API        Category = "API"  // source written for the older release no longer compiles or means something else
 	RuleChange Category = "RULE" // a rule of the protocol changes: producers or consumers written for the older release break it
-	Info Category = "INFO" // breaks nothing: an addition, a new macro value
+	Info       Category = "INFO" // breaks nothing: an addition, a new macro value
 )
 
 // Rule is one check.
