@@ -40,7 +40,9 @@
 //	                 exit 1 if anything under -out is stale or missing, or if a
 //	                 directory dlgen owns holds a file dlgen marked as generated
 //	                 but would not write now (left from another release or
-//	                 language set), reported as "Only in DIR: NAME".
+//	                 language set), reported as "Only in DIR: NAME". The diff
+//	                 is a patch: `git apply -p0` (or `patch -p0`) run where
+//	                 dlgen ran brings -out up to date, left-overs deleted.
 //	-diff X.Y        write nothing; list what changed from release X.Y to
 //	                 -dlpack-version, one finding per line as
 //	                 "CATEGORY RULE: message" (ABI, API, RULE or INFO; rules
