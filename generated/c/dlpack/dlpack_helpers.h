@@ -941,7 +941,8 @@ DLGEN_INLINE dlgen_rule dlgen_check_tensor_(const DLTensor *t, int versioned, ui
   }
   if (!empty) {
     dlgen_reach_(shape, strides, ndim, &low, &high);
-    if (low > DLGEN_U64_MAX - high - 1 || !dlgen_fits_(low + high + 1, width, packed)) {
+    /* high may be saturated: the span is then past 2^64 */
+    if (high == DLGEN_U64_MAX || low > DLGEN_U64_MAX - high - 1 || !dlgen_fits_(low + high + 1, width, packed)) {
       v[0] = log2;
       return dlgen_refuse_(err, DLGEN_RULE_SPAN_LIMIT, "u", v, NULL);
     }
@@ -1121,7 +1122,7 @@ DLGEN_INLINE int dlgen_is_column_major(const DLTensor *t) {
  */
 DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, const int64_t *index,
                                          unsigned *bit) {
-  int64_t offset = 0, width = (int64_t)t->dtype.bits * t->dtype.lanes, bits;
+  int64_t offset = 0, width = (int64_t)t->dtype.bits * t->dtype.lanes, bits, quotient, remainder;
   int32_t k;
   for (k = 0; k < (int32_t)t->ndim; k++) {
     offset += index[k] * dlgen_stride_(t, k);
@@ -1132,12 +1133,19 @@ DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, cons
     }
     return (char *)t->data + t->byte_offset + offset * ((width + 7) / 8);
   }
-  bits = offset * width;
-  /* floor division: a negative offset lies in an earlier byte */
-  if (bit != NULL) {
-    *bit = (unsigned)(((bits % 8) + 8) % 8);
+  /* floor(offset * width / 8), without forming offset * width, which
+   * may pass 2^63: offset = 8q + r with r in [0, 8) */
+  quotient = offset / 8;
+  remainder = offset % 8;
+  if (remainder < 0) {
+    remainder += 8;
+    quotient -= 1;
   }
-  return (char *)t->data + t->byte_offset + (bits - (((bits % 8) + 8) % 8)) / 8;
+  bits = remainder * width;
+  if (bit != NULL) {
+    *bit = (unsigned)(bits % 8);
+  }
+  return (char *)t->data + t->byte_offset + quotient * width + bits / 8;
 }
 
 /*!
