@@ -345,11 +345,14 @@ func Files(opts Options) ([]backend.File, error) {
 		}
 		files = append(files, fs...)
 		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
-			header, err := cHeader(opts.SchemaName, api)
+			headers, err := render(c.Backend{Schema: opts.SchemaName}, api)
 			if err != nil {
 				return nil, err
 			}
-			files = append(files, backend.File{Path: hu.Header(api), Content: header})
+			dir := path.Dir(hu.Header(api))
+			for _, h := range headers {
+				files = append(files, backend.File{Path: path.Join(dir, path.Base(h.Path)), Content: h.Content})
+			}
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
@@ -369,20 +372,6 @@ func render(b backend.Backend, api *ir.API) ([]backend.File, error) {
 	default:
 		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
 	}
-}
-
-// cHeader renders the C header of api, for backends that ship a copy.
-func cHeader(schemaName string, api *ir.API) ([]byte, error) {
-	fs, err := render(c.Backend{Schema: schemaName}, api)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fs {
-		if f.Path == c.Path {
-			return f.Content, nil
-		}
-	}
-	return nil, fmt.Errorf("c backend wrote no %s", c.Path)
 }
 
 func selectBackends(schemaName string, langs []string) ([]backend.Backend, error) {

@@ -835,11 +835,16 @@ DLGEN_INLINE void dlgen_read_dims_(const int64_t *from, int64_t *to, int32_t n) 
   }
 }
 
-/* The checks that follow version_major, in order, on a copy of the
- * tensor's description, of version (major, minor) or legacy (versioned
- * 0), its sub-byte elements padded or packed. */
-DLGEN_INLINE dlgen_rule dlgen_check_tensor_(const DLTensor *t, int versioned, uint32_t major, uint32_t minor,
-                                            int padded, dlgen_error *err) {
+/*!
+ * The checks that follow version_major, in order, on a copy of a
+ * DLTensor's description: of a versioned tensor of version (major, minor),
+ * or of a legacy one (versioned 0); its sub-byte elements padded or
+ * packed. dlgen_check_versioned and dlgen_check_legacy call it. A producer
+ * API that reads NULL strides as row-major in any release (dlgen's
+ * from_pointer) passes producer 1: strides_null is then not checked.
+ */
+DLGEN_INLINE dlgen_rule dlgen_check_dltensor(const DLTensor *t, int versioned, uint32_t major, uint32_t minor,
+                                             int padded, int producer, dlgen_error *err) {
   int64_t shape[DLGEN_MAX_NDIM], strides[DLGEN_MAX_NDIM];
   uint64_t v[DLGEN_MAX_PARAMS];
   const char *texts[1];
@@ -858,7 +863,7 @@ DLGEN_INLINE dlgen_rule dlgen_check_tensor_(const DLTensor *t, int versioned, ui
     v[0] = (uint64_t)(int64_t)ndim;
     return dlgen_refuse_(err, DLGEN_RULE_SHAPE_NULL, "s", v, NULL);
   }
-  if (t->strides == NULL && !dlgen_strides_may_be_null(versioned, major, minor, ndim, 0)) {
+  if (t->strides == NULL && !producer && !dlgen_strides_may_be_null(versioned, major, minor, ndim, 0)) {
     v[0] = (uint64_t)(int64_t)ndim;
     v[1] = major;
     v[2] = minor;
@@ -986,8 +991,8 @@ DLGEN_INLINE dlgen_rule dlgen_check_versioned(const DLManagedTensorVersioned *ma
     v[3] = DLPACK_MINOR_VERSION;
     return dlgen_refuse_(err, DLGEN_RULE_VERSION_MAJOR, "uuuu", v, NULL);
   }
-  return dlgen_check_tensor_(&managed->dl_tensor, 1, managed->version.major, managed->version.minor,
-                             (managed->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0, err);
+  return dlgen_check_dltensor(&managed->dl_tensor, 1, managed->version.major, managed->version.minor,
+                              (managed->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0, 0, err);
 }
 
 /*!
@@ -995,7 +1000,7 @@ DLGEN_INLINE dlgen_rule dlgen_check_versioned(const DLManagedTensorVersioned *ma
  * every versioned release, without flags (its deleter is not called).
  */
 DLGEN_INLINE dlgen_rule dlgen_check_legacy(const DLManagedTensor *managed, dlgen_error *err) {
-  return dlgen_check_tensor_(&managed->dl_tensor, 0, 0, 0, 0, err);
+  return dlgen_check_dltensor(&managed->dl_tensor, 0, 0, 0, 0, 0, err);
 }
 
 /*! Calls a versioned tensor's deleter, if it has one: once per tensor. */
@@ -1019,9 +1024,12 @@ DLGEN_INLINE int dlgen_packed_(DLDataType dtype, uint64_t flags) {
   return (uint32_t)dtype.bits * dtype.lanes < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0;
 }
 
-/* The stride of dimension k in elements: the tensor's, or row-major's
- * when strides is NULL. */
-DLGEN_INLINE int64_t dlgen_stride_(const DLTensor *t, int32_t k) {
+/*!
+ * The stride of dimension k of a checked tensor, in elements: its own, or
+ * the row-major one when strides is NULL (legacy tensors, and any tensor
+ * before v1.2, may say row-major so).
+ */
+DLGEN_INLINE int64_t dlgen_stride(const DLTensor *t, int32_t k) {
   int64_t step = 1;
   int32_t j;
   if (t->strides != NULL) {
@@ -1069,7 +1077,7 @@ DLGEN_INLINE int dlgen_byte_range(const DLTensor *t, uint64_t flags, int64_t *fi
     return 0;
   }
   for (k = 0; k < (int32_t)t->ndim; k++) {
-    int64_t stride = dlgen_stride_(t, k);
+    int64_t stride = dlgen_stride(t, k);
     uint64_t reach = (uint64_t)(t->shape[k] - 1) * dlgen_magnitude_(stride);
     if (stride < 0) {
       low += reach;
@@ -1095,7 +1103,7 @@ DLGEN_INLINE int dlgen_compact_(const DLTensor *t, int row_major) {
   }
   for (i = 0; i < n; i++) {
     int32_t k = row_major ? n - 1 - i : i;
-    if (t->shape[k] != 1 && dlgen_stride_(t, k) != expected) {
+    if (t->shape[k] != 1 && dlgen_stride(t, k) != expected) {
       return 0;
     }
     expected *= t->shape[k];
@@ -1125,7 +1133,7 @@ DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, cons
   int64_t offset = 0, width = (int64_t)t->dtype.bits * t->dtype.lanes, bits, quotient, remainder;
   int32_t k;
   for (k = 0; k < (int32_t)t->ndim; k++) {
-    offset += index[k] * dlgen_stride_(t, k);
+    offset += index[k] * dlgen_stride(t, k);
   }
   if (!dlgen_packed_(t->dtype, flags)) {
     if (bit != NULL) {
@@ -1152,7 +1160,8 @@ DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, cons
  * A legacy managed tensor seen as a versioned one, in storage the caller
  * owns (no allocation): hand &tensor over. Its deleter forwards to the
  * legacy tensor's deleter once, then calls release (if not NULL), which
- * may free the storage; a second call does nothing.
+ * may free the storage (the forwarded deleter may free it too, when the
+ * storage lives in the producer's allocation); a second call does nothing.
  */
 typedef struct dlgen_legacy_as_versioned {
   DLManagedTensorVersioned tensor;
@@ -1163,13 +1172,15 @@ typedef struct dlgen_legacy_as_versioned {
 DLGEN_INLINE void dlgen_legacy_as_versioned_deleter_(DLManagedTensorVersioned *tensor) {
   dlgen_legacy_as_versioned *w = (dlgen_legacy_as_versioned *)tensor->manager_ctx;
   DLManagedTensor *legacy = w->legacy;
+  void (*release)(struct dlgen_legacy_as_versioned *) = w->release;
   if (legacy == NULL) {
     return;
   }
   w->legacy = NULL;
+  /* w may live in memory the forwarded deleter frees: not read after it */
   dlgen_release_legacy(legacy);
-  if (w->release != NULL) {
-    w->release(w);
+  if (release != NULL) {
+    release(w);
   }
 }
 
@@ -1207,13 +1218,15 @@ typedef struct dlgen_versioned_as_legacy {
 DLGEN_INLINE void dlgen_versioned_as_legacy_deleter_(DLManagedTensor *tensor) {
   dlgen_versioned_as_legacy *w = (dlgen_versioned_as_legacy *)tensor->manager_ctx;
   DLManagedTensorVersioned *versioned = w->versioned;
+  void (*release)(struct dlgen_versioned_as_legacy *) = w->release;
   if (versioned == NULL) {
     return;
   }
   w->versioned = NULL;
+  /* w may live in memory the forwarded deleter frees: not read after it */
   dlgen_release_versioned(versioned);
-  if (w->release != NULL) {
-    w->release(w);
+  if (release != NULL) {
+    release(w);
   }
 }
 

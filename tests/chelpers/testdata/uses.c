@@ -70,6 +70,7 @@ int main(void) {
   dlgen_release_legacy(&legacy);
   ok = ok && deleted == 1;
 #endif
+  ok = ok && dlgen_stride(&legacy.dl_tensor, 1) == 2;
   (void)dlgen_shape_may_be_null;
   (void)dlgen_strides_may_be_null;
   return ok ? 0 : 1;
