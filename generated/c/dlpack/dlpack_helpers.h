@@ -13,7 +13,7 @@
  * Header-only: every function is static inline (C89's compilers get
  * __inline or nothing), nothing is allocated outside the Python section,
  * and only <stddef.h>, <stdint.h> and <string.h> are used. It compiles as
- * C89 and later and as C++98 and later.
+ * C89 and later, and as C++ wherever dlpack.h does (C++98 before v0.7).
  *
  * Rules: a dlgen_check_* function returns DLGEN_OK or the first check
  * that fails (dlgen_rule), and fills a dlgen_error the caller owns, which
