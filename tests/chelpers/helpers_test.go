@@ -281,3 +281,20 @@ func TestFuzzSeedsPass(t *testing.T) {
 	require.NotEmpty(t, seeds)
 	tooltest.Run(t, "", nil, exe, append([]string{"-runs=0"}, seeds...)...)
 }
+
+// TestDocsCPlusPlusOwnerCompiles compiles the C++ owner of a managed tensor
+// that docs/c.md shows, against the newest release's helpers.
+func TestDocsCPlusPlusOwnerCompiles(t *testing.T) {
+	tooltest.Require(t, "g++")
+	doc, err := os.ReadFile(filepath.Join(tooltest.Root(), "docs", "c.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```cpp\n")
+	require.True(t, ok, "docs/c.md has no C++ example")
+	code, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	rs := releases(t)
+	include := generate(t, rs[len(rs)-2])
+	src := filepath.Join(t.TempDir(), "owner.cc")
+	require.NoError(t, os.WriteFile(src, []byte("#include <stdexcept>\n#include <utility>\n#include \"dlpack_helpers.h\"\n"+code), 0o644))
+	tooltest.Run(t, "", nil, "g++", append(append([]string{"-std=c++17", "-fsyntax-only", "-I", include}, strict...), src)...)
+}
