@@ -6,7 +6,9 @@
 // Category ABI means compiled code that assumed the older release would
 // misread memory or values; API means source written against the older
 // release no longer compiles or means something else; INFO is a change
-// that breaks nothing (an addition, a new macro value).
+// that breaks nothing (an addition, a new macro value). RULE is a change
+// of the protocol's rules: tensors one side made under the older release
+// are wrong under the newer one (strides may no longer be NULL).
 package abidiff
 
 import (
@@ -21,9 +23,10 @@ import (
 type Category string
 
 const (
-	ABI  Category = "ABI"  // compiled code built for the older release misreads memory or values
-	API  Category = "API"  // source written for the older release no longer compiles or means something else
-	Info Category = "INFO" // breaks nothing: an addition, a new macro value
+	ABI        Category = "ABI"  // compiled code built for the older release misreads memory or values
+	API        Category = "API"  // source written for the older release no longer compiles or means something else
+	RuleChange Category = "RULE" // a rule of the protocol changes: producers or consumers written for the older release break it
+	Info       Category = "INFO" // breaks nothing: an addition, a new macro value
 )
 
 // Rule is one check.
@@ -70,6 +73,7 @@ var Rules = []Rule{
 	{"MACRO_NO_DELETE", API, "a macro of the old release is still defined", macroNoDelete},
 	{"FUNCTYPE_NO_DELETE", API, "a function-pointer typedef of the old release still exists", functypeNoDelete},
 	{"FUNCTYPE_SAME", ABI, "a function-pointer type keeps its signature", functypeSame},
+	{"FIELD_NULLABLE_SAME", RuleChange, "a pointer field may be NULL in the same tensors", fieldNullableSame},
 	{"ADDITION", Info, "what the new release adds (a renamed enumerator is not an addition)", additions},
 	{"MACRO_VALUE", Info, "a macro's value changes (version numbers do, every release)", macroValue},
 }
@@ -252,6 +256,47 @@ func fieldTypeSame(d *diff) {
 			if g := nf[f.Name]; g != nil && g.Type.C("") != f.Type.C("") && d.moved(o, n, f.Name) == "" {
 				d.report("%s.%s is %s, was %s", o.Name, f.Name, g.Type.C(""), f.Type.C(""))
 			}
+		}
+	})
+}
+
+// nullWhen is when a field may be NULL in tensors of release v.
+func nullWhen(f *ir.Field, v ir.Version) ir.NullWhen {
+	if c := f.Nullable.Changed; c != nil && v.Less(c.In) {
+		return c.From
+	}
+	return f.Nullable.When
+}
+
+// nullWhenText says when a pointer may be NULL, for findings.
+var nullWhenText = map[ir.NullWhen]string{
+	ir.NullNever: "in no tensor", ir.NullAlways: "in any tensor",
+	ir.NullIfNdimZero: "only when ndim is 0", ir.NullIfNoElements: "only when the tensor has no elements",
+}
+
+// allows reports whether NULL under a is allowed wherever it is under b.
+func allows(a, b ir.NullWhen) bool {
+	return a == b || a == ir.NullAlways || b == ir.NullNever
+}
+
+func fieldNullableSame(d *diff) {
+	ov, nv := d.old.Version(), d.new.Version()
+	d.pairs(func(o, n *ir.Struct) {
+		nf := fields(n)
+		for _, f := range o.Fields {
+			g := nf[f.Name]
+			if g == nil {
+				continue
+			}
+			was, is := nullWhen(f, ov), nullWhen(g, nv)
+			if was == is {
+				continue
+			}
+			who := "producers must set it where they left it NULL"
+			if allows(is, was) {
+				who = "consumers must accept NULL where it was refused"
+			}
+			d.report("%s.%s may be NULL %s, was %s: %s", o.Name, f.Name, nullWhenText[is], nullWhenText[was], who)
 		}
 	})
 }

@@ -31,7 +31,19 @@ func TestDLPackNeverBrokeItsABI(t *testing.T) {
 		"0.6->0.7 API FIELD_TYPE_SAME: DLTensor.ndim is int32_t, was int",
 		"0.8->1.0 API MACRO_NO_DELETE: macro DLPACK_VERSION is no longer defined",
 		"0.8->1.0 API MACRO_NO_DELETE: macro DLPACK_ABI_VERSION is no longer defined",
+		"1.1->1.2 RULE FIELD_NULLABLE_SAME: DLTensor.strides may be NULL only when ndim is 0, was in any tensor: producers must set it where they left it NULL",
 	}, breaks)
+}
+
+// A nullable rule that changes is reported for the side it affects: a
+// stricter one for producers, a looser one for consumers.
+func TestNullabilityChangesAreRuleChanges(t *testing.T) {
+	v11, v12 := ir.Version{Major: 1, Minor: 1}, ir.Version{Major: 1, Minor: 2}
+	assert.Contains(t, between(t, v12, v11),
+		"RULE FIELD_NULLABLE_SAME: DLTensor.strides may be NULL in any tensor, was only when ndim is 0: consumers must accept NULL where it was refused")
+	for _, f := range between(t, ir.Version{Major: 1, Minor: 2}, ir.Version{Major: 1, Minor: 3}) {
+		assert.NotContains(t, f, "FIELD_NULLABLE_SAME")
+	}
 }
 
 // strs spells findings as dlgen -diff prints them.
@@ -53,6 +65,7 @@ func between(t *testing.T, old, new ir.Version) []string {
 
 func TestAdditionsAreReported(t *testing.T) {
 	assert.Equal(t, []string{
+		"RULE FIELD_NULLABLE_SAME: DLTensor.strides may be NULL only when ndim is 0, was in any tensor: producers must set it where they left it NULL",
 		"INFO ADDITION: new DLPackManagedTensorAllocator",
 		"INFO ADDITION: new DLPackManagedTensorFromPyObjectNoSync",
 		"INFO ADDITION: new DLPackDLTensorFromPyObjectNoSync",
@@ -80,6 +93,7 @@ func TestGoingBackReportsEachLossOnce(t *testing.T) {
 		"API FUNCTYPE_NO_DELETE: function-pointer type DLPackManagedTensorAllocator is gone",
 		"API FUNCTYPE_NO_DELETE: function-pointer type DLPackManagedTensorFromPyObjectNoSync is gone",
 		"API FUNCTYPE_NO_DELETE: function-pointer type DLPackManagedTensorToPyObjectNoSync is gone",
+		"RULE FIELD_NULLABLE_SAME: DLTensor.strides may be NULL in any tensor, was only when ndim is 0: consumers must accept NULL where it was refused",
 		"INFO MACRO_VALUE: DLPACK_MINOR_VERSION is 1, was 2",
 	}, between(t, ir.Version{Major: 1, Minor: 2}, ir.Version{Major: 1, Minor: 1}))
 }

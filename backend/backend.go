@@ -51,10 +51,11 @@ func Errorf(pos ir.Pos, format string, args ...any) error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// HeaderUser is a Backend whose output is compiled against the C header
-// (the Cython module includes it). The driver renders the C backend's
-// header and places a copy at Header(api), "" for none in that release, so
-// that no backend runs another and each language's output stands alone.
+// HeaderUser is a Backend whose output is compiled against the C headers
+// (the Cython module includes them). The driver renders the C backend's
+// headers and places a copy of each (dlpack.h at Header(api), the helper
+// header beside it), "" for none in that release, so that no backend runs
+// another and each language's output stands alone.
 type HeaderUser interface {
 	// Header is where the copy of api's C header goes, relative to the
 	// output directory, or "" when the backend needs none for api.

@@ -387,11 +387,14 @@ func Files(opts Options) ([]backend.File, error) {
 		}
 		files = append(files, fs...)
 		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
-			header, err := cHeader(opts.SchemaName, api)
+			headers, err := render(c.Backend{Schema: opts.SchemaName}, api)
 			if err != nil {
 				return nil, err
 			}
-			files = append(files, backend.File{Path: hu.Header(api), Content: header})
+			dir := path.Dir(hu.Header(api))
+			for _, h := range headers {
+				files = append(files, backend.File{Path: path.Join(dir, path.Base(h.Path)), Content: h.Content})
+			}
 		}
 		if ru, ok := b.(backend.ReferenceUser); ok {
 			module, err := ctypesModule(opts.SchemaName, api)
@@ -418,20 +421,6 @@ func render(b backend.Backend, api *ir.API) ([]backend.File, error) {
 	default:
 		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
 	}
-}
-
-// cHeader renders the C header of api, for backends that ship a copy.
-func cHeader(schemaName string, api *ir.API) ([]byte, error) {
-	fs, err := render(c.Backend{Schema: schemaName}, api)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fs {
-		if f.Path == c.Path {
-			return f.Content, nil
-		}
-	}
-	return nil, fmt.Errorf("c backend wrote no %s", c.Path)
 }
 
 // ctypesModule renders the Python backend's top-level ctypes module of api,
@@ -506,8 +495,10 @@ func Write(dir string, files []backend.File) ([]string, error) {
 }
 
 // Check compares files with what is under dir and returns a unified diff of
-// every difference (a missing file diffs against nothing), then a line
-// "Only in DIR: NAME" for every left-over file; "" means current.
+// every difference, a patch that `git apply -p0` (or `patch -p0`) applies
+// from where dlgen ran: a missing file is created from /dev/null, and every
+// left-over file, named first by a line "Only in DIR: NAME", is deleted;
+// "" means current.
 func Check(dir string, files []backend.File) (string, error) {
 	var out strings.Builder
 	for _, f := range files {
@@ -519,13 +510,14 @@ func Check(dir string, files []backend.File) (string, error) {
 		if err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
 			continue
 		}
-		from := filepath.ToSlash(path)
+		name := filepath.ToSlash(path)
 		if os.IsNotExist(err) {
-			from = "/dev/null"
+			out.WriteString(wholeFile("/dev/null", name+generatedLabel, '+', f.Content))
+			continue
 		}
 		diff, derr := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(f.Content)),
-			FromFile: from, ToFile: filepath.ToSlash(path) + " (generated)", Context: 3,
+			A: lines(old), B: lines(f.Content),
+			FromFile: name, ToFile: name + generatedLabel, Context: 3,
 		})
 		if derr != nil {
 			return "", derr
@@ -538,8 +530,54 @@ func Check(dir string, files []backend.File) (string, error) {
 	}
 	for _, p := range stale {
 		fmt.Fprintf(&out, "Only in %s: %s\n", filepath.ToSlash(filepath.Dir(p)), filepath.Base(p))
+		content, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(wholeFile(filepath.ToSlash(p), "/dev/null", '-', content))
 	}
 	return out.String(), nil
+}
+
+// generatedLabel follows the name of what dlgen would write. After a tab,
+// where diff puts a timestamp, patch tools read it as no part of the name.
+const generatedLabel = "\t(generated)"
+
+// wholeFile is the diff that creates (sign '+') or deletes ('-') a file of
+// content.
+func wholeFile(from, to string, sign byte, content []byte) string {
+	lines := lines(content)
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
+	if len(content) == 0 {
+		return b.String()
+	}
+	if sign == '+' {
+		fmt.Fprintf(&b, "@@ -0,0 +1,%d @@\n", len(lines))
+	} else {
+		fmt.Fprintf(&b, "@@ -1,%d +0,0 @@\n", len(lines))
+	}
+	for _, l := range lines {
+		b.WriteByte(sign)
+		b.WriteString(l)
+	}
+	if !bytes.HasSuffix(content, []byte("\n")) {
+		b.WriteString("\\ No newline at end of file\n")
+	}
+	return b.String()
+}
+
+// lines splits content into lines for a diff, each ending in a newline (the
+// last gets one if it lacks it). difflib.SplitLines adds an empty line after
+// the last, which a patch tool then looks for and does not find.
+func lines(content []byte) []string {
+	out := strings.SplitAfter(string(content), "\n")
+	if out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	} else {
+		out[len(out)-1] += "\n"
+	}
+	return out
 }
 
 // owned returns the directories dlgen owns for files: per top-level

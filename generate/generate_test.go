@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -305,7 +306,7 @@ func TestPackageInitIsASeed(t *testing.T) {
 	init := filepath.Join(dir, "__init__.py")
 	diff, err := Check(dir, files)
 	require.NoError(t, err)
-	assert.Contains(t, diff, "--- /dev/null\n+++ "+filepath.ToSlash(init)+" (generated)\n")
+	assert.Contains(t, diff, "--- /dev/null\n+++ "+filepath.ToSlash(init)+"\t(generated)\n")
 
 	_, err = Write(dir, files)
 	require.NoError(t, err)
@@ -365,7 +366,14 @@ func TestLeftOversAreOnlyFilesThatStartWithTheMarker(t *testing.T) {
 
 	report, err := Check(dir, files)
 	require.NoError(t, err)
-	assert.Equal(t, "Only in "+filepath.ToSlash(pkg)+": older.go\nOnly in "+filepath.ToSlash(pkg)+": stale.go\n", report)
+	var only []string
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, "Only in ") {
+			only = append(only, l)
+		}
+	}
+	assert.Equal(t, []string{"Only in " + filepath.ToSlash(pkg) + ": older.go", "Only in " + filepath.ToSlash(pkg) + ": stale.go"}, only)
+	assert.NotContains(t, report, "NOTES.md")
 	_, err = Write(dir, files)
 	require.NoError(t, err)
 	assert.NoFileExists(t, stale)
@@ -481,4 +489,38 @@ func TestBackendOptionsAreCheckedByTheirBackend(t *testing.T) {
 	}
 	assert.True(t, paths["python/__init__.py"])
 	assert.True(t, paths["c/dlpack/dlpack.h"])
+}
+
+// The -check diff is a patch: `git apply -p0`, run where dlgen ran, creates
+// the missing file, updates the changed one and deletes the left-over, and
+// the directory is then current.
+func TestCheckDiffIsAPatchGitApplies(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	work := t.TempDir()
+	files, err := Files(Options{Schema: defaultSchema(t), Langs: []string{"c"}})
+	require.NoError(t, err)
+	_, err = Write(filepath.Join(work, "out"), files)
+	require.NoError(t, err)
+	header := filepath.Join(work, "out", filepath.FromSlash(files[0].Path))
+	require.NoError(t, os.WriteFile(header, bytes.Replace(files[0].Content, []byte("kDLCPU = 1"), []byte("kDLCPU = 7"), 1), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(work, "out", filepath.FromSlash(files[1].Path))))
+	leftOver := filepath.Join(work, "out", "c", "dlpack", "older.h")
+	require.NoError(t, os.WriteFile(leftOver, []byte("/* "+backend.Marker+"\n */\nint older;"), 0o644))
+
+	t.Chdir(work) // -out out, relative, as a CI step runs it
+	patch, err := Check("out", files)
+	require.NoError(t, err)
+	assert.Contains(t, patch, "--- /dev/null\n+++ out/c/dlpack/dlpack_helpers.h\t(generated)\n@@ -0,0 +1,")
+	assert.Contains(t, patch, "Only in out/c/dlpack: older.h\n--- out/c/dlpack/older.h\n+++ /dev/null\n@@ -1,3 +0,0 @@\n")
+	assert.Contains(t, patch, "-int older;\n\\ No newline at end of file\n")
+	require.NoError(t, os.WriteFile("check.patch", []byte(patch), 0o644))
+	cmd := exec.Command(gitPath, "apply", "-p0", "check.patch")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git apply: %s\n%s", out, patch)
+	after, err := Check("out", files)
+	require.NoError(t, err)
+	assert.Empty(t, after)
 }

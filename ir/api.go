@@ -108,6 +108,7 @@ func declAt(d Decl, v Version) Decl {
 
 func (s *Struct) at(v Version) *Struct {
 	c := *s
+	c.Doc = s.Reworded.docAt(v, s.Doc)
 	c.Fields = nil
 	for _, f := range s.Fields {
 		if f.Life.In(v) {
@@ -130,8 +131,8 @@ func (f *Field) typeAt(v Version) *Type {
 
 // docAt is the doc in release v of an element whose doc is now doc.
 func (r *Reword) docAt(v Version, doc string) string {
-	if r != nil && v.Less(r.In) {
-		return r.From
+	for ; r != nil && v.Less(r.In); r = r.Earlier {
+		doc = r.From
 	}
 	return doc
 }

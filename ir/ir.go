@@ -146,6 +146,9 @@ type Retype struct {
 type Reword struct {
 	In   Version // the release with the new doc
 	From string  // the doc before In
+	// Earlier, when set, is an older rewording: before Earlier.In the doc
+	// read Earlier.From (Earlier.In is older than In).
+	Earlier *Reword
 }
 
 // Schema is every declaration of every supported release.
@@ -274,12 +277,14 @@ type Decl interface {
 // Struct is a C struct, declared as a typedef of an (optionally tagged)
 // struct.
 type Struct struct {
-	Name   string   // the typedef's name, such as DLTensor
-	Tag    string   // the struct tag, or "" for an anonymous struct
-	Doc    string   // its documentation, as prose
-	Life   Life     // the releases that have it
-	Fields []*Field // in declaration order, of every release
-	Pos    Pos      // where the schema declares it
+	Name string // the typedef's name, such as DLTensor
+	Tag  string // the struct tag, or "" for an anonymous struct
+	Doc  string // its documentation, as prose
+	Life Life   // the releases that have it
+	// Reworded is its doc before a release.
+	Reworded *Reword
+	Fields   []*Field // in declaration order, of every release
+	Pos      Pos      // where the schema declares it
 	// TypedefSince is the release from which Name is a typedef; before it
 	// the struct is only "struct Tag". Nil: a typedef from the start.
 	TypedefSince *Version

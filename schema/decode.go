@@ -211,8 +211,28 @@ func (d *decoder) retype(n *yaml.Node, life ir.Life, what string) *ir.Retype {
 	return &ir.Retype{In: in, From: d.typ(from, "retyped.from of "+what)}
 }
 
-// reword reads a reworded entry: the element's doc before a release.
+// reword reads a reworded entry: the element's doc before a release, or,
+// as a list newest first, before each of several releases.
 func (d *decoder) reword(n *yaml.Node, life ir.Life) *ir.Reword {
+	if n != nil && n.Kind == yaml.SequenceNode {
+		var first, last *ir.Reword
+		for _, item := range d.seq(n, "reworded") {
+			r := d.reword(item, life)
+			if r == nil {
+				continue
+			}
+			if last != nil && !r.In.Less(last.In) {
+				d.errorf(item, "reworded lists releases newest first: %s after %s", r.In, last.In)
+			}
+			if first == nil {
+				first = r
+			} else {
+				last.Earlier = r
+			}
+			last = r
+		}
+		return first
+	}
 	in, from, ok := d.history(n, "reworded", life)
 	if !ok {
 		return nil
@@ -297,11 +317,12 @@ func (d *decoder) decl(n *yaml.Node) ir.Decl {
 }
 
 func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
-	m := d.mapping(n, "a struct", "struct!", "since!", "until", "tag", "typedef_since", "doc", "fields!")
+	m := d.mapping(n, "a struct", "struct!", "since!", "until", "tag", "typedef_since", "reworded", "doc", "fields!")
 	if m == nil {
 		return nil
 	}
 	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	s.Reworded = d.reword(m["reworded"], s.Life)
 	if m["typedef_since"] != nil {
 		// A release after every listed one says that no listed release
 		// has the typedef yet, as when upstream adds it in its next one.

@@ -71,6 +71,21 @@ func TestRewordedDocsResolvePerRelease(t *testing.T) {
 	requirePositioned(t, err, "base.yaml", "reworded.from may not contain */")
 }
 
+// A doc that changed in several releases lists its older texts newest
+// first, on structs as on fields; a list in another order is refused.
+func TestStructDocsRewordedInSeveralReleases(t *testing.T) {
+	src := strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n",
+		"  - struct: DLDevice\n    since: \"0.6\"\n    doc: Where memory is, now.\n    reworded:\n"+
+			"      - {in: \"1.0\", from: \"Where memory is, before 1.0.\"}\n      - {in: \"0.6\", from: Before 0.6.}\n", 1)
+	s, err := Load("base.yaml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, "Where memory is, before 1.0.", s.At(ir.Version{Major: 0, Minor: 6}).Structs()[0].Doc)
+	assert.Equal(t, "Where memory is, now.", s.At(ir.Version{Major: 1}).Structs()[0].Doc)
+	swapped := strings.Replace(strings.Replace(src, `in: "1.0"`, `in: "X"`, 1), `in: "0.6"`, `in: "1.0"`, 1)
+	_, err = Load("base.yaml", []byte(strings.Replace(swapped, `in: "X"`, `in: "0.6"`, 1)))
+	requirePositioned(t, err, "base.yaml", "reworded lists releases newest first: 1.0 after 0.6")
+}
+
 // The default schema carries upstream main's additions in main only.
 func TestDefaultSchemaMainBranch(t *testing.T) {
 	s, err := Default()

@@ -16,6 +16,7 @@ packages=(
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   clang                                           # freestanding compiles for dozens of targets (tests/abi)
   clang-16                                        # the same for LoongArch (loong64), which clang 14 lacks
+  libclang-rt-14-dev                              # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz-c.sh)
   python3-venv
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3

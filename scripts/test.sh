@@ -47,14 +47,16 @@ echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dp
 OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.venv-dpnp/etc/OpenCL/vendors" \
   DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
 for v in 3.10 3.12 3.13; do
-  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors"
+  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension"
   .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
-    tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py
+    tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py \
+    tests/python/test_c_extension.py
 done
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
 go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
-echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import (a crasher fails CI)"
+echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import, the C helpers (a crasher fails CI)"
 scripts/fuzz.sh schema FuzzLoad 10s
 scripts/fuzz.sh schema FuzzGenerate 10s
 scripts/fuzz.sh runtime/dltensor FuzzImport 10s
+scripts/fuzz-c.sh 10                          # the C helper header, libFuzzer under ASan and UBSan

@@ -53,7 +53,15 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err := tmpl.Execute(&buf, view); err != nil {
 		return nil, err
 	}
-	return []backend.File{{Path: Path, Content: buf.Bytes()}}, nil
+	helpers, err := b.helpers(api)
+	if err != nil {
+		return nil, err
+	}
+	files := []backend.File{{Path: Path, Content: buf.Bytes()}}
+	if helpers != nil {
+		files = append(files, backend.File{Path: HelpersPath, Content: helpers})
+	}
+	return files, nil
 }
 
 // The view is what the template ranges over: every decision is made here,

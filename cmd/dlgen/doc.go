@@ -46,13 +46,16 @@
 //	                 exit 1 if anything under -out is stale or missing, or if a
 //	                 directory dlgen owns holds a file dlgen marked as generated
 //	                 but would not write now (left from another release or
-//	                 language set), reported as "Only in DIR: NAME".
+//	                 language set), reported as "Only in DIR: NAME". The diff
+//	                 is a patch: `git apply -p0` (or `patch -p0`) run where
+//	                 dlgen ran brings -out up to date, left-overs deleted.
 //	-diff X.Y        write nothing; list what changed from release X.Y to
 //	                 -dlpack-version, one finding per line as
-//	                 "CATEGORY RULE: message" (ABI, API or INFO; rules such as
-//	                 STRUCT_SIZE_SAME, FIELD_OFFSET_SAME, ENUM_VALUE_SAME,
-//	                 ENUM_VALUE_NO_DELETE, FUNCTYPE_NO_DELETE), and exit 1 if
-//	                 any ABI or API finding breaks code written for X.Y. Each
+//	                 "CATEGORY RULE: message" (ABI, API, RULE or INFO; rules
+//	                 such as STRUCT_SIZE_SAME, FIELD_OFFSET_SAME,
+//	                 ENUM_VALUE_SAME, FUNCTYPE_NO_DELETE, FIELD_NULLABLE_SAME),
+//	                 and exit 1 if any ABI, API or RULE finding breaks code
+//	                 written for X.Y. Each
 //	                 change is reported once, by the rule about the element it
 //	                 changes, for all data models at once; an element it moves
 //	                 (a field after a wider one, a struct holding it) gets a

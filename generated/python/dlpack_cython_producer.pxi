@@ -24,7 +24,7 @@ cdef Tensor _new_view(void* data, int ndim, const int64_t* shape, const int64_t*
     dl.shape = <int64_t*>shape
     dl.strides = <int64_t*>strides
     dl.byte_offset = byte_offset
-    if not _c_passes(&dl, _C_MAJOR, _C_MINOR, False, True):
+    if not _c_passes(&dl, True, _C_MAJOR, _C_MINOR, False, True):
         _refuse(&dl, _VERSION, False, True, ValueError)
     t = _new_tensor()
     t.dltensor.data = data

@@ -11,6 +11,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 //go:embed corpus.json
@@ -55,6 +57,37 @@ type Tensor struct {
 	Data        DataKind
 	BufferBytes int    // the size of the buffer, for DataBuffer
 	Address     uint64 // the address, for DataAddress
+}
+
+// Line is t on one line, as the importers of other languages read it
+// (tests/rust/importer.rs, tests/chelpers/testdata/importer.c): version
+// (major.minor, or legacy), flags, device type and id, code, bits, lanes,
+// ndim, shape and strides (lists, or null), byte_offset, data (buffer:N,
+// null or address:A).
+func (t Tensor) Line() string {
+	list := func(xs []int64) string {
+		if xs == nil {
+			return "null"
+		}
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = strconv.FormatInt(x, 10)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	version := "legacy"
+	if t.Version != nil {
+		version = fmt.Sprintf("%d.%d", t.Version[0], t.Version[1])
+	}
+	data := "null"
+	switch t.Data {
+	case Buffer:
+		data = fmt.Sprintf("buffer:%d", t.BufferBytes)
+	case Address:
+		data = fmt.Sprintf("address:%d", t.Address)
+	}
+	return fmt.Sprintf("%s %d %d %d %d %d %d %d %s %s %d %s", version, t.Flags, t.Device[0], t.Device[1],
+		t.Code, t.Bits, t.Lanes, t.NDim, list(t.Shape), list(t.Strides), t.ByteOffset, data)
 }
 
 // DataKind is what a tensor's data points to.

@@ -33,36 +33,6 @@ type Verdict struct {
 	Rule, Message string // for a refusal; Rule is "-" for none
 }
 
-// importerLine is t as importer.rs reads it: version (major.minor, or
-// legacy), flags, device type and id, code, bits, lanes, ndim, shape and
-// strides (lists, or null), byte_offset, data (buffer:N, null or
-// address:A).
-func importerLine(t conformance.Tensor) string {
-	list := func(xs []int64) string {
-		if xs == nil {
-			return "null"
-		}
-		parts := make([]string, len(xs))
-		for i, x := range xs {
-			parts[i] = strconv.FormatInt(x, 10)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	}
-	version := "legacy"
-	if t.Version != nil {
-		version = fmt.Sprintf("%d.%d", t.Version[0], t.Version[1])
-	}
-	data := "null"
-	switch t.Data {
-	case conformance.Buffer:
-		data = fmt.Sprintf("buffer:%d", t.BufferBytes)
-	case conformance.Address:
-		data = fmt.Sprintf("address:%d", t.Address)
-	}
-	return fmt.Sprintf("%s %d %d %d %d %d %d %d %s %s %d %s", version, t.Flags, t.Device[0], t.Device[1],
-		t.Code, t.Bits, t.Lanes, t.NDim, list(t.Shape), list(t.Strides), t.ByteOffset, data)
-}
-
 // Importer runs a program of tests/rust (importer.rs, dtypes.rs) over the
 // newest release's crate: for a Rust target ("" for the host), with the
 // environment it needs, or under Miri.
@@ -111,7 +81,7 @@ func (im Importer) Run(t *testing.T, tensors []conformance.Tensor) []Verdict {
 	t.Helper()
 	input := make([]string, len(tensors))
 	for i, tensor := range tensors {
-		input[i] = importerLine(tensor)
+		input[i] = tensor.Line()
 	}
 	lines := im.lines(t, "importer", input)
 	verdicts := make([]Verdict, len(lines))

@@ -161,15 +161,15 @@ func TestImportVerdictsEqualTheGoRuntime(t *testing.T) {
 	refused, rules := 0, map[string]bool{}
 	for i, c := range cases {
 		want, err := goVerdict(c)
-		require.NoError(t, err, importerLine(c))
-		assert.Equal(t, 1, want.Calls, "Go: deleter calls for %s", importerLine(c))
+		require.NoError(t, err, c.Line())
+		assert.Equal(t, 1, want.Calls, "Go: deleter calls for %s", c.Line())
 		if !want.Accept {
 			refused++
 			rules[want.Rule] = true
 		}
 		got := rust[i]
 		got.Read = ""
-		assert.Equal(t, want, got, "case %d: %s", i, importerLine(c))
+		assert.Equal(t, want, got, "case %d: %s", i, c.Line())
 	}
 	fmt.Printf("Rust and Go import verdicts agree on %d tensors (%d refused, by %d rules, in the same words)\n",
 		len(cases), refused, len(rules))

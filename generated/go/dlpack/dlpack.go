@@ -419,8 +419,10 @@ type ExchangeAPIHeader struct {
 // exchanging tensors without the Python-level __dlpack__ round trip, made for
 // libraries that run kernels on a framework's tensors on the framework's
 // current stream (__dlpack__ stays the way to ingest and keep data). It is
-// published on the type, never on instances, and a consumer may cache it per
-// type; the table must live as long as the process.
+// published on the type, never on instances, as the attribute
+// __dlpack_c_exchange_api__, a PyCapsule named dlpack_exchange_api that holds
+// a pointer to the table; a consumer may cache it per type, and the table must
+// live as long as the process.
 type ExchangeAPI struct {
 	// header: Version and chain.
 	Header ExchangeAPIHeader

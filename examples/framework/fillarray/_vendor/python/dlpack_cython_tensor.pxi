@@ -27,12 +27,22 @@ cdef extern from "Python.h":
 
 # --- The import rules in C ---------------------------------------------------
 #
-# rules.py has the checks of docs/rules.md and the words of every refusal. The
-# C paths decide in C whether a tensor passes them all, reading C copies of
-# the same generated tables, made here once; when it does not, rules.py is
-# asked, and raises the first check that fails with its words. So the two
-# differ in speed only, and the conformance corpus runs against both
-# (tests/python/test_conformance.py).
+# rules.py has the checks of docs/rules.md and the words of every refusal, for
+# both modules. The C paths decide in C, with the generated C checker of
+# dlpack/dlpack_helpers.h (the same tables, order and words: the conformance
+# corpus runs through it), whether a tensor passes them all; when it does
+# not, rules.py is asked, and raises the first check that fails with its
+# words, of the exception class the caller gives. So the two differ in speed
+# only (tests/python/test_conformance.py runs the corpus against both).
+
+cdef extern from "dlpack/dlpack_helpers.h" nogil:
+    ctypedef enum dlgen_rule:
+        DLGEN_OK
+    ctypedef struct dlgen_error:
+        pass
+    dlgen_rule dlgen_check_dltensor(const DLTensor* t, int versioned, uint32_t major, uint32_t minor,
+                                    int padded, int producer, dlgen_error* err)
+    int dlgen_host_readable(int32_t device_type)
 
 cdef uint32_t _C_MAJOR = _VERSION[0]
 cdef uint32_t _C_MINOR = _VERSION[1]
@@ -40,161 +50,18 @@ cdef uint64_t _C_READ_ONLY = _READ_ONLY
 cdef uint64_t _C_IS_COPIED = _IS_COPIED
 cdef uint64_t _C_SUBBYTE_PADDED = _SUBBYTE_PADDED
 cdef int _C_MAX_NDIM = _MAX_NDIM
-cdef uint64_t _C_BOUND = (<uint64_t>1) << (8 * sizeof(void*) - 1)  # 2^(P-1)
-cdef uint64_t _C_MAX_ADDRESS = 2 * (_C_BOUND - 1) + 1  # 2^P - 1
-cdef uint64_t _C_SATURATED = ~(<uint64_t>0)
-
-
-cdef uint64_t _mask(object values) except? 0:
-    """values (ints in [0, 63], as the generated enums' are) as a bit mask."""
-    cdef uint64_t mask = 0
-    for v in values:
-        mask |= (<uint64_t>1) << <int>v
-    return mask
-
-
-# The device types the CPU reads, and the type codes whose elements can be
-# addressed, as bit masks (bit v: value v is one); each code's only width.
-cdef uint64_t _C_HOST_READABLE = _mask(_HOST_READABLE)
-cdef uint64_t _C_ADDRESSABLE = _mask([code for code, facts in _TYPE_CODES.items() if not facts[1]])
-cdef uint8_t _C_FIXED_BITS[64]
-for _code, _facts in _TYPE_CODES.items():
-    _C_FIXED_BITS[_code] = _facts[2]
-
-
-cdef struct _Nullable:
-    int when    # 0 never, 1 always, 2 without dimensions, 3 without elements
-    int before  # in tensors older than version major.minor (0.0: never changed)
-    uint32_t major
-    uint32_t minor
-
-
-cdef _Nullable _nullable(str field) except *:
-    cdef _Nullable n
-    names = ("never", "always", "ndim_zero", "no_elements")
-    when, changed, before = _NULLABLE[field]
-    n.when = names.index(when)
-    n.before = names.index(before) if before is not None else n.when
-    n.major, n.minor = changed if changed is not None else (0, 0)
-    return n
-
-
-cdef _Nullable _C_DATA_NULLABLE = _nullable("DLTensor.data")
-cdef _Nullable _C_SHAPE_NULLABLE = _nullable("DLTensor.shape")
-cdef _Nullable _C_STRIDES_NULLABLE = _nullable("DLTensor.strides")
 
 
 cdef inline bint _host_readable(int device_type) noexcept nogil:
-    return 0 <= device_type < 64 and (_C_HOST_READABLE >> device_type) & 1
+    return dlgen_host_readable(device_type)
 
 
-cdef inline bint _c_null_allowed(const _Nullable* n, uint32_t major, uint32_t minor, int ndim,
-                                 bint empty) noexcept nogil:
-    """rules.py's _null_allowed."""
-    cdef int when = n.when
-    if major < n.major or (major == n.major and minor < n.minor):
-        when = n.before
-    return when == 1 or (when == 2 and ndim == 0) or (when == 3 and empty)
-
-
-@cython.cdivision(True)
-cdef inline uint64_t _c_mul(uint64_t a, uint64_t b) noexcept nogil:
-    """a * b, saturated at 2^64 - 1."""
-    if (a | b) >> 32 == 0 or a == 0 or b <= _C_SATURATED // a:
-        return a * b
-    return _C_SATURATED
-
-
-cdef inline uint64_t _c_add(uint64_t a, uint64_t b) noexcept nogil:
-    """a + b, saturated at 2^64 - 1."""
-    return a + b if a + b >= a else _C_SATURATED
-
-
-@cython.cdivision(True)
-cdef inline bint _c_fits(uint64_t n, uint64_t item, bint packed) noexcept nogil:
-    """n elements, and the bytes they take, are below 2^(P-1); packed
-    elements take fewer bytes than their count."""
-    if n >= _C_BOUND:
-        return False
-    if packed or (n | item) >> 32 == 0:
-        return packed or n * item < _C_BOUND
-    return n <= (_C_BOUND - 1) // item
-
-
-@cython.cdivision(True)
-cdef inline uint64_t _c_bytes(uint64_t n, uint64_t width, uint64_t item, bint packed) noexcept nogil:
-    """The bytes n consecutive elements take, for n that fits."""
-    if packed:
-        return (n >> 3) * width + (((n & 7) * width + 7) >> 3)
-    return n * item
-
-
-@cython.cdivision(True)
-cdef bint _c_passes(const DLTensor* dl, uint32_t major, uint32_t minor, bint padded,
-                    bint producer) noexcept nogil:
-    """Whether dl, of version major.minor, passes every check of rules.py
-    after the version's (producer: NULL strides mean row-major, as the
-    producer APIs take them)."""
-    cdef int ndim = dl.ndim
-    cdef int i
-    cdef uint8_t code = dl.dtype.code
-    cdef uint64_t width = <uint64_t>dl.dtype.bits * dl.dtype.lanes
-    cdef uint64_t item = (width + 7) >> 3
-    cdef bint packed = width < 8 and not padded
-    cdef bint row_major = dl.strides == NULL
-    cdef uint64_t offset = dl.byte_offset
-    cdef uint64_t data = <uintptr_t>dl.data
-    cdef uint64_t count = 1
-    cdef uint64_t low = 0
-    cdef uint64_t high = 0
-    cdef uint64_t extent, stride, reach, end, first
-    cdef bint empty = False
-    if ndim < 0 or ndim > _C_MAX_NDIM:
-        return False
-    if dl.shape == NULL and (ndim or not _c_null_allowed(&_C_SHAPE_NULLABLE, major, minor, ndim, False)):
-        return False
-    if row_major and not producer and not _c_null_allowed(&_C_STRIDES_NULLABLE, major, minor, ndim, False):
-        return False
-    if code >= 64 or not (_C_ADDRESSABLE >> code) & 1 or width == 0:
-        return False
-    if _C_FIXED_BITS[code] and dl.dtype.bits != _C_FIXED_BITS[code]:
-        return False
-    if offset >= _C_BOUND:
-        return False
-    for i in range(ndim):
-        if dl.shape[i] <= 0:
-            if dl.shape[i] < 0:
-                return False
-            empty = True
-        else:
-            count = _c_mul(count, <uint64_t>dl.shape[i])
-    if not _c_fits(count, item, packed):
-        return False
-    if not row_major:
-        for i in range(ndim):
-            stride = <uint64_t>dl.strides[i] if dl.strides[i] >= 0 else -<uint64_t>dl.strides[i]
-            if not _c_fits(stride, item, packed):
-                return False
-            if not empty:
-                reach = _c_mul(<uint64_t>dl.shape[i] - 1, stride)
-                if dl.strides[i] < 0:
-                    low = _c_add(low, reach)
-                else:
-                    high = _c_add(high, reach)
-    elif not empty:
-        high = count - 1  # row-major strides reach the last element, no further
-    if not empty:
-        if not _c_fits(_c_add(_c_add(low, high), 1), item, packed):
-            return False
-        end = offset + _c_bytes(high + 1, width, item, packed)
-        if end >= _C_BOUND:
-            return False
-    if data == 0 and not _c_null_allowed(&_C_DATA_NULLABLE, major, minor, ndim, empty):
-        return False
-    if empty:
-        return True
-    first = _c_bytes(low, width, item, packed)
-    return not (first > offset and data < first - offset) and data <= _C_MAX_ADDRESS - end
+cdef inline bint _c_passes(const DLTensor* dl, bint versioned, uint32_t major, uint32_t minor, bint padded,
+                           bint producer) noexcept nogil:
+    """Whether dl, of version major.minor (legacy unless versioned), passes
+    every check of rules.py after the version's (producer: NULL strides mean
+    row-major, as the producer APIs take them)."""
+    return dlgen_check_dltensor(dl, versioned, major, minor, padded, producer, NULL) == DLGEN_OK
 
 
 cdef int _check(const DLTensor* dl, bint versioned, uint32_t major, uint32_t minor, bint padded,
@@ -206,7 +73,7 @@ cdef int _check(const DLTensor* dl, bint versioned, uint32_t major, uint32_t min
         major = minor = 0  # rules.py's _LEGACY_VERSION
     elif major != _C_MAJOR:
         _check_version(major, minor)
-    if not _c_passes(dl, major, minor, padded, producer):
+    if not _c_passes(dl, versioned, major, minor, padded, producer):
         _refuse(dl, (major, minor), padded, producer, error)
     return 0
 

@@ -1,0 +1,300 @@
+// Package chelpers proves the C helper header (c/dlpack/dlpack_helpers.h):
+// the conformance corpus through its checks, natively, for i686 and under
+// AddressSanitizer and UndefinedBehaviorSanitizer, and a warning-free build
+// of every release's header in every language mode and on the targets the
+// C header's tests use.
+package chelpers
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/tests/abi"
+	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/tests/internal/tooltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// generate writes the C output of one release into a fresh directory and
+// returns its include directory (holding dlpack.h and dlpack_helpers.h).
+func generate(t *testing.T, version string) string {
+	t.Helper()
+	dir := t.TempDir()
+	tooltest.Run(t, "", nil, tooltest.Dlgen(t), "-lang", "c", "-dlpack-version", version, "-out", dir)
+	return filepath.Join(dir, "c", "dlpack")
+}
+
+func releases(t *testing.T) []string {
+	t.Helper()
+	s, err := schema.Default()
+	require.NoError(t, err)
+	var out []string
+	for _, r := range s.Releases {
+		out = append(out, r.Version.String())
+	}
+	return out
+}
+
+// verdict is a line of importer.c.
+type verdict struct {
+	accept              bool
+	callsBefore, calls  int
+	read, rule, message string
+}
+
+func parse(t *testing.T, line string) verdict {
+	f := strings.SplitN(line, " ", 4)
+	require.Len(t, f, 4, "not a verdict: %q", line)
+	n := func(s string) int {
+		v, err := strconv.Atoi(s)
+		require.NoError(t, err, line)
+		return v
+	}
+	if f[0] == "accept" {
+		return verdict{accept: true, callsBefore: n(f[1]), calls: n(f[2]), read: f[3]}
+	}
+	require.Equal(t, "refuse", f[0], line)
+	return verdict{calls: n(f[1]), rule: f[2], message: f[3]}
+}
+
+// TestConformanceCorpusWithTheCHelpers runs the conformance corpus
+// through dlgen_check_versioned and dlgen_check_legacy of the newest
+// release (the corpus's): every case gets the verdict, the rule and the
+// words the corpus says, the deleter runs exactly once (at the refusal, or
+// after the accepted tensor is read, not before), and the byte range of an
+// accepted tensor in a buffer lies inside it. It runs on this machine under
+// AddressSanitizer and UndefinedBehaviorSanitizer (any report aborts) and
+// for i686 (the cases of 32-bit pointers).
+func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
+	c, err := conformance.Load()
+	require.NoError(t, err)
+	rs := releases(t)
+	newest := rs[len(rs)-1]
+	if newest == "main" {
+		newest = rs[len(rs)-2]
+	}
+	require.Equal(t, fmt.Sprintf("%d.%d", c.Consumer[0], c.Consumer[1]), newest,
+		"the corpus is written for another release than the newest: update it")
+	include := generate(t, newest)
+	src := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "importer.c")
+	runs := []struct {
+		name, cc string
+		bits     int
+		args     []string
+	}{
+		{"gcc, ASan and UBSan", "gcc", 64, []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"}},
+		{"i686", "i686-linux-gnu-gcc", 32, []string{"-O2", "-static"}},
+	}
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			tooltest.Require(t, run.cc)
+			exe := filepath.Join(t.TempDir(), "importer")
+			args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", include}, run.args...)
+			tooltest.Run(t, "", nil, run.cc, append(args, src, "-o", exe)...)
+			var cases []conformance.Case
+			var input strings.Builder
+			for _, cc := range c.Cases {
+				if cc.For(run.bits) {
+					cases = append(cases, cc)
+					input.WriteString(cc.Tensor.Line() + "\n")
+				}
+			}
+			in := filepath.Join(t.TempDir(), "corpus.txt")
+			require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
+			out := tooltest.Run(t, "", nil, "sh", "-c", `exec "$0" < "$1"`, exe, in)
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			require.Len(t, lines, len(cases), out)
+			refused, read := 0, 0
+			for i, cc := range cases {
+				v := parse(t, lines[i])
+				if cc.Accept {
+					if assert.True(t, v.accept, "%s: refused: %s", cc.Name, v.message) {
+						assert.Zero(t, v.callsBefore, "%s: the deleter ran before the release", cc.Name)
+						assert.NotEqual(t, "outside", v.read, "%s: an element lies outside its buffer", cc.Name)
+						if v.read != "-" {
+							read++
+						}
+					}
+				} else {
+					refused++
+					if assert.False(t, v.accept, "%s: accepted", cc.Name) {
+						assert.Equal(t, cc.Rule, v.rule, cc.Name)
+						assert.Equal(t, cc.Message, v.message, cc.Name)
+					}
+				}
+				assert.Equal(t, 1, v.calls, "%s: the deleter runs exactly once", cc.Name)
+			}
+			fmt.Printf("conformance corpus with the C helpers (%s, %d-bit pointers): %d cases agree (%d refused, %d read), %d for other pointers not run\n",
+				run.name, run.bits, len(cases), refused, read, len(c.Cases)-len(cases))
+		})
+	}
+}
+
+// compiler is one compiler in one language mode.
+type compiler struct {
+	name, cmd string
+	args      []string
+	run       bool // the program runs on this machine
+	cplus     bool
+}
+
+var strict = []string{"-Wall", "-Wextra", "-pedantic", "-Werror"}
+
+func mode(name, cmd, std string, run bool) compiler {
+	return compiler{name: name + " " + std, cmd: cmd, args: append([]string{"-std=" + std, "-O2", "-Wundef"}, strict...),
+		run: run, cplus: strings.HasPrefix(std, "c++")}
+}
+
+var compilers = []compiler{
+	mode("gcc", "gcc", "c89", true), mode("gcc", "gcc", "c99", true), mode("gcc", "gcc", "c11", true),
+	mode("g++", "g++", "c++98", true), mode("g++", "g++", "c++11", true), mode("g++", "g++", "c++17", true),
+	mode("clang", "clang", "c89", true), mode("clang", "clang", "c11", true),
+	mode("clang++", "clang++", "c++98", true), mode("clang++", "clang++", "c++17", true),
+	mode("i686", "i686-linux-gnu-gcc", "c89", false), mode("i686", "i686-linux-gnu-gcc", "c11", false),
+	mode("aarch64", "aarch64-linux-gnu-gcc", "c99", false), mode("aarch64", "aarch64-linux-gnu-gcc", "c17", false),
+}
+
+// TestHelperHeaderCompilesEverywhere compiles and runs testdata/uses.c,
+// which calls every helper, against every release's header with gcc,
+// g++, clang and clang++ as C89, C99, C11, C++98, C++11 and C++17, and
+// for i686 and aarch64, under -Wall -Wextra -pedantic -Werror; the
+// capsule helpers with this interpreter's Python.h as C11 and C++17. C++98
+// only where the release's dlpack.h itself is C++98 (before v0.7, which
+// gives DLDeviceType a fixed base type).
+func TestHelperHeaderCompilesEverywhere(t *testing.T) {
+	for _, cc := range compilers {
+		tooltest.Require(t, cc.cmd)
+	}
+	python := filepath.Join(tooltest.Root(), ".venv", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		tooltest.Missing(t, "the test venv (.venv) is missing")
+	}
+	pythonInclude := strings.TrimSpace(tooltest.Run(t, "", nil, python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"))
+	uses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "uses.c")
+	pythonUses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "python_uses.c")
+	for _, v := range releases(t) {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			include := generate(t, v)
+			out := t.TempDir()
+			for _, cc := range compilers {
+				lang := []string{"-x", "c"}
+				if cc.cplus {
+					lang = []string{"-x", "c++"}
+				}
+				if cc.cplus && strings.HasSuffix(cc.name, "c++98") {
+					bare := filepath.Join(out, "bare.h")
+					require.NoError(t, os.WriteFile(bare, []byte("#include \"dlpack.h\"\n"), 0o644))
+					if _, err := tooltest.Try("", nil, cc.cmd, append(append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include), append(lang, bare)...)...); err != nil {
+						continue // dlpack.h of this release is not C++98
+					}
+				}
+				exe := filepath.Join(out, "uses")
+				args := append(append(append([]string{}, cc.args...), "-I", include), lang...)
+				args = append(args, uses, "-o", exe)
+				if !cc.run {
+					args = append(args, "-c")
+				}
+				if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
+					t.Fatalf("%s rejects the v%s helpers: %v\n%s", cc.name, v, err, msg)
+				}
+				if cc.run {
+					if msg, err := tooltest.Try("", nil, exe); err != nil {
+						t.Fatalf("v%s helpers built with %s disagree with uses.c: %v\n%s", v, cc.name, err, msg)
+					}
+				}
+			}
+			for _, cc := range []compiler{mode("gcc", "gcc", "c11", false), mode("g++", "g++", "c++17", false)} {
+				lang := "c"
+				if cc.cplus {
+					lang = "c++"
+				}
+				args := append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include, "-I", pythonInclude, "-x", lang, pythonUses)
+				if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
+					t.Fatalf("%s rejects the v%s capsule helpers: %v\n%s", cc.name, v, err, msg)
+				}
+			}
+		})
+	}
+}
+
+// stringH declares what the helpers use of <string.h>, for targets
+// compiled without a C library (abi.ClangTarget.ClangArgs).
+const stringH = `#include <stddef.h>
+void *memcpy(void *to, const void *from, size_t n);
+void *memset(void *to, int c, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+`
+
+// TestHelperHeaderOnEveryClangTarget compiles testdata/uses.c as C11 and
+// C++17 under -Wall -Wextra -pedantic -Werror on every clang target of
+// tests/abi: every release on the measured ones (those whose layouts the
+// ABI tests compare with upstream's), the newest on all.
+func TestHelperHeaderOnEveryClangTarget(t *testing.T) {
+	rs := releases(t)
+	uses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "uses.c")
+	libc := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(libc, "string.h"), []byte(stringH), 0o644))
+	for _, v := range rs {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			include := generate(t, v)
+			for _, c := range abi.ClangTargets {
+				if !c.Measured && v != rs[len(rs)-1] {
+					continue
+				}
+				for _, lang := range [][]string{{"-x", "c", "-std=c11"}, {"-x", "c++", "-std=c++17", "-nostdinc++"}} {
+					args := append(append(append(c.ClangArgs(t), strict...), "-fsyntax-only", "-isystem", libc, "-I", include), lang...)
+					if msg, err := tooltest.Try("", nil, c.CC(), append(args, uses)...); err != nil {
+						t.Errorf("%s %s rejects the v%s helpers: %v\n%s", c.Name(), lang[2], v, err, msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFuzzSeedsPass runs the fuzz target (testdata/fuzz_check.c, fuzzed by
+// scripts/fuzz-c.sh) over its committed crashers, testdata/fuzz, under
+// AddressSanitizer and UndefinedBehaviorSanitizer: each found a bug once
+// (span-saturated: a span past 2^64 wrapped and was accepted).
+func TestFuzzSeedsPass(t *testing.T) {
+	tooltest.Require(t, "clang")
+	rs := releases(t)
+	include := generate(t, rs[len(rs)-2]) // the newest release, before main
+	exe := filepath.Join(t.TempDir(), "fuzz_check")
+	src := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "fuzz_check.c")
+	if out, err := tooltest.Try("", nil, "clang", "-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+		"-I", include, src, "-o", exe); err != nil {
+		tooltest.Missing(t, "clang cannot build a libFuzzer target (install libclang-rt-14-dev): "+out)
+	}
+	seeds, err := filepath.Glob(filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "fuzz", "*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, seeds)
+	tooltest.Run(t, "", nil, exe, append([]string{"-runs=0"}, seeds...)...)
+}
+
+// TestDocsCPlusPlusOwnerCompiles compiles the C++ owner of a managed tensor
+// that docs/c.md shows, against the newest release's helpers.
+func TestDocsCPlusPlusOwnerCompiles(t *testing.T) {
+	tooltest.Require(t, "g++")
+	doc, err := os.ReadFile(filepath.Join(tooltest.Root(), "docs", "c.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```cpp\n")
+	require.True(t, ok, "docs/c.md has no C++ example")
+	code, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	rs := releases(t)
+	include := generate(t, rs[len(rs)-2])
+	src := filepath.Join(t.TempDir(), "owner.cc")
+	require.NoError(t, os.WriteFile(src, []byte("#include <stdexcept>\n#include <utility>\n#include \"dlpack_helpers.h\"\n"+code), 0o644))
+	tooltest.Run(t, "", nil, "g++", append(append([]string{"-std=c++17", "-fsyntax-only", "-I", include}, strict...), src)...)
+}
