@@ -97,12 +97,26 @@ def differences(recorded, results):
     return lines
 
 
-def write(all_results):
-    """Records the matrix: JSON, Markdown, SVG and the reproducers."""
-    matrix = {}
-    shutil.rmtree(REPRODUCERS, ignore_errors=True)
-    for library, (results, version, seconds) in all_results.items():
-        matrix[library] = {"version": version, "cases": len(results), "verdicts": verdicts(results)}
+def record(library, results, version, seconds):
+    """What the matrix keeps of one library's run."""
+    failures = [{k: r[k] for k in ("case", "verdict", "requirement", "source", "strength", "message")}
+                for r in results if r["verdict"] in ("fail", "crash")]
+    counts = {v: sum(r["verdict"] == v for r in results) for v in ORDER}
+    return {"version": version, "cases": len(results), "seconds": round(seconds), "counts": counts,
+            "verdicts": verdicts(results), "failures": failures}
+
+
+ORDER = ("pass", "warn", "fail", "crash", "skip", "xfail")
+
+
+def write(got):
+    """Records the libraries run (got: library -> (results, version,
+    seconds)) in the matrix, keeping the others as recorded, then writes the
+    Markdown page, the SVG and one reproducer per failing case."""
+    matrix = load() if os.path.exists(MATRIX) else {}
+    for library, (results, version, seconds) in got.items():
+        matrix[library] = record(library, results, version, seconds)
+        shutil.rmtree(os.path.join(REPRODUCERS, library), ignore_errors=True)
         for r in results:
             if r["verdict"] in ("fail", "crash"):
                 path = os.path.join(REPRODUCERS, library, r["case"].replace("/", "__") + ".py")
@@ -111,63 +125,63 @@ def write(all_results):
                     f.write(f"# {library} {version or ''}: {r['case']} ({r['verdict']})\n")
                     f.write(f"# requires: {r['requirement']}\n# source: {r['source']}\n")
                     f.write(f"# got: {r['message']}\n")
-                    f.write("# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).\n")
+                    f.write("# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).\n")
                     f.write(r["reproducer"])
+    matrix = {lib: matrix[lib] for lib in LIBRARIES if lib in matrix}
     with open(MATRIX, "w") as f:
         json.dump(matrix, f, indent=1, sort_keys=True)
         f.write("\n")
-    _markdown(all_results)
-    _svg(all_results)
+    _markdown(matrix)
+    _svg(matrix)
 
 
-def _markdown(all_results):
-    order = ("pass", "warn", "fail", "crash", "skip", "xfail")
+def _markdown(matrix):
     lines = ["# DLPack conformance matrix", "",
              "<!-- Written by scripts/conformance_matrix.py --write; tests/python/test_conformance_kit.py fails when "
              "a verdict changes. -->", "",
              "dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest release of "
              "each library the test suite installs, on a CPU (Linux x86-64, no GPU). A failure breaks a requirement the "
              "DLPack or array-API text states; a warning breaks a recommendation or touches a point the text "
-             "leaves open. Each failure links to its reproducer.", "",
+             "leaves open (the kit's output lists them). Each failure links to its reproducer.", "",
              "![the matrix](conformance-matrix.svg)", "",
-             "| library | version | cases | seconds | " + " | ".join(order) + " |",
-             "|---|---|---|---|" + "---|" * len(order)]
-    for library, (results, version, seconds) in all_results.items():
-        counts = {v: sum(r["verdict"] == v for r in results) for v in order}
-        lines.append(f"| {library} | {version or 'this commit'} | {len(results)} | {seconds:.0f} | "
-                     + " | ".join(str(counts[v]) for v in order) + " |")
-    lines += ["", "Seconds: the whole run of one library (its imports, every case, a fresh worker after each "
-              "crash) on the 2-core machine that recorded the page."]
-    lines += ["", "Not run here: CuPy and PyTorch on CUDA (no GPU on the machines that record this page); "
-              "`tests/python/test_devices.py` covers them where a GPU is.", ""]
-    for library, (results, version, _) in all_results.items():
-        bad = [r for r in results if r["verdict"] in ("fail", "crash")]
-        if not bad:
+             "| library | version | cases | seconds | " + " | ".join(ORDER) + " |",
+             "|---|---|---|---|" + "---|" * len(ORDER)]
+    for library, m in matrix.items():
+        lines.append(f"| {library} | {m['version'] or 'this commit'} | {m['cases']} | {m['seconds']} | "
+                     + " | ".join(str(m["counts"][v]) for v in ORDER) + " |")
+    lines += ["", "Seconds: one run of every case (the imports, a fresh worker after each crash), on the 2-core "
+              "machine that recorded the page, while it did other work; `make bench-conformance` measures it "
+              "alone.", "",
+              "Not run here: CuPy and PyTorch on CUDA. The machines that record this page have no GPU; "
+              "`tests/python/test_devices.py` covers them where one is.", ""]
+    for library, m in matrix.items():
+        if not m["failures"]:
             continue
-        lines += [f"## {library} {version or ''}", "", "| case | verdict | requirement | source | got |",
+        lines += [f"## {library} {m['version'] or ''}", "", "| case | verdict | requirement | source | got |",
                   "|---|---|---|---|---|"]
-        for r in bad:
+        for r in m["failures"]:
             link = f"conformance-matrix/{library}/{r['case'].replace('/', '__')}.py"
-            got = r["message"].replace("|", "\\|")
-            if len(got) > 160:
-                got = got[:160] + "..."
+            got = r["message"].replace("|", "\\|").replace("\n", " ")
+            if len(got) > 200:
+                got = got[:200] + "..."
             lines.append(f"| [{r['case']}]({link}) | {r['verdict']} | {r['requirement']} | {r['source']} | {got} |")
         lines.append("")
     with open(os.path.join(ROOT, "docs", "conformance-matrix.md"), "w") as f:
         f.write("\n".join(lines))
 
 
-def _svg(all_results):
+def _svg(matrix):
     import matplotlib
     matplotlib.use("svg")
     import matplotlib.pyplot as plt
     plt.rcParams["svg.hashsalt"] = "dlgen"
-    order = [("pass", "#4c9a2a"), ("warn", "#e0b000"), ("skip", "#bbbbbb"), ("fail", "#d62728"), ("crash", "#7b1113")]
-    libraries = list(all_results)
+    colours = [("pass", "#4c9a2a"), ("warn", "#e0b000"), ("skip", "#bbbbbb"), ("fail", "#d62728"),
+               ("crash", "#7b1113")]
+    libraries = list(matrix)
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(libraries) + 1.2))
     left = [0] * len(libraries)
-    for verdict, colour in order:
-        counts = [sum(r["verdict"] == verdict for r in all_results[lib][0]) for lib in libraries]
+    for verdict, colour in colours:
+        counts = [matrix[lib]["counts"][verdict] for lib in libraries]
         ax.barh(libraries, counts, left=left, color=colour, label=verdict)
         left = [a + b for a, b in zip(left, counts)]
     ax.invert_yaxis()
