@@ -1,6 +1,9 @@
 // Package backend defines the interface every language backend implements:
 // render one resolved ir.API into files. Backends are pure functions of
 // their input, so their output is deterministic and easy to golden-test.
+// Backends hold only code that writes files: what they ship unchanged, the
+// hand-written code that runs in users' processes, lives under runtime/
+// (runtime/python, runtime/rust, runtime/conformance), which they import.
 // Each backend registers itself (Register) with its name and its own
 // flags; the driver (package generate) asks the registry.
 package backend
