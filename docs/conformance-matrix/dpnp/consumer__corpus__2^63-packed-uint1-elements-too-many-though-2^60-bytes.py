@@ -2,7 +2,7 @@
 # requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
 # got: from_dlpack raised TypeError: data type '|u0' not understood; then: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import dpnp as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(1, 1, 1), shape=(4611686018427387904, 2), strides=(0, 0), byte_offset=0, data='buffer', buffer_bytes=1, ndim=2, version=(1, 3))

@@ -2,7 +2,7 @@
 # requires: a dl_device the producer cannot handle raises BufferError.
 # source: Python array API standard 2024.12, array.__dlpack__, dl_device
 # got: raised RuntimeError: Unknown backend cuda. Available backends are ['cpu'], not BufferError
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import jax
 jax.config.update('jax_enable_x64', True)
 import jax.numpy as xp

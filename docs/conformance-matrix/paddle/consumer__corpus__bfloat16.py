@@ -2,7 +2,7 @@
 # requires: an imported array holds the values at data + byte_offset + strides, for every layout the release allows (negative, zero and odd strides; size-1 and size-0 dimensions; 0-d).
 # source: DLPack C header (dlpack.h), DLTensor data, byte_offset and strides
 # got: the imported array holds [[16128, 16256, 16320], [16384, 16416, 16448]]; the tensor holds [[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]]
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import paddle as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(4, 16, 1), shape=(2, 3), strides=(3, 1), byte_offset=0, data='buffer', buffer_bytes=12, ndim=2, version=(1, 3))

@@ -2,7 +2,7 @@
 # requires: None
 # source: None
 # got: a check could not run: MemoryError: (ResourceExhausted) Fail to alloc memory of 18446744073709551598 size, error code is 12.
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import paddle as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=1, device=(1, 0), dtype=(0, 8, 1), shape=(4, 5), strides=(-5, -1), byte_offset=19, data='buffer', buffer_bytes=20, ndim=2, version=(1, 3))

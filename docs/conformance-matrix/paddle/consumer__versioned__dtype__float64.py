@@ -2,7 +2,7 @@
 # requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
 # got: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import paddle as xp
 from dlpack_conformance import reference
 producer = reference.Producer(shape=(2, 3), dtype=(2, 64, 1), versioned=True, values=[[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])

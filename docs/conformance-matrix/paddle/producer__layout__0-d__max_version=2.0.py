@@ -2,7 +2,7 @@
 # requires: None
 # source: None
 # got: a check could not run: TypeError: int() argument must be a string, a bytes-like object or a real number, not 'NoneType'
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import paddle as xp
 from dlpack_conformance import reference
 x = xp.to_tensor(-3.0, dtype='float32')

@@ -2,7 +2,7 @@
 # requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
 # got: from_dlpack raised RuntimeError: numel: integer multiplication overflow; then: the consumer never renamed the capsule, yet called the deleter 1 times: the capsule's owner calls it again
-# Run from a directory holding the kit (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import torch as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=(1099511627776, 1099511627776, 0), strides=(1, 1, 1), byte_offset=0, data='buffer', buffer_bytes=24, ndim=3, version=(1, 3))

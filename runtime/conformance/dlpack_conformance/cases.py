@@ -412,6 +412,7 @@ class Tensor:
     write: bool = False  # try a write (read-only tensors)
     requests: bool = False  # check what the consumer asked
     keywords_producer: bool = True
+    held: bool = False  # may be refused, or held but never read as host memory
 
 
 def _tensors(dtype):
@@ -535,17 +536,17 @@ def consumer_cases(adapter):
             Tensor(
                 "vector lanes",
                 {"shape": (2, 3), "dtype": (code[0], code[1], 4)},
-                "consumer-unknown-dtype",
+                held=True,
             ),
             Tensor(
                 "CUDA memory (no GPU here)",
                 {"shape": (2, 3), "device": CUDA, "data": 4096},
-                "consumer-unsupported-device",
+                held=True,
             ),
             Tensor(
                 "unknown device type 99",
                 {"shape": (2, 3), "device": (99, 0), "data": 4096},
-                "consumer-unsupported-device",
+                held=True,
             ),
         ]
         for t in tensors:
@@ -604,6 +605,13 @@ def _consumer_case(adapter, id, kw, t, read):
     body = [f"y = {adapter.from_dlpack('producer')}"]
     if t.must_refuse:
         body += [f"reference.accepted(producer, y, {t.must_refuse!r})"]
+        return Case(id, "consumer", setup, body, "ok", t.name)
+    if t.held:
+        body += [
+            f"reference.check_held(producer, y, lambda y: {read})",
+            "del y",
+            "reference.check_released(producer)",
+        ]
         return Case(id, "consumer", setup, body, "ok", t.name)
     if values is None:
         values = [[] for _ in range(kw["shape"][0])] if kw.get("shape") and kw["shape"][0] else []

@@ -301,12 +301,8 @@ def check_export(
                 f"the capsule's version {cap.version} has a major version above "
                 f"max_version={max_version}",
             )
-    if dl_device is not None:
-        want_device = tuple(dl_device)
-    elif hasattr(x, "__dlpack_device__"):
-        want_device = tuple(int(v) for v in x.__dlpack_device__())
-    else:
-        want_device = cap.device  # producer/__dlpack_device__ reports the missing method
+    # A missing or malformed __dlpack_device__ is producer/__dlpack_device__'s.
+    want_device = tuple(dl_device) if dl_device is not None else _dlpack_device(x) or cap.device
     if cap.device != want_device:
         what = "__dlpack_device__() says" if dl_device is None else "dl_device asked for"
         raise Violation("device", f"the capsule's device is {cap.device}; {what} {want_device}")
@@ -637,7 +633,7 @@ def _set_first(values, v):
     return [_set_first(values[0], v), *values[1:]]
 
 
-def check_released(producer, *, settle=1.0):
+def check_released(producer, *, settle=0.2):
     """After the consumer's array is gone: a consumer that took the tensor
     (renamed the capsule) called the deleter exactly once; one that did not
     take it never called it."""
@@ -664,7 +660,7 @@ def check_released(producer, *, settle=1.0):
         )
 
 
-def check_refused(producer, error, *, settle=1.0):
+def check_refused(producer, error, *, settle=0.2):
     """After from_dlpack raised error: the deleter ran exactly once if the
     consumer took the tensor, never if it did not."""
     check_released(producer, settle=settle)
@@ -842,6 +838,23 @@ def accepted(producer, y, spec):
     raise Violation(spec, f"from_dlpack accepted {what} and returned {type(y).__name__}")
 
 
+def check_held(producer, y, read):
+    """A consumer that accepts a tensor it cannot read as plain host elements
+    (another device, vector lanes) holds it: reading its values raises, or
+    gives one value per element of the right shape; it never reads the data
+    pointer as host memory (the kit's pointer is unmapped: that crashes)."""
+    try:
+        got = read(y)
+    except Exception as e:  # noqa: BLE001 - held and not readable: what it should do
+        return f"held; reading it raised {type(e).__name__}"
+    if producer.__dlpack_device__()[0] not in HOST_READABLE:
+        raise Violation(
+            "consumer-unsupported-device",
+            f"from_dlpack accepted a tensor on device {producer.__dlpack_device__()} and read {got} from it",
+        )
+    return None
+
+
 def check_read_only(producer, write, expected):
     """A write to the import of a READ_ONLY tensor is refused or goes to a copy."""
     try:
@@ -888,13 +901,24 @@ def values_of(y):
     return at(())
 
 
+def _dlpack_device(x):
+    """x.__dlpack_device__() as a pair of ints, or None when x has no such
+    method or it returns something else."""
+    try:
+        got = x.__dlpack_device__()
+        pair = tuple(int(v) for v in got)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return pair if len(pair) == 2 else None
+
+
 def check_dlpack_device(x):
     """x.__dlpack_device__() is a (device_type, device_id) pair of ints."""
     method = getattr(x, "__dlpack_device__", None)
     if method is None:
         raise Violation("dlpack-device", f"{type(x).__name__} has no __dlpack_device__ method")
     got = method()
-    if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(v, int) for v in got)):
+    if not (isinstance(got, tuple) and len(got) == 2 and all(_is_int(v) for v in got)):
         raise Violation(
             "dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)"
         )
@@ -904,7 +928,7 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
     """__dlpack__(dl_device=(kDLCPU, 0), copy=copy): a CPU array exports
     (copy=True may be refused with BufferError); an array elsewhere copies
     to the CPU, or raises BufferError under copy=False."""
-    own = tuple(int(v) for v in x.__dlpack_device__()) if hasattr(x, "__dlpack_device__") else CPU
+    own = _dlpack_device(x) or CPU
     try:
         capsule = export()
     except BufferError as e:
@@ -937,3 +961,8 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
         raise Violation(
             "is-copied-flag", f"an array on {own} was copied to the CPU without IS_COPIED"
         )
+
+
+def _is_int(v):
+    """An int, or an int enum (IntEnum members are ints)."""
+    return isinstance(v, int) and not isinstance(v, bool)

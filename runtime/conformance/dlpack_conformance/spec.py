@@ -76,8 +76,10 @@ REQUIREMENTS = {
     "dlpack-device": (
         "should",
         PYTHON_SPEC + ", Syntax; " + ARRAY_API + ", array.__dlpack_device__",
-        "an array that speaks DLPack has __dlpack_device__, which returns (device_type, device_id). A "
-        "library older than the method (a to_dlpack function of its own) is reported, not failed.",
+        (
+            "an array that speaks DLPack has __dlpack_device__, which returns (device_type, device_id). A "
+            "library older than the method (a to_dlpack function of its own) is reported, not failed."
+        ),
     ),
     "dtype": (
         "must",
