@@ -23,6 +23,7 @@ type rules struct {
 	Nullables    []nullableStruct
 	DeviceType   string // the device_type enum
 	HostReadable string // matches! of its host-readable enumerators; "" if none
+	Streamless   string // matches! of its enumerators without streams; "" if none
 	TypeCode     string // the dtype_code enum
 	Opaque       string // matches! of its opaque enumerators; "" if none
 	FixedBits    []fixedBits
@@ -100,10 +101,13 @@ func ruleTables(api *ir.API) (*rules, error) {
 			r.Nullables = append(r.Nullables, ns)
 		}
 	}
-	var host, opaque []string
+	var host, streamless, opaque []string
 	for _, ev := range devices.Values {
 		if ev.HostReadable {
 			host = append(host, "Self::"+ev.Name)
+		}
+		if ev.Streamless {
+			streamless = append(streamless, "Self::"+ev.Name)
 		}
 	}
 	byWidth := map[int][]string{}
@@ -118,7 +122,7 @@ func ruleTables(api *ir.API) (*rules, error) {
 			byWidth[ev.Bits] = append(byWidth[ev.Bits], "Self::"+ev.Name)
 		}
 	}
-	r.HostReadable, r.Opaque = matches(host), matches(opaque)
+	r.HostReadable, r.Streamless, r.Opaque = matches(host), matches(streamless), matches(opaque)
 	// A match arm: `            PATTERN => Some(8),`.
 	for i, w := range r.FixedBits {
 		r.FixedBits[i].Pattern = pattern(byWidth[w.Bits], 12, 12+len(fmt.Sprint(w.Bits)), 12)

@@ -294,6 +294,10 @@ _HOST_READABLE = frozenset({
     11,  # kDLROCMHost
     13,  # kDLCUDAManaged
 })
+# The device types without streams, where __dlpack__ takes only stream=None.
+_STREAMLESS = frozenset({
+    1,  # kDLCPU
+})
 # The names of element types, of one lane each, in the order of the type codes:
 # name: (code, bits).
 _DTYPES = {
@@ -427,6 +431,12 @@ _RULES = {
         ValueError,
         "unknown dtype name '{name}'; known: {known}",
         ("name", "known"),
+    ),
+    "stream_refused": (
+        ValueError,
+        ("stream must be None for a tensor on device ({device_type}, {device_id}), which has no "
+         "streams"),
+        ("device_type", "device_id"),
     ),
 }
 
@@ -832,6 +842,7 @@ _check_layout()
 # dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
 # dlpack_cython_rules.pxi), where a C fast path accepts what these checks
 # accept and leaves every refusal, and its words, to them.
+# dlgen:checker python-import (docs/rules.md lists every checker)
 
 # P, the width of a pointer in bits: every element count, byte offset and byte
 # extent stays below 2^(P-1), every address (the end of the last element's
@@ -1052,14 +1063,16 @@ def _not_a_capsule(name):
                       f"({VERSIONED_CAPSULE_NAME!r} or {CAPSULE_NAME!r})")
 
 
+# dlgen:checker python-stream (docs/rules.md lists every checker)
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags, target) of the capsule to make. target is None to
     export the tensor as it is, else the Device a copy must be made on (for
     copy=True, or a dl_device the tensor cannot be handed to as it is);
     flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
-    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
-    streams: a stream for a capsule on the CPU is a ValueError."""
+    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream for a
+    capsule on a device without streams (_STREAMLESS: the CPU) is a
+    ValueError."""
     if max_version is not None and (type(max_version) is not tuple or len(max_version) != 2):
         raise TypeError(f"max_version must be a (major, minor) tuple, not {max_version!r}")
     target = device
@@ -1067,8 +1080,8 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         target = Device(*dl_device)
-    if stream is not None and target[0] == _CPU[0]:
-        raise ValueError("stream must be None for a CPU tensor")
+    if stream is not None and target[0] in _STREAMLESS:
+        raise _broken("stream_refused", target[0], target[1])
     here = target == device or (target == _CPU and device[0] in _HOST_READABLE)
     if not here and copy is False:
         raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
@@ -1091,7 +1104,7 @@ def _check_stream(device, stream, imported):
     wait for that one. So the consumer's stream must be the same, or ask for
     no synchronisation (-1; None where None means none); else BufferError,
     never a silent race."""
-    if device[0] == _CPU[0] or (type(stream) is int and stream == -1):
+    if device[0] in _STREAMLESS or (type(stream) is int and stream == -1):
         return
     default = _DEFAULT_STREAM.get(device[0])
     if stream is None and default is None:
@@ -1891,6 +1904,7 @@ def _adopt(address, versioned, readonly):
         # count, stride, span, offset and address the checks bound
         # (sum(s) * size >= the span, as size >= each extent).
         # Anything else is checked in order by _checked, which says why.
+        # dlgen:checker ctypes-fast-path (docs/rules.md lists every checker)
         shape = None
         if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
             dims = (_dims_structs.get(ndim) or _dims(ndim))[1]

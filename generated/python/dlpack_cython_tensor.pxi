@@ -129,6 +129,7 @@ cdef inline uint64_t _c_bytes(uint64_t n, uint64_t width, uint64_t item, bint pa
     return n * item
 
 
+# dlgen:checker cython-fast-path (docs/rules.md lists every checker)
 @cython.cdivision(True)
 cdef bint _c_passes(const DLTensor* dl, uint32_t major, uint32_t minor, bint padded,
                     bint producer) noexcept nogil:

@@ -548,6 +548,7 @@ def _adopt(address, versioned, readonly):
         # count, stride, span, offset and address the checks bound
         # (sum(s) * size >= the span, as size >= each extent).
         # Anything else is checked in order by _checked, which says why.
+        # dlgen:checker ctypes-fast-path (docs/rules.md lists every checker)
         shape = None
         if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
             dims = (_dims_structs.get(ndim) or _dims(ndim))[1]

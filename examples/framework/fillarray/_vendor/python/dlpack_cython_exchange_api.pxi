@@ -310,7 +310,7 @@ cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object devi
         return False
     if copy and not _host_readable(dev.device_type):
         return False
-    if dev.device_type == dlpack.kDLCPU:
+    if dev.device_type in _STREAMLESS:
         return stream is None
     if type(stream) is not int:
         return False  # None: __dlpack__ synchronises as its producer takes None

@@ -9,6 +9,7 @@
 # dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
 # dlpack_cython_rules.pxi), where a C fast path accepts what these checks
 # accept and leaves every refusal, and its words, to them.
+# dlgen:checker python-import (docs/rules.md lists every checker)
 import math
 import struct
 
