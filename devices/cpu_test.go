@@ -2,6 +2,7 @@ package devices
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -205,6 +206,6 @@ func TestCPUAllocateRefusesImpossibleSizes(t *testing.T) {
 	}
 	for _, n := range sizes {
 		_, err := CPU{}.Allocate(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, n)
-		assert.Error(t, err, "%d bytes", n)
+		assert.EqualError(t, err, fmt.Sprintf("devices: cannot allocate %d bytes", n))
 	}
 }
