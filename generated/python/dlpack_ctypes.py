@@ -861,7 +861,7 @@ def _broken(rule, *args, error=None):
     class (or error: the producer APIs raise ValueError) with the rule's
     words, args being its parameters in the order of the table."""
     kind, text, params = _RULES[rule]
-    return (error or kind)(text.format_map(dict(zip(params, args))))
+    return (error or kind)(text.format_map(dict(zip(params, args, strict=True))))
 
 
 def _null_allowed(field, version, ndim, empty):
@@ -939,8 +939,9 @@ def _check_layout(version, shape, strides, code, bits, lanes, byte_offset, data,
             raise _broken("stride_limit", stride, dim, _LOG2_BOUND, error=error)
     count = math.prod(shape)
     if count:  # how far the elements reach below the first one and above it
-        low = sum((extent - 1) * -stride for extent, stride in zip(shape, strides) if stride < 0)
-        high = sum((extent - 1) * stride for extent, stride in zip(shape, strides) if stride > 0)
+        dims = list(zip(shape, strides, strict=True))
+        low = sum((extent - 1) * -stride for extent, stride in dims if stride < 0)
+        high = sum((extent - 1) * stride for extent, stride in dims if stride > 0)
         if not fits(low + high + 1):
             raise _broken("span_limit", _LOG2_BOUND, error=error)
         end = byte_offset + nbytes(high + 1)
@@ -1285,7 +1286,7 @@ def _data_type(dtype):
         if len(dtype) != 3:
             raise TypeError(f"dtype must be (code, bits, lanes), not {dtype!r}")
         fields = tuple(operator.index(v) for v in dtype)
-        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS)):
+        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS, strict=True)):
             raise ValueError(f"dtype {fields!r} does not fit DLDataType (uint8 code, uint8 bits, "
                              "uint16 lanes)")
         return DataType(*fields)
@@ -1784,7 +1785,7 @@ class Tensor:
         # from the lowest address, and offset finds the first one.
         low = high = 0
         if self.size:
-            for extent, stride in zip(self._shape, strides):
+            for extent, stride in zip(self._shape, strides, strict=True):
                 reach = (extent - 1) * stride
                 low, high = (low + reach, high) if reach < 0 else (low, high + reach)
             high += itemsize
@@ -1857,8 +1858,8 @@ _new_tensor = Tensor.__new__  # bound once, as above
 def _contiguous(shape, strides):
     """Whether elements of shape with strides lie in C order, one after the
     other (a dimension of one may have any stride)."""
-    return 0 in shape or all(s == c for s, c, n in zip(strides, _contiguous_strides(shape), shape)
-                             if n != 1)
+    rows = zip(strides, _contiguous_strides(shape), shape, strict=True)
+    return 0 in shape or all(s == c for s, c, n in rows if n != 1)
 
 
 _MAJOR, _MINOR = _VERSION
@@ -1965,8 +1966,8 @@ def _copy_contiguous(t):
     inner = t._shape[-1]
     inner_stride = t._strides[-1] * itemsize
     pos = 0
-    for index in _outer_indices(t._shape[:-1]):
-        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides)) * itemsize
+    for index in _outer_indices(t._shape[:-1]):  # every dimension but the innermost
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides, strict=False)) * itemsize
         if inner_stride == itemsize:
             ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
             pos += inner * itemsize
@@ -1983,7 +1984,7 @@ def _outer_indices(shape):
         return
     for i in range(shape[0]):
         for rest in _outer_indices(shape[1:]):
-            yield (i,) + rest
+            yield (i, *rest)
 
 
 def _private_copy(t):

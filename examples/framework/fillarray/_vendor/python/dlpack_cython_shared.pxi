@@ -322,7 +322,7 @@ def _data_type(dtype):
         if len(dtype) != 3:
             raise TypeError(f"dtype must be (code, bits, lanes), not {dtype!r}")
         fields = tuple(operator.index(v) for v in dtype)
-        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS)):
+        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS, strict=True)):
             raise ValueError(f"dtype {fields!r} does not fit DLDataType (uint8 code, uint8 bits, "
                              "uint16 lanes)")
         return DataType(*fields)
