@@ -25,8 +25,9 @@ export DLGEN_REQUIRE_TOOLS=1   # a missing tool fails the tests instead of skipp
 echo "== gofmt"
 unformatted=$(gofmt -l $(find . -name '*.go' -not -path './.venv/*'))
 if [ -n "$unformatted" ]; then echo "not gofmt'd: $unformatted"; exit 1; fi
-echo "== go vet"
+echo "== go vet, staticcheck"
 go vet ./...
+.cache/bin/staticcheck ./...
 echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
 echo "== go test -race"

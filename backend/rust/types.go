@@ -199,16 +199,3 @@ func pointerFree(s *ir.Struct) bool {
 
 // arrayWidth is rustfmt's array_width: wider contents go one per line.
 const arrayWidth = 60
-
-// array renders `lead&[items];` as rustfmt lays it out.
-func array(lead string, items []string) string {
-	inner := strings.Join(items, ", ")
-	if len(inner) <= arrayWidth && len(lead)+len(inner)+4 <= maxWidth {
-		return lead + "&[" + inner + "];"
-	}
-	if len(inner) <= arrayWidth && 4+len(inner)+4 <= maxWidth {
-		// The right-hand side moves to the next line whole if it fits there.
-		return strings.TrimSuffix(lead, " ") + "\n    &[" + inner + "];"
-	}
-	return lead + "&[\n    " + strings.Join(items, ",\n    ") + ",\n];"
-}
