@@ -30,8 +30,11 @@ go vet ./...
 .cache/bin/staticcheck ./...
 echo "== generated/ is current"
 go run ./cmd/dlgen -out generated -check
-echo "== go test -race"
-go test -race -count=1 -timeout 30m ./...   # a cold NumPy build (tests/numpy) takes minutes
+echo "== go test -race (then every skipped test with its reason: one tests/expected-skips.txt lacks fails)"
+mkdir -p .cache/bin
+go build -o .cache/bin/testreport ./tests/internal/testreport
+# a cold NumPy build (tests/numpy) takes minutes
+go test -race -count=1 -timeout 30m -json ./... | .cache/bin/testreport tests/expected-skips.txt
 echo "== dltensor, the copy engine (CPU and OpenCL) and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./dltensor/... ./devices/... ./tests/bridge
 echo "== ABI report (upstream headers vs dlgen)"
