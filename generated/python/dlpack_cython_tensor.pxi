@@ -16,7 +16,7 @@ from cpython.pycapsule cimport (PyCapsule_CheckExact, PyCapsule_GetName, PyCapsu
                                 PyCapsule_New, PyCapsule_SetName)
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 cdef extern from "Python.h":
@@ -45,21 +45,20 @@ cdef uint64_t _C_MAX_ADDRESS = 2 * (_C_BOUND - 1) + 1  # 2^P - 1
 cdef uint64_t _C_SATURATED = ~(<uint64_t>0)
 
 
-cdef uint64_t _mask(object values) except? 0:
-    """values (ints in [0, 63], as the generated enums' are) as a bit mask."""
-    cdef uint64_t mask = 0
-    for v in values:
-        mask |= (<uint64_t>1) << <int>v
-    return mask
-
-
-# The device types the CPU reads, and the type codes whose elements can be
-# addressed, as bit masks (bit v: value v is one); each code's only width.
-cdef uint64_t _C_HOST_READABLE = _mask(_HOST_READABLE)
-cdef uint64_t _C_ADDRESSABLE = _mask([code for code, facts in _TYPE_CODES.items() if not facts[1]])
-cdef uint8_t _C_FIXED_BITS[64]
+# The tables' facts indexed by value. A type code is a uint8_t (DLDataType.code):
+# 256 entries hold every code, whatever the schema defines. Device types are
+# int32_t: the table ends after the largest host-readable one the schema names.
+cdef bint _C_ADDRESSABLE[256]
+cdef uint8_t _C_FIXED_BITS[256]
 for _code, _facts in _TYPE_CODES.items():
+    _C_ADDRESSABLE[_code] = not _facts[1]
     _C_FIXED_BITS[_code] = _facts[2]
+cdef int _C_HOST_READABLE_END = max(_HOST_READABLE, default=-1) + 1
+cdef bint* _C_HOST_READABLE = <bint*>calloc(max(_C_HOST_READABLE_END, 1), sizeof(bint))
+if _C_HOST_READABLE == NULL:
+    raise MemoryError()
+for _type in _HOST_READABLE:
+    _C_HOST_READABLE[_type] = True
 
 
 cdef struct _Nullable:
@@ -85,7 +84,7 @@ cdef _Nullable _C_STRIDES_NULLABLE = _nullable("DLTensor.strides")
 
 
 cdef inline bint _host_readable(int device_type) noexcept nogil:
-    return 0 <= device_type < 64 and (_C_HOST_READABLE >> device_type) & 1
+    return 0 <= device_type < _C_HOST_READABLE_END and _C_HOST_READABLE[device_type]
 
 
 cdef inline bint _c_null_allowed(const _Nullable* n, uint32_t major, uint32_t minor, int ndim,
@@ -156,7 +155,7 @@ cdef bint _c_passes(const DLTensor* dl, uint32_t major, uint32_t minor, bint pad
         return False
     if row_major and not producer and not _c_null_allowed(&_C_STRIDES_NULLABLE, major, minor, ndim, False):
         return False
-    if code >= 64 or not (_C_ADDRESSABLE >> code) & 1 or width == 0:
+    if not _C_ADDRESSABLE[code] or width == 0:
         return False
     if _C_FIXED_BITS[code] and dl.dtype.bits != _C_FIXED_BITS[code]:
         return False
