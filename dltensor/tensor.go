@@ -501,6 +501,7 @@ func (s *storage) array() devices.Array {
 }
 
 // readable checks what every view needs and returns the storage.
+// dlgen:checker go-read (docs/rules.md lists every checker)
 func (t *Tensor) readable() (*storage, error) {
 	switch s := t.s; {
 	case t.closed.Load():

@@ -207,6 +207,7 @@ unsafe fn torch_would_refuse(x: &Bound<'_, PyAny>, m: NonNull<DLManagedTensorVer
     refused.unwrap_or(true)
 }
 
+// dlgen:checker rust-exchange-stream (docs/rules.md lists every checker)
 /// Whether the tensor the no-sync entry gave is ordered for the consumer's
 /// stream, as `__dlpack__(stream=...)` would give it: on a device without
 /// streams (the CPU) for a consumer with no stream; on another device for one asking for no

@@ -294,6 +294,7 @@ cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x, object devic
     return out
 
 
+# dlgen:checker cython-exchange-stream (docs/rules.md lists every checker)
 cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object device, object copy,
                 object stream) except -1:
     """Whether the tensor the no-sync entry gave is what from_dlpack's
