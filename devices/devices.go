@@ -173,7 +173,10 @@ func Free(dev dlpack.Device, data unsafe.Pointer) error {
 
 // Sync waits for the copies submitted with a side on dev.
 func Sync(dev dlpack.Device) error {
-	b, err := copier(dev.DeviceType)
+	if t := dev.DeviceType; t.HostReadable() && !registered(t) {
+		return nil // the CPU copied it: complete when Copy returned
+	}
+	b, err := For(dev.DeviceType)
 	if err != nil {
 		return err
 	}
@@ -202,15 +205,6 @@ func Copy(dst, src Array) error {
 // notAvailable is For's error for kDLOpenCL when OpenCL cannot be loaded.
 func notAvailable(why string) error {
 	return fmt.Errorf("devices: %w for kDLOpenCL: OpenCL not available: %s", ErrNoBackend, why)
-}
-
-// copier is the backend that copies and syncs memory of type t: its own, or
-// the CPU's for host-readable memory without one.
-func copier(t dlpack.DeviceType) (Backend, error) {
-	if t.HostReadable() && !registered(t) {
-		return CPU{}, nil
-	}
-	return For(t)
 }
 
 func registered(t dlpack.DeviceType) bool {
