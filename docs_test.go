@@ -245,3 +245,65 @@ func anchors(text string) []string {
 	})
 	return out
 }
+
+// checkerMarker is the comment every checker of the rules carries in its
+// source: dlgen:checker NAME.
+var checkerMarker = regexp.MustCompile(`^\s*(?://[/!]?|#|/\*|\{\{/\*)\s*dlgen:checker ([a-z0-9-]+)\b`)
+
+// checkerSources are the folders of hand-written code; generated output
+// and its copies repeat the markers of the sources they come from.
+var checkerSources = []string{"backend", "dltensor", "devices", "runtime", "templates", "examples/gobridge"}
+
+// TestRulesPageNamesEveryChecker: docs/rules.md's table of checkers has a
+// row for every marked checker, naming its file, and no row without one.
+func TestRulesPageNamesEveryChecker(t *testing.T) {
+	marked := map[string]string{} // name: file
+	for _, root := range checkerSources {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if os.IsNotExist(err) && path == root {
+				return filepath.SkipDir
+			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			for _, line := range strings.Split(readText(t, path), "\n") {
+				if m := checkerMarker.FindStringSubmatch(line); m != nil {
+					if other, ok := marked[m[1]]; ok {
+						t.Errorf("checker %s is marked in %s and in %s", m[1], other, path)
+					}
+					marked[m[1]] = filepath.ToSlash(path)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(marked) == 0 {
+		t.Fatal("no source carries a dlgen:checker marker")
+	}
+	rows := map[string]string{} // name: the rest of its row
+	page := readText(t, "docs/rules.md")
+	_, section, _ := strings.Cut(page, "\n## Every checker\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, line := range strings.Split(section, "\n") {
+		if m := regexp.MustCompile("^\\| `([a-z0-9-]+)` \\|(.*)$").FindStringSubmatch(line); m != nil {
+			rows[m[1]] = m[2]
+		}
+	}
+	for name, file := range marked {
+		row, ok := rows[name]
+		switch {
+		case !ok:
+			t.Errorf("%s carries checker %s, which docs/rules.md's \"Every checker\" table does not name", file, name)
+		case !strings.Contains(row, "`"+file+"`"):
+			t.Errorf("docs/rules.md's row for checker %s does not name its file `%s`", name, file)
+		}
+	}
+	for name := range rows {
+		if _, ok := marked[name]; !ok {
+			t.Errorf("docs/rules.md names checker %s, which no source marks with dlgen:checker %s", name, name)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cheader
 
 import (
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -118,11 +119,11 @@ func TestReadRefusesWhatIsNoDLPackHeader(t *testing.T) {
 	}
 	for text, want := range cases {
 		_, err := Read("dlpack.h", []byte(text))
-		require.Error(t, err, "%q", text)
-		assert.Contains(t, err.Error(), want)
+		assert.ErrorContains(t, err, want, "%q", text)
 	}
 	_, err := ReadFile("no-such-dir/dlpack.h")
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.ErrorContains(t, err, "no-such-dir/dlpack.h")
 }
 
 // The switches of dlgen's own headers are read off: its v1.0 header is

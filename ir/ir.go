@@ -352,6 +352,9 @@ type Enumerator struct {
 	Previous string
 	// HostReadable: a device type whose memory the CPU reads directly.
 	HostReadable bool
+	// Streamless: a device type without streams, where __dlpack__ takes
+	// only stream=None (the array API's rule).
+	Streamless bool
 	// Opaque: a type code whose elements cannot be addressed.
 	Opaque bool
 	// Bits is the only width a type code allows; 0 for any.

@@ -19,8 +19,10 @@ func TestParseVersion(t *testing.T) {
 	assert.True(t, Version{Major: 1, Minor: 2}.Less(Version{Major: 1, Minor: 10}))
 	for _, bad := range []string{"1", "1.", ".3", "1.3.0", "a.b", "-1.0", "", "+1.3", "1.+3", "1.03", "01.3", "00.6", "1.3 ", "main"} {
 		_, err := ParseVersion(bad)
-		assert.Error(t, err, bad)
+		assert.EqualError(t, err, fmt.Sprintf("version %q is not of the form MAJOR.MINOR (decimal numbers without leading zeros)", bad))
 	}
+	_, err = ParseVersion("1.65536")
+	assert.EqualError(t, err, `version "1.65536" is out of range`)
 }
 
 // The main branch sorts after the release whose numbers it carries and
@@ -76,10 +78,12 @@ func TestParseTypeRoundTripsToC(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, typ.C("x"))
 	}
-	for _, bad := range []string{"void", "int64_t[]", "unsigned long", "struct", "*"} {
+	for _, bad := range []string{"int64_t[]", "unsigned long", "struct", "*"} {
 		_, err := ParseType(bad)
-		assert.Error(t, err, bad)
+		assert.EqualError(t, err, fmt.Sprintf("cannot parse C type %q", bad))
 	}
+	_, err := ParseType("void")
+	assert.EqualError(t, err, "void is only usable behind a pointer or as a return type")
 }
 
 func TestIntRange(t *testing.T) {

@@ -117,6 +117,8 @@ var Checks = []Check{
 	{"address_limit", "every byte of every element, and the end of the last, has an address in [0, 2^P)", []string{"data", "byte_offset"}},
 	{"device_unreadable", "reading memory on the CPU needs a host-readable device type", []string{"device_type", "device_id"}},
 	{"dtype_name", "a dtype name is one of the release's", []string{"name", "known"}},
+	{"stream_refused", "a stream other than None goes only to a device type with streams",
+		[]string{"device_type", "device_id"}},
 }
 
 // CheckByID returns the check called id.

@@ -55,6 +55,9 @@ func (d *decoder) enumeratorRules(e *ir.Enum, ev *ir.Enumerator, m map[string]*y
 	if only("host_readable", ir.DeviceTypeEnum) {
 		ev.HostReadable = d.boolean(m["host_readable"], "host_readable")
 	}
+	if only("streamless", ir.DeviceTypeEnum) {
+		ev.Streamless = d.boolean(m["streamless"], "streamless")
+	}
 	if only("opaque", ir.DataTypeCodeEnum) {
 		ev.Opaque = d.boolean(m["opaque"], "opaque")
 	}

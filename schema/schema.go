@@ -16,7 +16,7 @@
 // The rules a consumer checks before it touches a foreign tensor are
 // validated too (docs/rules.md): holds names an enum or flags group kept
 // in the field's type for as long as the field lives; only pointer fields
-// are nullable; host_readable, opaque, bits and dtypes belong to the
+// are nullable; host_readable, streamless, opaque, bits and dtypes belong to the
 // enumerators of the device_type and dtype_code enums; dtype names are
 // unique, lower case, of the code's fixed width, and none reads as another
 // with lanes (float32x4); a C++ base takes 4 bytes, as C's int; and the

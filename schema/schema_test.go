@@ -141,8 +141,7 @@ func TestLoadRejects(t *testing.T) {
 // every error starts with file:line:col.
 func requirePositioned(t *testing.T, err error, file, want string) {
 	t.Helper()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), want)
+	require.ErrorContains(t, err, want)
 	var list ErrorList
 	require.ErrorAs(t, err, &list)
 	for _, e := range list {

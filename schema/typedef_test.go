@@ -40,8 +40,7 @@ func TestTypedefSinceRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := withStruct(strings.Replace(base, "  - struct: DLDevice\n    since: \"0.6\"\n", tc.decl, 1), tc.extra)
 			_, err := Load("base.yaml", []byte(src))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			require.ErrorContains(t, err, tc.want)
 		})
 	}
 	// Spelled with its tag, the struct may be used before its typedef.

@@ -3,7 +3,7 @@
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
 # OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
 # MXNet, pre-commit, dpnp, other CPython releases), the Rust toolchains, targets
-# and crates of tests/rust, and the Go modules.
+# and crates of tests/rust, the Go modules and staticcheck (in .cache/bin).
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -243,3 +243,11 @@ if ! cmp -s tests/rust/requirements.txt .cache/rust/maturin/.requirements 2>/dev
 fi
 
 go mod download
+# staticcheck, pinned, built by this Go (a new Go rebuilds it); outside
+# go.mod, whose dependencies it would raise past the Go the module asks for.
+staticcheck="honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+if [ "$(cat .cache/bin/.staticcheck 2>/dev/null)" != "$staticcheck $(go env GOVERSION)" ]; then
+  echo "deps: $staticcheck in .cache/bin"
+  GOBIN="$PWD/.cache/bin" go install "$staticcheck"
+  echo "$staticcheck $(go env GOVERSION)" > .cache/bin/.staticcheck
+fi

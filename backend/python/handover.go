@@ -50,6 +50,7 @@ var declarations = []handover{
 	{"_NULLABLE", modules, "table: when each pointer field may be NULL, by tensor version"},
 	{"_TYPE_CODES", modules, "table: each type code's enumerator, opacity and fixed width"},
 	{"_HOST_READABLE", modules, "table: the device types whose memory the CPU reads"},
+	{"_STREAMLESS", modules, "table: the device types without streams, where __dlpack__ takes only stream=None"},
 	{"_DTYPES", modules, "table: the dtype names, each with its code and bits"},
 	{"_RULES", modules, "table: each check's exception, words and parameters"},
 	{"DLManagedTensor", ctypesModule, "the ctypes Structure of a legacy managed tensor"},

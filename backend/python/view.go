@@ -57,6 +57,7 @@ type rules struct {
 	Nullables                         []nullable
 	TypeCodes                         []typeCode
 	HostReadable                      []constant // Name: the enumerator, Value: its value
+	Streamless                        []constant // Name: the enumerator, Value: its value
 	DataTypes                         []ir.NamedDataType
 	Messages                          []message
 }
@@ -296,6 +297,9 @@ func rulesOf(api *ir.API) (*rules, error) {
 	for _, ev := range devices.Values {
 		if ev.HostReadable {
 			r.HostReadable = append(r.HostReadable, constant{Name: ev.Name, Value: fmt.Sprint(ev.Value)})
+		}
+		if ev.Streamless {
+			r.Streamless = append(r.Streamless, constant{Name: ev.Name, Value: fmt.Sprint(ev.Value)})
 		}
 	}
 	r.DataTypes = api.DataTypeNames()

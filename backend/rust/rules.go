@@ -23,6 +23,7 @@ type rules struct {
 	Nullables    []nullableStruct
 	DeviceType   string // the device_type enum
 	HostReadable string // matches! of its host-readable enumerators; "" if none
+	Streamless   string // matches! of its enumerators without streams; "" if none
 	TypeCode     string // the dtype_code enum
 	Opaque       string // matches! of its opaque enumerators; "" if none
 	FixedBits    []fixedBits
@@ -113,10 +114,13 @@ func ruleTables(api *ir.API) (*rules, error) {
 			r.Nullables = append(r.Nullables, ns)
 		}
 	}
-	var host, opaque []string
+	var host, streamless, opaque []string
 	for _, ev := range devices.Values {
 		if ev.HostReadable {
 			host = append(host, "Self::"+ev.Name)
+		}
+		if ev.Streamless {
+			streamless = append(streamless, "Self::"+ev.Name)
 		}
 	}
 	for _, ev := range codes.Values {
@@ -127,7 +131,7 @@ func ruleTables(api *ir.API) (*rules, error) {
 			r.FixedBits = append(r.FixedBits, fixedBits{Code: ev.Name, Bits: ev.Bits})
 		}
 	}
-	r.HostReadable, r.Opaque = matches(host), matches(opaque)
+	r.HostReadable, r.Streamless, r.Opaque = matches(host), matches(streamless), matches(opaque)
 	for _, n := range api.DataTypeNames() {
 		var name string
 		for _, ev := range codes.Values {

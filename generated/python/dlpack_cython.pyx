@@ -273,6 +273,10 @@ _HOST_READABLE = frozenset({
     11,  # kDLROCMHost
     13,  # kDLCUDAManaged
 })
+# The device types without streams, where __dlpack__ takes only stream=None.
+_STREAMLESS = frozenset({
+    1,  # kDLCPU
+})
 # The names of element types, of one lane each, in the order of the type codes:
 # name: (code, bits).
 _DTYPES = {
@@ -406,6 +410,12 @@ _RULES = {
         ValueError,
         "unknown dtype name '{name}'; known: {known}",
         ("name", "known"),
+    ),
+    "stream_refused": (
+        ValueError,
+        ("stream must be None for a tensor on device ({device_type}, {device_id}), which has no "
+         "streams"),
+        ("device_type", "device_id"),
     ),
 }
 

@@ -294,6 +294,7 @@ cdef DLManagedTensorVersioned* _managed_from_exchange_api(object x, object devic
     return out
 
 
+# dlgen:checker cython-exchange-stream (docs/rules.md lists every checker)
 cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object device, object copy,
                 object stream) except -1:
     """Whether the tensor the no-sync entry gave is what from_dlpack's
@@ -310,7 +311,7 @@ cdef bint _fits(DLPackExchangeAPI* api, DLManagedTensorVersioned* m, object devi
         return False
     if copy and not _host_readable(dev.device_type):
         return False
-    if dev.device_type == dlpack.kDLCPU:
+    if dev.device_type in _STREAMLESS:
         return stream is None
     if type(stream) is not int:
         return False  # None: __dlpack__ synchronises as its producer takes None

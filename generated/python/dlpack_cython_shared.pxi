@@ -100,14 +100,16 @@ def _not_a_capsule(name):
                       f"({VERSIONED_CAPSULE_NAME!r} or {CAPSULE_NAME!r})")
 
 
+# dlgen:checker python-stream (docs/rules.md lists every checker)
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags, target) of the capsule to make. target is None to
     export the tensor as it is, else the Device a copy must be made on (for
     copy=True, or a dl_device the tensor cannot be handed to as it is);
     flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
-    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
-    streams: a stream for a capsule on the CPU is a ValueError."""
+    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream for a
+    capsule on a device without streams (_STREAMLESS: the CPU) is a
+    ValueError."""
     if max_version is not None and (type(max_version) is not tuple or len(max_version) != 2):
         raise TypeError(f"max_version must be a (major, minor) tuple, not {max_version!r}")
     target = device
@@ -115,8 +117,8 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         target = Device(*dl_device)
-    if stream is not None and target[0] == _CPU[0]:
-        raise ValueError("stream must be None for a CPU tensor")
+    if stream is not None and target[0] in _STREAMLESS:
+        raise _broken("stream_refused", target[0], target[1])
     here = target == device or (target == _CPU and device[0] in _HOST_READABLE)
     if not here and copy is False:
         raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
@@ -139,7 +141,7 @@ def _check_stream(device, stream, imported):
     wait for that one. So the consumer's stream must be the same, or ask for
     no synchronisation (-1; None where None means none); else BufferError,
     never a silent race."""
-    if device[0] == _CPU[0] or (type(stream) is int and stream == -1):
+    if device[0] in _STREAMLESS or (type(stream) is int and stream == -1):
         return
     default = _DEFAULT_STREAM.get(device[0])
     if stream is None and default is None:
@@ -325,7 +327,7 @@ def _data_type(dtype):
         if len(dtype) != 3:
             raise TypeError(f"dtype must be (code, bits, lanes), not {dtype!r}")
         fields = tuple(operator.index(v) for v in dtype)
-        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS)):
+        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS, strict=True)):
             raise ValueError(f"dtype {fields!r} does not fit DLDataType (uint8 code, uint8 bits, "
                              "uint16 lanes)")
         return DataType(*fields)

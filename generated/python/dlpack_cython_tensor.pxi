@@ -16,7 +16,7 @@ from cpython.pycapsule cimport (PyCapsule_CheckExact, PyCapsule_GetName, PyCapsu
                                 PyCapsule_New, PyCapsule_SetName)
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 cdef extern from "Python.h":

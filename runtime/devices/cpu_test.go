@@ -2,6 +2,7 @@ package devices
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -135,6 +136,51 @@ func TestRegisterInstallsABackend(t *testing.T) {
 	assert.Equal(t, 1, copies)
 }
 
+// TestHostReadableMemoryIsCopiedByTheCPU: memory the schema marks host
+// readable is host memory to Copy and Sync without a backend of its own,
+// and a device's backend sees it as kDLCPU; Allocate still has no backend.
+func TestHostReadableMemoryIsCopiedByTheCPU(t *testing.T) {
+	var seen []dlpack.Device
+	Register(dlpack.DeviceTypeExtDev, recorder{seen: &seen})
+	defer Register(dlpack.DeviceTypeExtDev, nil)
+	host := []dlpack.DeviceType{dlpack.DeviceTypeCUDAHost, dlpack.DeviceTypeROCMHost, dlpack.DeviceTypeCUDAManaged}
+	for _, typ := range host {
+		on := func(a Array, other dlpack.DeviceType) Array {
+			a.Device = dlpack.Device{DeviceType: other, DeviceID: 2}
+			return a
+		}
+		src, dst := []byte{0, 1, 2, 3, 4, 5}, make([]byte, 6)
+		transposed := view(src, 1, 0, []int64{3, 2}, []int64{1, 3})
+		rowMajor := view(dst, 1, 0, []int64{3, 2}, []int64{2, 1})
+		require.NoError(t, Copy(rowMajor, on(transposed, typ)), "%v to kDLCPU", typ)
+		assert.Equal(t, []byte{0, 3, 1, 4, 2, 5}, dst)
+		clear(dst)
+		require.NoError(t, Copy(on(rowMajor, host[0]), on(transposed, typ)), "%v to %v", typ, host[0])
+		assert.Equal(t, []byte{0, 3, 1, 4, 2, 5}, dst)
+		assert.NoError(t, Sync(dlpack.Device{DeviceType: typ}))
+		require.NoError(t, Copy(on(rowMajor, dlpack.DeviceTypeExtDev), on(transposed, typ)))
+		_, err := Allocate(dlpack.Device{DeviceType: typ}, 8)
+		assert.EqualError(t, err, "devices: no backend for "+typ.String())
+	}
+	assert.Equal(t, []dlpack.Device{{DeviceType: dlpack.DeviceTypeCPU}, {DeviceType: dlpack.DeviceTypeCPU}, {DeviceType: dlpack.DeviceTypeCPU}}, seen,
+		"the ExtDev backend saw each host side as the CPU")
+	buf := make([]byte, 4)
+	from, to := view(buf, 4, 0, []int64{1}, []int64{1}), view(buf, 4, 0, []int64{1}, []int64{1})
+	from.Device.DeviceType, to.Device.DeviceType = dlpack.DeviceTypeCUDAHost, dlpack.DeviceTypeCUDA
+	assert.EqualError(t, Copy(to, from), "devices: no backend for kDLCUDA", "a device without a backend is not reached through host memory")
+}
+
+// recorder is a device backend that records the source device of its copies.
+type recorder struct {
+	CPU
+	seen *[]dlpack.Device
+}
+
+func (r recorder) Copy(dst, src Array) error {
+	*r.seen = append(*r.seen, src.Device)
+	return nil
+}
+
 func elements(shape []int64) int64 {
 	n, _ := Elements(shape)
 	return n
@@ -160,6 +206,6 @@ func TestCPUAllocateRefusesImpossibleSizes(t *testing.T) {
 	}
 	for _, n := range sizes {
 		_, err := CPU{}.Allocate(dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}, n)
-		assert.Error(t, err, "%d bytes", n)
+		assert.EqualError(t, err, fmt.Sprintf("devices: cannot allocate %d bytes", n))
 	}
 }

@@ -32,6 +32,13 @@
 //     them). Without the loader or a platform, or in a build without cgo,
 //     For answers "OpenCL not available: <why>", wrapping ErrNoBackend.
 //
+// Memory of a host-readable device type (DeviceType.HostReadable, from the
+// schema: kDLCUDAHost, kDLROCMHost and kDLCUDAManaged besides kDLCPU) is
+// host memory to Copy and Sync: unless a backend is registered for its
+// type, the CPU copies it, a device's backend sees it as kDLCPU, and
+// there is nothing to wait for. Allocate and Free never fall back: Go
+// memory is not pinned or managed memory.
+//
 // Other device types report "no backend for kDLxxx", wrapping ErrNoBackend,
 // until a backend is registered for them. Package devicetest is the suite
 // every backend must pass.
@@ -166,6 +173,9 @@ func Free(dev dlpack.Device, data unsafe.Pointer) error {
 
 // Sync waits for the copies submitted with a side on dev.
 func Sync(dev dlpack.Device) error {
+	if t := dev.DeviceType; t.HostReadable() && !registered(t) {
+		return nil // the CPU copied it: complete when Copy returned
+	}
 	b, err := For(dev.DeviceType)
 	if err != nil {
 		return err
@@ -174,13 +184,14 @@ func Sync(dev dlpack.Device) error {
 }
 
 // Copy checks dst and src and submits the copy to the backend that serves
-// them: the device side's for a copy between the CPU and a device. The copy
-// is complete once Sync has returned for each device other than the CPU
-// that it touches.
+// them: the device side's for a copy between host memory and a device. The
+// copy is complete once Sync has returned for each device other than the
+// CPU that it touches.
 func Copy(dst, src Array) error {
 	if err := check(dst, src); err != nil {
 		return err
 	}
+	dst, src = onHost(dst), onHost(src)
 	b, err := route(dst.Device.DeviceType, src.Device.DeviceType)
 	if err != nil {
 		return err
@@ -194,6 +205,22 @@ func Copy(dst, src Array) error {
 // notAvailable is For's error for kDLOpenCL when OpenCL cannot be loaded.
 func notAvailable(why string) error {
 	return fmt.Errorf("devices: %w for kDLOpenCL: OpenCL not available: %s", ErrNoBackend, why)
+}
+
+func registered(t dlpack.DeviceType) bool {
+	mu.RLock()
+	defer mu.RUnlock()
+	_, ok := backends[t]
+	return ok
+}
+
+// onHost presents a host-readable side without a backend of its own as
+// the CPU's, so that backends serve it as they serve kDLCPU.
+func onHost(a Array) Array {
+	if t := a.Device.DeviceType; t.HostReadable() && !registered(t) {
+		a.Device = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+	}
+	return a
 }
 
 func route(dst, src dlpack.DeviceType) (Backend, error) {

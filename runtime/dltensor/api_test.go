@@ -84,9 +84,29 @@ func TestFromCRefusalLeavesTheMemoryWithTheCaller(t *testing.T) {
 	assert.Zero(t, freed)
 }
 
+// TestDeleteOfNilDoesNothing: a nil tensor (which crashed in C before) and
+// a NULL deleter are passed over; a deleter is called once per call.
 func TestDeleteOfNilDoesNothing(t *testing.T) {
 	dltensor.DeleteVersioned[dlpack.ManagedTensorVersioned](nil) // crashed in C before
 	dltensor.DeleteLegacy((*dlpack.ManagedTensor)(nil))
+	r := cproducer.New(goodSpec())
+	for _, del := range []struct {
+		deleter *uintptr
+		call    func()
+	}{
+		{&r.Versioned().Deleter, func() { dltensor.DeleteVersioned(r.Versioned()) }},
+		{&r.Legacy().Deleter, func() { dltensor.DeleteLegacy(r.Legacy()) }},
+	} {
+		before := r.Calls()
+		deleter := *del.deleter
+		require.NotZero(t, deleter)
+		*del.deleter = 0
+		del.call()
+		assert.Equal(t, before, r.Calls(), "a NULL deleter was called")
+		*del.deleter = deleter
+		del.call()
+		assert.Equal(t, before+1, r.Calls())
+	}
 }
 
 // TestStridedFromGo makes the transpose of a 2x3 slice, starting at an
@@ -329,7 +349,8 @@ func TestViewOfMisalignedMemoryIsRefused(t *testing.T) {
 // must not panic on the error path.
 func TestCloseOfNilIsHarmless(t *testing.T) {
 	tensor, err := dltensor.FromSlice([]float32{1, 2}, 3)
-	require.Error(t, err)
+	require.EqualError(t, err, "dltensor: shape [3], strides [1] and byte offset 0 reach outside a slice of 2 elements: malformed DLPack tensor")
+	require.ErrorIs(t, err, dltensor.ErrMalformed)
 	require.Nil(t, tensor)
 	assert.NotPanics(t, tensor.Close)
 }

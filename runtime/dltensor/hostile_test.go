@@ -118,33 +118,73 @@ func TestContiguousOfHugeBroadcastIsAnError(t *testing.T) {
 	assert.NotPanics(t, func() {
 		_, err = tensor.Contiguous()
 	})
-	assert.Error(t, err)
+	assert.EqualError(t, err, "devices: cannot allocate 4611686018427387904 bytes")
 }
 
+// requireRule fails t unless err is the refusal of rule, in its words.
+func requireRule(t *testing.T, err error, rule dlpack.Rule, words string) {
+	t.Helper()
+	var broken *dltensor.RuleError
+	require.ErrorAs(t, err, &broken)
+	assert.Equal(t, rule, broken.Rule)
+	assert.Equal(t, words, broken.Message)
+	assert.ErrorIs(t, err, dltensor.ErrMalformed)
+}
+
+// tooMany is rule size_limit's refusal on this machine's pointer width.
+var tooMany = fmt.Sprintf("the tensor holds too many elements: their count and bytes must stay below 2^%d", 8*unsafe.Sizeof(uintptr(0))-1)
+
 func TestFromSliceRejectsOverflowingShapes(t *testing.T) {
-	_, err := dltensor.FromSlice([]float32{}, 1<<32, 1<<32)
-	assert.Error(t, err, "2^64 elements wrap to 0")
-	_, err = dltensor.FromSlice([]float32{1, 2}, 3, 6148914691236517206)
-	assert.Error(t, err, "3 x 6148914691236517206 wraps to 2")
+	_, err := dltensor.FromSlice([]float32{}, 1<<32, 1<<32) // 2^64 elements wrap to 0
+	requireRule(t, err, dlpack.RuleSizeLimit, tooMany)
+	_, err = dltensor.FromSlice([]float32{1, 2}, 3, 6148914691236517206) // wraps to 2
+	requireRule(t, err, dlpack.RuleSizeLimit, tooMany)
 }
 
 // TestWhatGoMakesImportAccepts: dltensor never exports what its own Import
-// refuses.
+// refuses: what FromSlice and FromC make at the edges of the rules comes
+// back through Export and Import as it was, and what they refuse is
+// refused by the rule Import names for it.
 func TestWhatGoMakesImportAccepts(t *testing.T) {
+	roundTrip := func(made *dltensor.Tensor) *dltensor.Tensor {
+		t.Helper()
+		m, err := made.Export()
+		require.NoError(t, err)
+		back, err := dltensor.Import(m)
+		require.NoError(t, err, "Import refused what dltensor made")
+		assert.Equal(t, made.Shape(), back.Shape())
+		assert.Equal(t, made.Strides(), back.Strides())
+		assert.Equal(t, made.DataType(), back.DataType())
+		return back
+	}
 	shape := make([]int64, dltensor.MaxDims+1)
 	for i := range shape {
 		shape[i] = 1
 	}
-	_, err := dltensor.FromSlice([]float32{1}, shape...)
-	assert.Error(t, err, "65 dimensions")
+	most, err := dltensor.FromSlice([]float32{1}, shape[1:]...)
+	require.NoError(t, err, "%d dimensions", dltensor.MaxDims)
+	roundTrip(most).Close()
+	most.Close()
+	_, err = dltensor.FromSlice([]float32{1}, shape...)
+	requireRule(t, err, dlpack.RuleNdimRange, fmt.Sprintf("ndim %d is outside [0, %d]", dltensor.MaxDims+1, dltensor.MaxDims))
 
-	p := unsafe.Pointer(&cproducer.New(goodSpec()).Buffer(24)[0])
+	r := cproducer.New(goodSpec())
+	p := unsafe.Pointer(&r.Buffer(24)[0])
+	transposed, err := dltensor.FromC(p, dltensor.Layout{DataType: f32, Shape: []int64{3, 2}, Strides: []int64{1, 3}}, nil)
+	require.NoError(t, err)
+	roundTrip(transposed).Close()
+	transposed.Close()
+	empty, err := dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{0, 4}}, nil)
+	require.NoError(t, err, "no elements: data may be NULL")
+	roundTrip(empty).Close()
+	empty.Close()
+
 	_, err = dltensor.FromC(p, dltensor.Layout{DataType: f32, Shape: []int64{1 << 40, 1 << 40}}, nil)
-	assert.Error(t, err, "overflowing shape")
+	requireRule(t, err, dlpack.RuleSizeLimit, tooMany)
 	_, err = dltensor.FromC(p, dltensor.Layout{DataType: dlpack.DataType{Code: dlpack.DataTypeCodeFloat, Bits: 0, Lanes: 1}, Shape: []int64{4}}, nil)
-	assert.Error(t, err, "0-bit dtype")
+	requireRule(t, err, dlpack.RuleDtypeZero, "invalid dtype: 0 bits, 1 lanes")
 	_, err = dltensor.FromC(nil, dltensor.Layout{DataType: f32, Shape: []int64{4}}, nil)
-	assert.Error(t, err, "NULL data for 4 elements")
+	requireRule(t, err, dlpack.RuleDataNull, "data is NULL for a tensor with elements (4)")
 }
 
 // TestIsCopiedOnlyWhenTheConsumerOwnsTheCopy: a copy Go still holds is

@@ -42,7 +42,8 @@
 // View, ReadView, Bytes and ReadBytes refuse it with ErrNotOnCPU, and
 // copies need a backend registered for its type (ErrNoBackend otherwise).
 // Host-readable memory (CPU, CUDA and ROCm pinned host memory, CUDA managed
-// memory) is read in place.
+// memory: host_readable in the schema) is read in place and copied by the
+// CPU.
 //
 // Handing tensors out: Export returns a DLManagedTensorVersioned (metadata
 // in C memory, one reference held) whose deleter is a C trampoline into
@@ -531,6 +532,7 @@ func (s *storage) array() devices.Array {
 }
 
 // readable checks what every view needs and returns the storage.
+// dlgen:checker go-read (docs/rules.md lists every checker)
 func (t *Tensor) readable() (*storage, error) {
 	switch s := t.s; {
 	case t.closed.Load():
@@ -615,12 +617,21 @@ func (t *Tensor) Bytes() ([]byte, error) {
 // and the caller must not write through the slice.
 func (t *Tensor) ReadBytes() ([]byte, error) { return t.byteView() }
 
-// Contiguous returns a writable, row-major copy on the same device.
-func (t *Tensor) Contiguous() (*Tensor, error) { return t.CopyTo(t.s.device) }
+// Contiguous returns a writable, row-major copy on the same device; on the
+// CPU for host-readable memory whose type has no backend of its own
+// (pinned and managed memory), which Go cannot allocate.
+func (t *Tensor) Contiguous() (*Tensor, error) {
+	dev := t.s.device
+	if _, err := devices.For(dev.DeviceType); err != nil && dev.DeviceType.HostReadable() {
+		dev = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
+	}
+	return t.CopyTo(dev)
+}
 
-// CopyTo copies the tensor, made row-major, to dev: between the CPU and a
-// device through the device's backend, within one device type through that
-// type's (see package devices). The copy is complete when CopyTo returns; it
+// CopyTo copies the tensor, made row-major, to dev: between host-readable
+// memory and a device through the device's backend, within one device type
+// through that type's, between host-readable types by the CPU (see package
+// devices). The copy is complete when CopyTo returns; it
 // is writable and marked Copied.
 func (t *Tensor) CopyTo(dev dlpack.Device) (*Tensor, error) {
 	if t.closed.Load() {

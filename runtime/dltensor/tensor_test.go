@@ -176,6 +176,37 @@ func TestHostReadableDevicesAreViewable(t *testing.T) {
 	}
 }
 
+// TestHostReadableDevicesAreCopiedByTheCPU: a strided tensor on pinned or
+// managed host memory is made contiguous, and copied to the CPU, by the CPU
+// itself, with no backend for its type; the copy is ordinary CPU memory.
+func TestHostReadableDevicesAreCopiedByTheCPU(t *testing.T) {
+	for _, device := range []dlpack.DeviceType{dlpack.DeviceTypeCUDAHost, dlpack.DeviceTypeROCMHost, dlpack.DeviceTypeCUDAManaged} {
+		spec := goodSpec()
+		spec.Device = dlpack.Device{DeviceType: device, DeviceID: 1}
+		spec.Shape, spec.Strides = []int64{3, 2}, []int64{1, 3} // the transpose of a row-major 2x3
+		r := cproducer.New(spec)
+		copy(unsafe.Slice((*float32)(unsafe.Pointer(&r.Buffer(24)[0])), 6), []float32{0, 1, 2, 3, 4, 5})
+		tensor, err := dltensor.Import(r.Versioned())
+		require.NoError(t, err)
+		_, err = dltensor.ReadView[float32](tensor)
+		require.ErrorIs(t, err, dltensor.ErrNotContiguous, "%v", device)
+		for name, copyOf := range map[string]func() (*dltensor.Tensor, error){
+			"Contiguous":  tensor.Contiguous,
+			"CopyTo(CPU)": func() (*dltensor.Tensor, error) { return tensor.CopyTo(cpu) },
+		} {
+			c, err := copyOf()
+			require.NoError(t, err, "%s of %v", name, device)
+			assert.Equal(t, cpu, c.Device(), "%s of %v", name, device)
+			v, err := dltensor.View[float32](c)
+			require.NoError(t, err)
+			assert.Equal(t, []float32{0, 3, 1, 4, 2, 5}, v, "%s of %v", name, device)
+			c.Close()
+		}
+		tensor.Close()
+		assert.Equal(t, 1, r.Calls())
+	}
+}
+
 func TestNullStridesBefore12MeanContiguous(t *testing.T) {
 	spec := goodSpec()
 	spec.Minor, spec.Strides = 1, nil

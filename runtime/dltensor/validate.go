@@ -11,6 +11,8 @@ import (
 // package dlpack (generated from the schema): every tensor this package
 // imports or makes passes them, and a refusal is a *RuleError in the words
 // every dlgen module uses for it.
+//
+// dlgen:checker go-import (docs/rules.md lists every checker)
 
 // ptrBits is P, the width of a pointer: every element count, byte offset and
 // byte extent stays below 2^(P-1), and every address, the end of the last

@@ -428,7 +428,7 @@ class Tensor:
         # from the lowest address, and offset finds the first one.
         low = high = 0
         if self.size:
-            for extent, stride in zip(self._shape, strides):
+            for extent, stride in zip(self._shape, strides, strict=True):
                 reach = (extent - 1) * stride
                 low, high = (low + reach, high) if reach < 0 else (low, high + reach)
             high += itemsize
@@ -501,8 +501,8 @@ _new_tensor = Tensor.__new__  # bound once, as above
 def _contiguous(shape, strides):
     """Whether elements of shape with strides lie in C order, one after the
     other (a dimension of one may have any stride)."""
-    return 0 in shape or all(s == c for s, c, n in zip(strides, _contiguous_strides(shape), shape)
-                             if n != 1)
+    rows = zip(strides, _contiguous_strides(shape), shape, strict=True)
+    return 0 in shape or all(s == c for s, c, n in rows if n != 1)
 
 
 _MAJOR, _MINOR = _VERSION
@@ -548,6 +548,7 @@ def _adopt(address, versioned, readonly):
         # count, stride, span, offset and address the checks bound
         # (sum(s) * size >= the span, as size >= each extent).
         # Anything else is checked in order by _checked, which says why.
+        # dlgen:checker ctypes-fast-path (docs/rules.md lists every checker)
         shape = None
         if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
             dims = (_dims_structs.get(ndim) or _dims(ndim))[1]
@@ -608,8 +609,8 @@ def _copy_contiguous(t):
     inner = t._shape[-1]
     inner_stride = t._strides[-1] * itemsize
     pos = 0
-    for index in _outer_indices(t._shape[:-1]):
-        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides)) * itemsize
+    for index in _outer_indices(t._shape[:-1]):  # every dimension but the innermost
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides, strict=False)) * itemsize
         if inner_stride == itemsize:
             ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
             pos += inner * itemsize
@@ -626,7 +627,7 @@ def _outer_indices(shape):
         return
     for i in range(shape[0]):
         for rest in _outer_indices(shape[1:]):
-            yield (i,) + rest
+            yield (i, *rest)
 
 
 def _private_copy(t):

@@ -29,8 +29,8 @@ use pyo3::{intern, prelude::*};
 
 use crate::rules::{self, python::*};
 use crate::{
-    DLDataTypeCode, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI,
-    DLPackExchangeAPIHeader, ManagedTensor, Raw,
+    DLDataTypeCode, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
+    ManagedTensor, Raw,
 };
 
 /// Exports `obj` through the C exchange API of its type, where that gives
@@ -207,9 +207,10 @@ unsafe fn torch_would_refuse(x: &Bound<'_, PyAny>, m: NonNull<DLManagedTensorVer
     refused.unwrap_or(true)
 }
 
+// dlgen:checker rust-exchange-stream (docs/rules.md lists every checker)
 /// Whether the tensor the no-sync entry gave is ordered for the consumer's
-/// stream, as `__dlpack__(stream=...)` would give it: on the CPU for a
-/// consumer with no stream; on another device for one asking for no
+/// stream, as `__dlpack__(stream=...)` would give it: on a device without
+/// streams (the CPU) for a consumer with no stream; on another device for one asking for no
 /// synchronisation (-1) or on the producer's current work stream for the
 /// device (an integer equal to what `current_work_stream` reports).
 ///
@@ -228,7 +229,7 @@ unsafe fn fits(
     }
     let device = m.dl_tensor.device;
     let stream = stream.filter(|s| !s.is_none());
-    if device.device_type == DLDeviceType::kDLCPU {
+    if device.device_type.is_streamless() {
         return stream.is_none();
     }
     // None: __dlpack__ synchronises as its producer takes None.

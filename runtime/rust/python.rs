@@ -294,8 +294,10 @@ pub struct DlpackRequest {
 }
 
 impl DlpackRequest {
+    // dlgen:checker rust-stream (docs/rules.md lists every checker)
     /// Applies the keywords of `__dlpack__` to a tensor on `device`: a
-    /// `stream` is for devices that have streams (ValueError for the CPU);
+    /// `stream` is for devices that have streams (ValueError, rule
+    /// `stream_refused`, for the capsule's device when it has none);
     /// `dl_device` must be a `(device_type, device_id)` tuple (TypeError)
     /// naming the tensor's device, or the CPU for memory the CPU reads
     /// (BufferError otherwise); a versioned capsule is made when
@@ -308,11 +310,7 @@ impl DlpackRequest {
         copy: Option<bool>,
     ) -> PyResult<DlpackRequest> {
         let host = device.device_type.is_host_readable();
-        if stream.is_some_and(|s| !s.is_none()) && host {
-            return Err(PyValueError::new_err(
-                "stream must be None for a CPU tensor",
-            ));
-        }
+        let mut target = device;
         if let Some(d) = dl_device.filter(|d| !d.is_none()) {
             let pair = d.cast::<PyTuple>().ok().filter(|t| t.len() == 2);
             let Some(pair) = pair else {
@@ -335,6 +333,14 @@ impl DlpackRequest {
                     pair.repr()?
                 )));
             }
+            target = asked;
+        }
+        if stream.is_some_and(|s| !s.is_none()) && target.device_type.is_streamless() {
+            let rule = Rule::StreamRefused;
+            let words = rule
+                .format(&[&target.device_type.0, &target.device_id])
+                .to_string();
+            return Err(exception(Some(rule), words));
         }
         Ok(DlpackRequest {
             versioned: max_version.is_some_and(|(major, _)| major >= 1),

@@ -85,7 +85,7 @@ func TestPreCommitHookFailsOnDrift(t *testing.T) {
 	require.NoError(t, os.WriteFile(header, []byte(edited), 0o644))
 	tooltest.Run(t, project, nil, "git", "add", "-A")
 	out, err = tooltest.Try(project, env, preCommit, "run")
-	require.Error(t, err, "a hand-edited header passed:\n%s", out)
+	tooltest.Exited(t, err, "a hand-edited header passed:\n%s", out)
 	assert.Regexp(t, `(?m)^dlgen -check\.+Failed$`, out)
 	assert.Contains(t, out, "\n-#define DLPACK_MINOR_VERSION 4\n+#define DLPACK_MINOR_VERSION 3\n")
 	// The hint is a command that works here, where no dlgen is on PATH:

@@ -58,7 +58,7 @@ func TestFuzzStepFailsOnAKnownCrasher(t *testing.T) {
 	}
 	dir := module(t, map[string]string{"testdata/fuzz/FuzzPlanted/known": "go test fuzz v1\n[]byte(\"dlpack\")\n"})
 	out, err := fuzzStep(t, dir)
-	require.Error(t, err, out)
+	require.ErrorAs(t, err, new(*exec.ExitError), out)
 	assert.Contains(t, out, "planted crasher")
 	assert.Contains(t, out, "fuzz: FuzzPlanted failed")
 }
@@ -69,7 +69,7 @@ func TestFuzzStepFailsOnAFoundCrasherAndKeepsIt(t *testing.T) {
 	}
 	dir := module(t, nil)
 	out, err := fuzzStep(t, dir)
-	require.Error(t, err, out)
+	require.ErrorAs(t, err, new(*exec.ExitError), out)
 	assert.Contains(t, out, "planted crasher")
 	assert.Contains(t, out, "fuzz: new crasher "+filepath.Join(dir, "testdata", "fuzz", "FuzzPlanted"))
 	seeds, err := os.ReadDir(filepath.Join(dir, "testdata", "fuzz", "FuzzPlanted"))

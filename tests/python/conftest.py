@@ -181,3 +181,74 @@ def stubtest(directory, *modules):
 @pytest.fixture
 def producer():
     return Producer()
+
+
+# --- skips ---------------------------------------------------------------------
+# Every skip is listed with its reason at the end of the run; under
+# DLGEN_REQUIRE_TOOLS=1 (CI) a skip that tests/expected-skips.txt does not
+# name fails the run, so that no check passes by not running.
+
+EXPECTED_SKIPS = os.path.join(ROOT, "tests", "expected-skips.txt")
+_skipped = []  # (node id from the repository's root, reason)
+_rootpath = [ROOT]
+
+
+def _glob(pattern):
+    """pattern as a regular expression: * matches any text, all else itself."""
+    return re.compile(re.escape(pattern).replace(r"\*", ".*") + r"\Z")
+
+
+def expected_skips():
+    """The python lines of tests/expected-skips.txt: (test, reason) patterns."""
+    patterns = []
+    with open(EXPECTED_SKIPS) as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            suite, _, rest = line.partition(" ")
+            test, bar, reason = rest.partition(" | ")
+            if suite not in ("go", "python") or not bar:
+                raise ValueError(f"{EXPECTED_SKIPS}:{number}: {line!r} is not `go|python TEST | REASON`")
+            if suite == "python":
+                patterns.append((_glob(test.strip()), _glob(reason.strip())))
+    return patterns
+
+
+def pytest_configure(config):
+    _rootpath[0] = str(config.rootpath)
+
+
+def _note_skip(report):
+    if not report.skipped:
+        return
+    path, sep, rest = report.nodeid.partition("::")
+    node = os.path.relpath(os.path.join(_rootpath[0], path), ROOT).replace(os.sep, "/") + sep + rest
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    _skipped.append((node, reason.removeprefix("Skipped: ")))
+
+
+pytest_runtest_logreport = _note_skip
+pytest_collectreport = _note_skip
+
+
+def _unexpected():
+    patterns = expected_skips()
+    return [(node, reason) for node, reason in _skipped
+            if not any(t.match(node) and r.match(reason) for t, r in patterns)]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if REQUIRED and _unexpected() and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    unexpected = set(_unexpected())
+    terminalreporter.section(f"skipped: {len(_skipped)}")
+    for node, reason in sorted(_skipped):
+        mark = "  <- not in tests/expected-skips.txt: a check CI must run did not" if (node, reason) in unexpected else ""
+        terminalreporter.write_line(f"{node}: {reason}{mark}")
+    if unexpected:
+        verdict = "FAIL" if REQUIRED else "note"
+        terminalreporter.write_line(f"{verdict}: {len(unexpected)} tests skipped that CI must run")

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 import pytest
+import required
 
 from conftest import CYTHON_DIR, cython_warnings
 
@@ -297,7 +298,7 @@ def test_exports_keep_the_padded_flag(ext, producer):
 
 def test_exchange_api_of_a_third_party_type(ext):
     import dlpack_cython as dl
-    tvm_ffi = pytest.importorskip("tvm_ffi")
+    tvm_ffi = required.module("tvm_ffi")
     w = ext.Wrapped()
     a = np.arange(5, dtype=np.float32)
     w.tensor = dl.from_dlpack(a)

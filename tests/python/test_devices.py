@@ -191,11 +191,13 @@ def make_framework(name):
                 pytest.fail(message)
             pytest.skip(message)
         return Dpnp()
-    pytest.importorskip(name)
+    # GPU-only: where no GPU is, scripts/deps.sh installs no CuPy (and no
+    # PyTorch in .venv-dpnp), and PyTorch sees no CUDA device.
+    pytest.importorskip(name, reason=f"GPU only: {name} is not installed here")
     try:
         return Cuda(name)
     except RuntimeError as e:
-        pytest.skip(f"{name}: {e}")
+        pytest.skip(f"GPU only: {name}: {e}")
 
 
 _frameworks = {}

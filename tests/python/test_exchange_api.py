@@ -4,6 +4,7 @@ import ctypes
 
 import numpy as np
 import pytest
+import required
 
 import dlpack_ctypes as ct
 from conftest import MODULES
@@ -100,7 +101,7 @@ def test_current_work_stream_is_null_on_cpu(cy):
 
 
 def test_consumer_uses_the_table_not_dunder_dlpack(cy):
-    tvm_ffi = pytest.importorskip("tvm_ffi")
+    tvm_ffi = required.module("tvm_ffi")
     wrapper_type = tvm_ffi.core.DLTensorTestWrapper
 
     class NoDunder(wrapper_type):
@@ -118,7 +119,7 @@ def test_consumer_uses_the_table_not_dunder_dlpack(cy):
 
 def test_a_subclass_that_publishes_no_table_goes_through_dunder_dlpack(cy):
     """Its __dlpack__ may refuse what the parent's table would export."""
-    tvm_ffi = pytest.importorskip("tvm_ffi")
+    tvm_ffi = required.module("tvm_ffi")
 
     class Refusing(tvm_ffi.core.DLTensorTestWrapper):
         def __dlpack__(self, **kwargs):
@@ -191,7 +192,7 @@ def test_a_failing_entry_leaves_the_answer_to_dunder_dlpack(cy):
 
 
 def test_tvm_ffi_consumes_through_our_table(cy):
-    tvm_ffi = pytest.importorskip("tvm_ffi")
+    tvm_ffi = required.module("tvm_ffi")
     a = np.arange(4, dtype=np.int32)
     x = tvm_ffi.from_dlpack(cy.from_dlpack(a))
     back = np.from_dlpack(cy.from_dlpack(x))

@@ -5,10 +5,11 @@ import mmap
 
 import numpy as np
 import pytest
+import required
 
 
 def test_tvm_ffi_both_directions(dl):
-    tvm_ffi = pytest.importorskip("tvm_ffi")
+    tvm_ffi = required.module("tvm_ffi")
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     x = tvm_ffi.from_dlpack(dl.from_dlpack(a))
     assert tuple(x.shape) == (2, 3)
@@ -18,7 +19,7 @@ def test_tvm_ffi_both_directions(dl):
 
 
 def test_jax_both_directions(dl):
-    jnp = pytest.importorskip("jax.numpy")
+    jnp = required.module("jax.numpy")
     j = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
     t = dl.from_dlpack(j, readonly=True)  # JAX arrays are immutable, but its legacy capsules cannot say so
     assert t.shape == (2, 3) and t.readonly
@@ -32,7 +33,7 @@ def test_jax_shares_64_byte_aligned_memory_and_copies_the_rest(dl):
     """docs/python.md's recipe: allocate 63 bytes more, start at the next
     multiple of 64, and jnp.from_dlpack shares the memory; elsewhere it
     copies, and refuses copy=False."""
-    jnp = pytest.importorskip("jax.numpy")
+    jnp = required.module("jax.numpy")
     n = 8
     raw = ctypes.create_string_buffer(4 * n + 63)
     address = (ctypes.addressof(raw) + 63) & ~63
@@ -61,7 +62,7 @@ def test_numpy_policy_for_legacy_producers(dl):
     """docs/python.md's recipe for a consumer that writes: a legacy capsule
     (all JAX gives, of immutable arrays) imports read-only, a versioned one
     as its producer says."""
-    jnp = pytest.importorskip("jax.numpy")
+    jnp = required.module("jax.numpy")
 
     def import_for_writing(x):
         address, versioned = dl.to_managed(x)
@@ -79,7 +80,7 @@ def test_numpy_policy_for_legacy_producers(dl):
 
 
 def test_array_api_strict(dl):
-    xp = pytest.importorskip("array_api_strict")
+    xp = required.module("array_api_strict")
     x = xp.from_dlpack(dl.from_dlpack(np.arange(4.0)))
     assert x.shape == (4,)
     t = dl.from_dlpack(xp.asarray([1.0, 2.0]))

@@ -1,5 +1,6 @@
 """The generated Python is code people read and vendor: for every release it
-passes ruff with ruff's default rules and a 100-column limit, and so do the
+passes ruff with pycodestyle, Pyflakes, bugbear, pyupgrade, simplify and
+ruff's own rules (E,F,W,B,UP,SIM,RUF) and a 100-column limit, and so do the
 hand-written sources it is made of, each on its own, with no rule turned off.
 The stubs of the default build match both modules (mypy's stubtest;
 test_releases.py checks every release), and each module's __all__ lists
@@ -14,7 +15,9 @@ import pytest
 
 from conftest import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
 
-RUFF_OUTPUT = ["check", "--no-cache", "--isolated", "--line-length", "100", "--extend-select", "E501"]
+# The rules of runtime/python/ruff.toml, for output that has no config.
+RUFF_OUTPUT = ["check", "--no-cache", "--isolated", "--line-length", "100", "--target-version", "py310",
+               "--select", "E,F,W,B,UP,SIM,RUF"]
 PROTOCOL = os.path.join(ROOT, "runtime", "python")
 
 

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+import required
 
 from conftest import MODULES
 
@@ -77,7 +78,7 @@ def test_devices_a_user_may_name(device):
 
 
 def test_framework_device_objects():
-    torch = pytest.importorskip("torch")
+    torch = required.module("torch")
     assert every_module(lambda dl: dl.from_dlpack(np.arange(3.0), device=torch.device("cpu")).device) \
         == ("ok", (1, 0))
     cuda = torch.device("cuda:0")  # CUDA or ROCm memory? torch.device does not say
@@ -86,7 +87,7 @@ def test_framework_device_objects():
 
 
 def test_jax_devices():
-    jax = pytest.importorskip("jax")
+    jax = required.module("jax")
     cpu = jax.devices("cpu")[0]
     assert every_module(lambda dl: dl.from_dlpack(np.arange(3.0), device=cpu).device) == ("ok", (1, 0))
 
@@ -255,13 +256,13 @@ def test_dtype_arguments_take_objects_named_by_a_dtype_name(dl):
     assert dl.from_pointer(64, (1,), np.dtype("float16")).dtype == (2, 16, 1)  # .name
     assert dl.from_pointer(64, (1,), np.complex64).dtype == (5, 64, 1)  # __name__ of a type
     assert dl.from_pointer(64, (1,), np.dtype(bool)).dtype == (6, 8, 1)
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    ml_dtypes = required.module("ml_dtypes")
     assert dl.from_pointer(64, (1,), ml_dtypes.bfloat16).dtype == (4, 16, 1)
     assert dl.from_pointer(64, (1,), np.dtype(ml_dtypes.float8_e4m3fn)).dtype == (10, 8, 1)
 
 
 def test_torch_dtypes_are_taken_by_name(dl):
-    torch = pytest.importorskip("torch")
+    torch = required.module("torch")
     assert dl.from_pointer(64, (1,), torch.float32).dtype == (2, 32, 1)  # str: torch.float32
     assert dl.from_pointer(64, (1,), torch.bfloat16).dtype == (4, 16, 1)
 

@@ -5,6 +5,7 @@ import array
 import ctypes
 import gc
 import mmap
+import re
 import sys
 import weakref
 
@@ -204,8 +205,20 @@ def test_device_memory_with_a_stream_callback(dl):
     with pytest.raises(BufferError, match="on_copy"):
         t.__dlpack__(dl_device=(1, 0))  # no copy of device memory without the owner's hook
     cpu = dl.from_pointer(64, (1,), "int8")
-    with pytest.raises(ValueError, match="stream"):
+    with pytest.raises(ValueError, match=_NO_STREAMS_ON_THE_CPU):
         cpu.__dlpack__(stream=1)
+
+
+# Rule stream_refused, for the schema's streamless device types (the CPU).
+_NO_STREAMS_ON_THE_CPU = "^" + re.escape("stream must be None for a tensor on device (1, 0), which has no streams") + "$"
+
+
+def test_a_stream_is_refused_only_where_the_capsule_has_no_streams(dl):
+    assert dl._STREAMLESS == {1}
+    pinned = dl.from_pointer(64, (1,), "int8", device=(3, 0))  # kDLCUDAHost: CUDA's streams
+    assert "dltensor_versioned" in repr(pinned.__dlpack__(stream=1, max_version=(1, 0)))
+    with pytest.raises(ValueError, match=_NO_STREAMS_ON_THE_CPU):
+        pinned.__dlpack__(stream=1, dl_device=(1, 0))
 
 
 # --- from_buffer ---------------------------------------------------------------

@@ -7,12 +7,13 @@ answer through __dlpack__ alone: from_dlpack(x), to_type(x, Tensor) (the
 Cython API's managed_from_object) and the ctypes module (__dlpack__ only)."""
 import numpy as np
 import pytest
+import required
 
 import dlpack_ctypes as ct
 from conftest import MODULES
 
 pytestmark = pytest.mark.skipif("dlpack_cython" not in MODULES, reason="dlpack_cython is not built")
-torch = pytest.importorskip("torch")
+torch = required.module("torch")
 if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
     pytest.skip("this PyTorch has no C exchange API", allow_module_level=True)
 from torch_kinds import DTYPES, DUNDER_REFUSES, KINDS, cplx, grid, quietly  # noqa: E402 - after the skips

@@ -241,10 +241,13 @@ const (
 	RuleDeviceUnreadable
 	// RuleDtypeName: a dtype name is one of the release's.
 	RuleDtypeName
+	// RuleStreamRefused: a stream other than None goes only to a device type with
+	// streams.
+	RuleStreamRefused
 )
 
 // NumRules is the number of rules; every Rule is below it.
-const NumRules = 19
+const NumRules = 20
 
 var rules = [NumRules]struct {
 	id, python, text, format string
@@ -269,6 +272,7 @@ var rules = [NumRules]struct {
 	{"address_limit", "BufferError", "the elements lie outside the address space: data {data} with byte_offset {byte_offset}", "the elements lie outside the address space: data %[1]v with byte_offset %[2]v", []string{"data", "byte_offset"}},
 	{"device_unreadable", "BufferError", "memory on device ({device_type}, {device_id}) cannot be read from the CPU", "memory on device (%[1]v, %[2]v) cannot be read from the CPU", []string{"device_type", "device_id"}},
 	{"dtype_name", "ValueError", "unknown dtype name '{name}'; known: {known}", "unknown dtype name '%[1]v'; known: %[2]v", []string{"name", "known"}},
+	{"stream_refused", "ValueError", "stream must be None for a tensor on device ({device_type}, {device_id}), which has no streams", "stream must be None for a tensor on device (%[1]v, %[2]v), which has no streams", []string{"device_type", "device_id"}},
 }
 
 // String is the rule's id, as messages and the conformance corpus name it.

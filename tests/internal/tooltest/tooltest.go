@@ -8,6 +8,8 @@ package tooltest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +89,16 @@ func Dlgen(t testing.TB) string {
 		t.Fatalf("building dlgen: %v\n%s", buildErr, buildOut)
 	}
 	return binary
+}
+
+// Exited fails t unless err says that a command ran and exited with a
+// failure status (an *exec.ExitError), not that it could not start: a
+// command expected to fail must fail for its own reason, which the caller
+// then checks in its output.
+func Exited(t testing.TB, err error, format string, args ...any) {
+	t.Helper()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("%s: want a failure exit status, got %v", fmt.Sprintf(format, args...), err)
+	}
 }

@@ -11,6 +11,8 @@
 //! the tensor implies, relative to `data` or to the first element, ends
 //! included, is below 2^(P-1) (P the width of a pointer), and every byte of
 //! every element has an address: plain `isize` arithmetic is then safe.
+//!
+//! dlgen:checker rust-import (docs/rules.md lists every checker)
 
 use alloc::string::ToString;
 use alloc::vec;

@@ -10,7 +10,8 @@
 //!
 //! Facts sit on the declarations they are about: when a pointer field may
 //! be NULL (the `*_NULLABLE` constants of the structs), which device types
-//! the CPU reads (`is_host_readable`), which type codes can be addressed or
+//! the CPU reads (`is_host_readable`) and which have no streams
+//! (`is_streamless`), which type codes can be addressed or
 //! allow one width (`is_addressable`, `fixed_bits`); the rest is here:
 //! [`MAX_NDIM`], the limits of the address space, the names of element
 //! types and the message of every check ([`Rule`]).
@@ -118,6 +119,12 @@ impl DLDeviceType {
             self,
             Self::kDLCPU | Self::kDLCUDAHost | Self::kDLROCMHost | Self::kDLCUDAManaged
         )
+    }
+
+    /// Whether this device type has no streams: `__dlpack__` takes only
+    /// `stream=None` for it (the array API's rule).
+    pub const fn is_streamless(self) -> bool {
+        matches!(self, Self::kDLCPU)
     }
 }
 
@@ -356,11 +363,14 @@ pub enum Rule {
     /// `dtype_name`: a dtype name is one of the release's. Parameters: name,
     /// known.
     DtypeName,
+    /// `stream_refused`: a stream other than None goes only to a device type
+    /// with streams. Parameters: device_type, device_id.
+    StreamRefused,
 }
 
 impl Rule {
     /// Every rule, in order.
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 20] = [
         Rule::VersionMajor,
         Rule::NdimRange,
         Rule::ShapeNull,
@@ -380,11 +390,12 @@ impl Rule {
         Rule::AddressLimit,
         Rule::DeviceUnreadable,
         Rule::DtypeName,
+        Rule::StreamRefused,
     ];
 }
 
 /// The message of every rule, in the order of [`Rule`].
-const MESSAGES: [Message; 19] = [
+const MESSAGES: [Message; 20] = [
     Message {
         id: "version_major",
         python: "BufferError",
@@ -498,6 +509,12 @@ const MESSAGES: [Message; 19] = [
         python: "ValueError",
         text: "unknown dtype name '{name}'; known: {known}",
         params: &["name", "known"],
+    },
+    Message {
+        id: "stream_refused",
+        python: "ValueError",
+        text: "stream must be None for a tensor on device ({device_type}, {device_id}), which has no streams",
+        params: &["device_type", "device_id"],
     },
 ];
 

@@ -415,8 +415,8 @@ const DEVICE_DATA: usize = 0x10000;
 /// The exports DeviceArray's table has made.
 static TABLE_EXPORTS: AtomicUsize = AtomicUsize::new(0);
 
-/// Four float32 elements on CUDA device `device_id`, at an address nothing
-/// reads. Its type publishes the C exchange API (a table whose current
+/// Four float32 elements on CUDA device `device_id` (of `device_type`,
+/// kDLCUDA unless given), at an address nothing reads. Its type publishes the C exchange API (a table whose current
 /// work stream for (kDLCUDA, 0) is CURRENT_STREAM, for any other device
 /// an error); `__dlpack__` records the keywords of each call in `calls`.
 /// `legacy_only`: `__dlpack__` refuses `max_version` with a TypeError, as
@@ -424,6 +424,7 @@ static TABLE_EXPORTS: AtomicUsize = AtomicUsize::new(0);
 /// with a RuntimeError.
 #[pyclass(frozen, subclass)]
 struct DeviceArray {
+    device_type: DLDeviceType,
     device_id: i32,
     legacy_only: bool,
     refuse: bool,
@@ -434,7 +435,7 @@ impl DeviceArray {
     fn export(&self) -> PyResult<Export> {
         let layout = Layout {
             device: DLDevice {
-                device_type: DLDeviceType::kDLCUDA,
+                device_type: self.device_type,
                 device_id: self.device_id,
             },
             ..Layout::of::<f32>(&[4])
@@ -450,9 +451,16 @@ impl DeviceArray {
 #[pymethods]
 impl DeviceArray {
     #[new]
-    #[pyo3(signature = (device_id = 0, *, legacy_only = false, refuse = false))]
-    fn new(py: Python<'_>, device_id: i32, legacy_only: bool, refuse: bool) -> Self {
+    #[pyo3(signature = (device_id = 0, *, device_type = DLDeviceType::kDLCUDA.0, legacy_only = false, refuse = false))]
+    fn new(
+        py: Python<'_>,
+        device_id: i32,
+        device_type: i32,
+        legacy_only: bool,
+        refuse: bool,
+    ) -> Self {
         DeviceArray {
+            device_type: DLDeviceType(device_type),
             device_id,
             legacy_only,
             refuse,
@@ -492,7 +500,7 @@ impl DeviceArray {
             ));
         }
         let device = DLDevice {
-            device_type: DLDeviceType::kDLCUDA,
+            device_type: this.device_type,
             device_id: this.device_id,
         };
         let request = DlpackRequest::new(
@@ -506,7 +514,7 @@ impl DeviceArray {
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {
-        (DLDeviceType::kDLCUDA.0, self.device_id)
+        (self.device_type.0, self.device_id)
     }
 }
 

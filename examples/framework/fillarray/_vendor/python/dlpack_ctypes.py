@@ -294,6 +294,10 @@ _HOST_READABLE = frozenset({
     11,  # kDLROCMHost
     13,  # kDLCUDAManaged
 })
+# The device types without streams, where __dlpack__ takes only stream=None.
+_STREAMLESS = frozenset({
+    1,  # kDLCPU
+})
 # The names of element types, of one lane each, in the order of the type codes:
 # name: (code, bits).
 _DTYPES = {
@@ -427,6 +431,12 @@ _RULES = {
         ValueError,
         "unknown dtype name '{name}'; known: {known}",
         ("name", "known"),
+    ),
+    "stream_refused": (
+        ValueError,
+        ("stream must be None for a tensor on device ({device_type}, {device_id}), which has no "
+         "streams"),
+        ("device_type", "device_id"),
     ),
 }
 
@@ -833,6 +843,7 @@ _check_layout()
 # dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
 # dlpack_cython_rules.pxi), where a C fast path accepts what these checks
 # accept and leaves every refusal, and its words, to them.
+# dlgen:checker python-import (docs/rules.md lists every checker)
 
 # P, the width of a pointer in bits: every element count, byte offset and byte
 # extent stays below 2^(P-1), every address (the end of the last element's
@@ -851,7 +862,7 @@ def _broken(rule, *args, error=None):
     class (or error: the producer APIs raise ValueError) with the rule's
     words, args being its parameters in the order of the table."""
     kind, text, params = _RULES[rule]
-    return (error or kind)(text.format_map(dict(zip(params, args))))
+    return (error or kind)(text.format_map(dict(zip(params, args, strict=True))))
 
 
 def _null_allowed(field, version, ndim, empty):
@@ -929,8 +940,9 @@ def _check_layout(version, shape, strides, code, bits, lanes, byte_offset, data,
             raise _broken("stride_limit", stride, dim, _LOG2_BOUND, error=error)
     count = math.prod(shape)
     if count:  # how far the elements reach below the first one and above it
-        low = sum((extent - 1) * -stride for extent, stride in zip(shape, strides) if stride < 0)
-        high = sum((extent - 1) * stride for extent, stride in zip(shape, strides) if stride > 0)
+        dims = list(zip(shape, strides, strict=True))
+        low = sum((extent - 1) * -stride for extent, stride in dims if stride < 0)
+        high = sum((extent - 1) * stride for extent, stride in dims if stride > 0)
         if not fits(low + high + 1):
             raise _broken("span_limit", _LOG2_BOUND, error=error)
         end = byte_offset + nbytes(high + 1)
@@ -1053,14 +1065,16 @@ def _not_a_capsule(name):
                       f"({VERSIONED_CAPSULE_NAME!r} or {CAPSULE_NAME!r})")
 
 
+# dlgen:checker python-stream (docs/rules.md lists every checker)
 def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy):
     """The __dlpack__ keyword rules for a tensor on device: returns
     (versioned, flags, target) of the capsule to make. target is None to
     export the tensor as it is, else the Device a copy must be made on (for
     copy=True, or a dl_device the tensor cannot be handed to as it is);
     flags is then IS_COPIED, else READ_ONLY for read-only data, or 0; plus
-    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. The CPU has no
-    streams: a stream for a capsule on the CPU is a ValueError."""
+    IS_SUBBYTE_TYPE_PADDED for padded sub-byte elements. A stream for a
+    capsule on a device without streams (_STREAMLESS: the CPU) is a
+    ValueError."""
     if max_version is not None and (type(max_version) is not tuple or len(max_version) != 2):
         raise TypeError(f"max_version must be a (major, minor) tuple, not {max_version!r}")
     target = device
@@ -1068,8 +1082,8 @@ def _export_flags(device, readonly, padded, stream, max_version, dl_device, copy
         if not isinstance(dl_device, tuple) or len(dl_device) != 2:
             raise TypeError("dl_device must be a (device_type, device_id) tuple")
         target = Device(*dl_device)
-    if stream is not None and target[0] == _CPU[0]:
-        raise ValueError("stream must be None for a CPU tensor")
+    if stream is not None and target[0] in _STREAMLESS:
+        raise _broken("stream_refused", target[0], target[1])
     here = target == device or (target == _CPU and device[0] in _HOST_READABLE)
     if not here and copy is False:
         raise BufferError(f"a tensor on device {tuple(device)!r} cannot be exported to device "
@@ -1092,7 +1106,7 @@ def _check_stream(device, stream, imported):
     wait for that one. So the consumer's stream must be the same, or ask for
     no synchronisation (-1; None where None means none); else BufferError,
     never a silent race."""
-    if device[0] == _CPU[0] or (type(stream) is int and stream == -1):
+    if device[0] in _STREAMLESS or (type(stream) is int and stream == -1):
         return
     default = _DEFAULT_STREAM.get(device[0])
     if stream is None and default is None:
@@ -1278,7 +1292,7 @@ def _data_type(dtype):
         if len(dtype) != 3:
             raise TypeError(f"dtype must be (code, bits, lanes), not {dtype!r}")
         fields = tuple(operator.index(v) for v in dtype)
-        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS)):
+        if not all(0 <= v < limit for v, limit in zip(fields, _DTYPE_FIELDS, strict=True)):
             raise ValueError(f"dtype {fields!r} does not fit DLDataType (uint8 code, uint8 bits, "
                              "uint16 lanes)")
         return DataType(*fields)
@@ -1839,7 +1853,7 @@ class Tensor:
         # from the lowest address, and offset finds the first one.
         low = high = 0
         if self.size:
-            for extent, stride in zip(self._shape, strides):
+            for extent, stride in zip(self._shape, strides, strict=True):
                 reach = (extent - 1) * stride
                 low, high = (low + reach, high) if reach < 0 else (low, high + reach)
             high += itemsize
@@ -1912,8 +1926,8 @@ _new_tensor = Tensor.__new__  # bound once, as above
 def _contiguous(shape, strides):
     """Whether elements of shape with strides lie in C order, one after the
     other (a dimension of one may have any stride)."""
-    return 0 in shape or all(s == c for s, c, n in zip(strides, _contiguous_strides(shape), shape)
-                             if n != 1)
+    rows = zip(strides, _contiguous_strides(shape), shape, strict=True)
+    return 0 in shape or all(s == c for s, c, n in rows if n != 1)
 
 
 _MAJOR, _MINOR = _VERSION
@@ -1959,6 +1973,7 @@ def _adopt(address, versioned, readonly):
         # count, stride, span, offset and address the checks bound
         # (sum(s) * size >= the span, as size >= each extent).
         # Anything else is checked in order by _checked, which says why.
+        # dlgen:checker ctypes-fast-path (docs/rules.md lists every checker)
         shape = None
         if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
             dims = (_dims_structs.get(ndim) or _dims(ndim))[1]
@@ -2019,8 +2034,8 @@ def _copy_contiguous(t):
     inner = t._shape[-1]
     inner_stride = t._strides[-1] * itemsize
     pos = 0
-    for index in _outer_indices(t._shape[:-1]):
-        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides)) * itemsize
+    for index in _outer_indices(t._shape[:-1]):  # every dimension but the innermost
+        base = t.data_ptr + sum(i * s for i, s in zip(index, t._strides, strict=False)) * itemsize
         if inner_stride == itemsize:
             ctypes.memmove(ctypes.addressof(dst) + pos, base, inner * itemsize)
             pos += inner * itemsize
@@ -2037,7 +2052,7 @@ def _outer_indices(shape):
         return
     for i in range(shape[0]):
         for rest in _outer_indices(shape[1:]):
-            yield (i,) + rest
+            yield (i, *rest)
 
 
 def _private_copy(t):

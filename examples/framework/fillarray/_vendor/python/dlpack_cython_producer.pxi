@@ -249,7 +249,7 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
     (data_ptr) is 64-byte aligned; it copies otherwise, and copy=False is
     then a ValueError. To share with JAX, allocate 63 bytes more and start
     at the next multiple of 64: address = (base + 63) & ~63."""
-    cdef int64_t small[128]  # shape, then strides, of up to 64 dimensions
+    cdef int64_t small[128]  # shape, then strides, of up to 64 dimensions; more go on the heap
     cdef int64_t* dims = small
     cdef DLDataType dt
     cdef DLDevice dev
@@ -279,7 +279,7 @@ def from_pointer(address, shape, dtype, /, *, strides=None, byte_offset=0, devic
         shape = _dims_arg(shape, "shape")
         strides = _strides_arg(shape, strides, byte_strides, DataType(dt.code, dt.bits, dt.lanes))
     ndim = len(<tuple>shape)
-    if ndim > 64:
+    if 2 * ndim > <Py_ssize_t>(sizeof(small) // sizeof(small[0])):
         dims = <int64_t*>malloc(2 * ndim * sizeof(int64_t))
         if dims == NULL:
             raise MemoryError()

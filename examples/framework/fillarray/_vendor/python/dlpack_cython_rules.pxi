@@ -9,6 +9,7 @@
 # dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
 # dlpack_cython_rules.pxi), where a C fast path accepts what these checks
 # accept and leaves every refusal, and its words, to them.
+# dlgen:checker python-import (docs/rules.md lists every checker)
 import math
 import struct
 
@@ -29,7 +30,7 @@ def _broken(rule, *args, error=None):
     class (or error: the producer APIs raise ValueError) with the rule's
     words, args being its parameters in the order of the table."""
     kind, text, params = _RULES[rule]
-    return (error or kind)(text.format_map(dict(zip(params, args))))
+    return (error or kind)(text.format_map(dict(zip(params, args, strict=True))))
 
 
 def _null_allowed(field, version, ndim, empty):
@@ -107,8 +108,9 @@ def _check_layout(version, shape, strides, code, bits, lanes, byte_offset, data,
             raise _broken("stride_limit", stride, dim, _LOG2_BOUND, error=error)
     count = math.prod(shape)
     if count:  # how far the elements reach below the first one and above it
-        low = sum((extent - 1) * -stride for extent, stride in zip(shape, strides) if stride < 0)
-        high = sum((extent - 1) * stride for extent, stride in zip(shape, strides) if stride > 0)
+        dims = list(zip(shape, strides, strict=True))
+        low = sum((extent - 1) * -stride for extent, stride in dims if stride < 0)
+        high = sum((extent - 1) * stride for extent, stride in dims if stride > 0)
         if not fits(low + high + 1):
             raise _broken("span_limit", _LOG2_BOUND, error=error)
         end = byte_offset + nbytes(high + 1)

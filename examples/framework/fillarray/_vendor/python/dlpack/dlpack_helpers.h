@@ -134,7 +134,12 @@ typedef enum {
    */
   DLGEN_RULE_DEVICE_UNREADABLE = 18,
   /*! dtype_name: a dtype name is one of the release's. */
-  DLGEN_RULE_DTYPE_NAME = 19
+  DLGEN_RULE_DTYPE_NAME = 19,
+  /*!
+   * stream_refused: a stream other than None goes only to a device type with
+   * streams.
+   */
+  DLGEN_RULE_STREAM_REFUSED = 20
 } dlgen_rule;
 
 /*! What a parameter of a message holds. */
@@ -205,6 +210,8 @@ DLGEN_INLINE const char *dlgen_rule_id(dlgen_rule rule) {
     return "device_unreadable";
   case DLGEN_RULE_DTYPE_NAME:
     return "dtype_name";
+  case DLGEN_RULE_STREAM_REFUSED:
+    return "stream_refused";
   }
   return "";
 }
@@ -252,6 +259,8 @@ DLGEN_INLINE const char *dlgen_rule_text(dlgen_rule rule) {
     return "memory on device ({device_type}, {device_id}) cannot be read from the CPU";
   case DLGEN_RULE_DTYPE_NAME:
     return "unknown dtype name '{name}'; known: {known}";
+  case DLGEN_RULE_STREAM_REFUSED:
+    return "stream must be None for a tensor on device ({device_type}, {device_id}), which has no streams";
   }
   return "";
 }
@@ -436,6 +445,13 @@ DLGEN_INLINE size_t dlgen_format_error(const dlgen_error *err, char *buf, size_t
     dlgen_write_arg_(&w, &err->args[0]);
     dlgen_write_text_(&w, "'; known: ");
     dlgen_write_arg_(&w, &err->args[1]);
+    break;
+  case DLGEN_RULE_STREAM_REFUSED:
+    dlgen_write_text_(&w, "stream must be None for a tensor on device (");
+    dlgen_write_arg_(&w, &err->args[0]);
+    dlgen_write_text_(&w, ", ");
+    dlgen_write_arg_(&w, &err->args[1]);
+    dlgen_write_text_(&w, "), which has no streams");
     break;
   }
   return dlgen_writer_end_(&w);
@@ -1435,6 +1451,9 @@ DLGEN_INLINE int dlgen_raise(const dlgen_error *err) {
     kind = PyExc_BufferError;
     break;
   case DLGEN_RULE_DTYPE_NAME:
+    kind = PyExc_ValueError;
+    break;
+  case DLGEN_RULE_STREAM_REFUSED:
     kind = PyExc_ValueError;
     break;
   }
