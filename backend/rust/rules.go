@@ -21,11 +21,11 @@ type rules struct {
 	Version      string // the consumer's (major, minor), by the version macros
 	MaxDims      int
 	Nullables    []nullableStruct
-	DeviceType   string // the device_type enum
-	HostReadable string // matches! of its host-readable enumerators; "" if none
-	Streamless   string // matches! of its enumerators without streams; "" if none
-	TypeCode     string // the dtype_code enum
-	Opaque       string // matches! of its opaque enumerators; "" if none
+	DeviceType   string   // the device_type enum
+	HostReadable []string // its host-readable enumerators
+	Streamless   []string // its enumerators without streams
+	TypeCode     string   // the dtype_code enum
+	Opaque       []string // its opaque enumerators
 	FixedBits    []fixedBits
 	DataTypes    []dataType // rows of the dtype-name table
 	ReadOnly     string     // flag constants, by role
@@ -62,7 +62,7 @@ type dataType struct {
 type check struct {
 	Variant, ID, Purpose, ParamList string
 	IDLit, PythonLit, TextLit       string
-	Params                          string // the field params, rendered
+	Params                          string // the parameter names, Rust literals joined by ", "
 }
 
 // protocol is the names of the Python protocol, for the pyo3 glue.
@@ -114,24 +114,22 @@ func ruleTables(api *ir.API) (*rules, error) {
 			r.Nullables = append(r.Nullables, ns)
 		}
 	}
-	var host, streamless, opaque []string
 	for _, ev := range devices.Values {
 		if ev.HostReadable {
-			host = append(host, "Self::"+ev.Name)
+			r.HostReadable = append(r.HostReadable, ev.Name)
 		}
 		if ev.Streamless {
-			streamless = append(streamless, "Self::"+ev.Name)
+			r.Streamless = append(r.Streamless, ev.Name)
 		}
 	}
 	for _, ev := range codes.Values {
 		if ev.Opaque {
-			opaque = append(opaque, "Self::"+ev.Name)
+			r.Opaque = append(r.Opaque, ev.Name)
 		}
 		if ev.Bits != 0 {
 			r.FixedBits = append(r.FixedBits, fixedBits{Code: ev.Name, Bits: ev.Bits})
 		}
 	}
-	r.HostReadable, r.Streamless, r.Opaque = matches(host), matches(streamless), matches(opaque)
 	for _, n := range api.DataTypeNames() {
 		var name string
 		for _, ev := range codes.Values {
@@ -150,7 +148,7 @@ func ruleTables(api *ir.API) (*rules, error) {
 			Variant: camel(m.Check.ID), ID: m.Check.ID, Purpose: m.Check.Purpose,
 			ParamList: strings.Join(m.Check.Params, ", "),
 			IDLit:     rustString(m.Check.ID), PythonLit: rustString(m.Python), TextLit: rustString(m.Text),
-			Params: fieldArray(params),
+			Params: strings.Join(params, ", "),
 		})
 	}
 	p := api.Protocol
@@ -180,46 +178,6 @@ func nullableText(n ir.Nullable) string {
 		text += fmt.Sprintf("; in tensors older than %s, %s", c.In, nullWhenTexts[c.From])
 	}
 	return text
-}
-
-// pattern joins alternatives as rustfmt lays out a pattern that starts at
-// column indent with other characters of its line around it: on one line
-// when they fit, else one a line, the others at column next with a
-// leading |.
-func pattern(alts []string, indent, other, next int) string {
-	line := strings.Join(alts, " | ")
-	if indent+other+len(line) <= maxWidth {
-		return line
-	}
-	return strings.Join(alts, "\n"+strings.Repeat(" ", next)+"| ")
-}
-
-// matches renders `matches!(self, alts)` in a function body, as rustfmt
-// lays it out; "" for no alternatives.
-func matches(alts []string) string {
-	if len(alts) == 0 {
-		return ""
-	}
-	if args := "self, " + strings.Join(alts, " | "); len(args) <= fnCallWidth {
-		return "matches!(" + args + ")"
-	}
-	return "matches!(\n            self,\n            " + pattern(alts, 12, 0, 16) + "\n        )"
-}
-
-// fnCallWidth is rustfmt's fn_call_width: longer arguments go one per line.
-const fnCallWidth = 60
-
-// arrayWidth is rustfmt's array_width: wider contents go one per line.
-const arrayWidth = 60
-
-// fieldArray renders the field `params: &[items],` of a message, as
-// rustfmt lays it out.
-func fieldArray(items []string) string {
-	const lead = "        params: &["
-	if inner := strings.Join(items, ", "); len(inner) <= arrayWidth && len(lead)+len(inner)+2 <= maxWidth {
-		return lead + inner + "],"
-	}
-	return lead + "\n            " + strings.Join(items, ",\n            ") + ",\n        ],"
 }
 
 // camel spells a check id as a Rust variant: dtype_name -> DtypeName.

@@ -24,7 +24,11 @@
 // exchange_api.rs where the release has the C exchange API and
 // no_exchange_api.rs where it has not.
 //
-// The output is what rustfmt would write, and clippy-clean.
+// The output is rustfmt- and clippy-clean. The templates lay out every
+// declaration as rustfmt does, except the few whose layout rustfmt would
+// change with the width of the schema's names (function pointers, the
+// rule tables' pattern and parameter lists): those have one layout for
+// every release and #[rustfmt::skip], so that no line width is computed.
 package rust
 
 import (
@@ -144,12 +148,19 @@ type constant struct{ Doc, Name, Type, Value string }
 type decl struct {
 	Kind, Name, Doc string
 	Derive          string      // struct and enum
-	Fields          []string    // struct members, rendered
-	FieldDocs       []string    // their documentation
+	Fields          []field     // struct
 	Repr            string      // enum: the Rust integer it wraps
 	Values          []enumValue // enum
 	Bits            []constant  // flags
-	Line            string      // functype: the whole type alias
+	Type            string      // functype: the function pointer, rendered
+	NonSnakeCase    bool        // functype: a parameter name is not in snake case
+}
+
+// field is a struct member: FuncPointer says its type is a function
+// pointer, laid out by rtype.text, which rustfmt must skip.
+type field struct {
+	Doc, Line   string
+	FuncPointer bool
 }
 
 type enumValue struct {
@@ -176,7 +187,7 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 	used := map[string]bool{}
 	note := func(t rtype) {
 		for _, ffi := range []string{"c_char", "c_int", "c_void"} {
-			if strings.Contains(t.line(), ffi) {
+			if strings.Contains(t.text(""), ffi) {
 				used[ffi] = true
 			}
 		}
@@ -197,8 +208,7 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 					return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
 				}
 				note(t)
-				s.Fields = append(s.Fields, t.format(4, "pub "+ident(f.Name)+": ", ","))
-				s.FieldDocs = append(s.FieldDocs, f.Doc)
+				s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc()})
 			}
 			c.Decls = append(c.Decls, s)
 		case *ir.Enum:
@@ -227,12 +237,8 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 				return nil, fmt.Errorf("%s: %w", d.Name, err)
 			}
 			note(t)
-			line := t.format(0, "pub type "+d.Name+" = ", ";")
-			if !t.snakeCase() {
-				// Parameter names are C's; rustc would ask for snake case.
-				line = "#[allow(non_snake_case)]\n" + line
-			}
-			c.Decls = append(c.Decls, decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Line: line})
+			// Parameter names are C's; rustc would ask for snake case.
+			c.Decls = append(c.Decls, decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Type: t.text(""), NonSnakeCase: !t.snakeCase()})
 		}
 	}
 	var imports []string
@@ -259,8 +265,8 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 	return c, nil
 }
 
-// doc renders text as /// lines at indent, wrapped to fit rustfmt's
-// width, with the characters Markdown would take for links or HTML tags
+// doc renders text as /// lines at indent, wrapped at docWidth (prose,
+// which rustfmt leaves as it is), with the characters Markdown would take for links or HTML tags
 // escaped; nothing for an empty text.
 func doc(indent, text string) string {
 	text = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "<", `\<`).Replace(strings.TrimSpace(text))

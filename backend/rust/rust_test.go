@@ -24,7 +24,34 @@ func TestKeywordParametersAreRenamed(t *testing.T) {
 	self := &ir.Type{Kind: ir.Pointer, Elem: &ir.Type{Kind: ir.Named, Name: "DLTensor"}}
 	f, err := funcType(&ir.Signature{Returns: void, Params: []*ir.Param{{Name: "self", Type: self}, {Name: "type", Type: self}}})
 	require.NoError(t, err)
-	assert.Equal(t, `Option<unsafe extern "C" fn(self_: *mut DLTensor, type_: *mut DLTensor)>`, f.line())
+	assert.Equal(t, `Option<unsafe extern "C" fn(
+    self_: *mut DLTensor,
+    type_: *mut DLTensor,
+)>`, f.text(""))
+}
+
+// A function pointer has one layout whatever the width of its names: its
+// parameters one a line, a nested one's one level deeper.
+func TestFunctionPointerLayoutIgnoresWidth(t *testing.T) {
+	ptr := func(name string) *ir.Type {
+		return &ir.Type{Kind: ir.Pointer, Elem: &ir.Type{Kind: ir.Named, Name: name}}
+	}
+	void := &ir.Type{Kind: ir.Scalar, Name: "void"}
+	callback := &ir.Type{Kind: ir.Func, Sig: &ir.Signature{Returns: void, Params: []*ir.Param{{Name: "t", Type: ptr("T")}}}}
+	short, err := funcType(&ir.Signature{Returns: &ir.Type{Kind: ir.Scalar, Name: "int"}, Params: []*ir.Param{{Name: "cb", Type: callback}}})
+	require.NoError(t, err)
+	assert.Equal(t, `Option<unsafe extern "C" fn(
+        cb: Option<unsafe extern "C" fn(
+            t: *mut T,
+        )>,
+    ) -> c_int>`, short.text("    "))
+	long := strings.Repeat("L", 120)
+	wide, err := funcType(&ir.Signature{Returns: void, Params: []*ir.Param{{Name: "t", Type: ptr(long)}}})
+	require.NoError(t, err)
+	assert.Equal(t, "Option<unsafe extern \"C\" fn(\n    t: *mut "+long+",\n)>", wide.text(""))
+	none, err := funcType(&ir.Signature{Returns: void})
+	require.NoError(t, err)
+	assert.Equal(t, `Option<unsafe extern "C" fn()>`, none.text(""))
 }
 
 // Every data model of the IR has a cfg predicate, and each release's crate
@@ -117,7 +144,7 @@ func TestRulesAreTheIRs(t *testing.T) {
 		}
 	}
 	body := func(fn string) string {
-		i := strings.Index(rules, "pub const fn "+fn+"(")
+		i := strings.Index(rules, "const fn "+fn+"(")
 		require.Positive(t, i, fn)
 		return rules[i : i+strings.Index(rules[i:], "\n    }\n")]
 	}
@@ -125,7 +152,7 @@ func TestRulesAreTheIRs(t *testing.T) {
 	assert.Contains(t, rules, `text: "ndim {ndim} is not in [0, {max_ndim}] \"quoted\" \\ {ndim}",`)
 	assert.Contains(t, body("is_host_readable"), "Self::kDLGPU")
 	assert.Contains(t, body("fixed_bits"), "Self::kDLInt => Some(12),")
-	assert.Contains(t, body("is_addressable"), "Self::kDLOpaqueHandle | Self::kDLBool")
+	assert.Contains(t, body("is_opaque"), "            Self::kDLOpaqueHandle\n                | Self::kDLBool\n")
 	assert.Contains(t, rules, `    pub const DATA_NULLABLE: Nullable = Nullable {
         when: NullWhen::Always,
         changed: Some(NullableChange {
@@ -134,6 +161,7 @@ func TestRulesAreTheIRs(t *testing.T) {
         }),
     };`)
 	assert.Contains(t, rules, "        code: DLDataTypeCode::kDLInt,\n        bits: 8,")
+	assert.Contains(t, rules, `        params: &["ndim", "max_ndim"],`)
 	for i, m := range api.Rules.Messages {
 		assert.Contains(t, rules, "        id: "+rustString(m.Check.ID)+",", "message %d", i)
 	}

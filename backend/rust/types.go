@@ -7,11 +7,7 @@ import (
 	"github.com/dlgen/dlgen/ir"
 )
 
-// The Rust spelling of C types, and the line breaking rustfmt would give
-// the long ones, so that the crate is rustfmt-clean as written.
-
-// maxWidth is rustfmt's max_width.
-const maxWidth = 100
+// The Rust spelling of C types.
 
 var rustScalar = map[string]string{
 	"char": "c_char", "int": "c_int",
@@ -39,12 +35,12 @@ func ident(c string) string {
 	return c
 }
 
-// rtype is a Rust type that rustfmt may break over lines: a plain type, or
-// Option<unsafe extern "C" fn(...) -> R>, the C function pointer.
+// rtype is a Rust type: a plain type, or Option<unsafe extern "C"
+// fn(...) -> R>, the C function pointer.
 type rtype struct {
 	plain  string
 	params []rparam // for a function pointer
-	ret    string   // "" for void
+	ret    *rtype   // nil for void
 }
 
 type rparam struct {
@@ -54,57 +50,29 @@ type rparam struct {
 
 func (t rtype) isFunc() bool { return t.plain == "" }
 
-// line is the one-line spelling.
-func (t rtype) line() string {
+// text spells t for a line indented by indent. A function pointer has its
+// parameters one a line, one level deeper, whatever their length: one
+// layout for every release, which rustfmt would change with the width of
+// the names, so the templates mark each declaration holding one
+// #[rustfmt::skip].
+func (t rtype) text(indent string) string {
 	if !t.isFunc() {
 		return t.plain
 	}
-	return "Option<" + t.fnLine() + ">"
-}
-
-func (t rtype) fnLine() string {
-	ps := make([]string, len(t.params))
-	for i, p := range t.params {
-		ps[i] = p.name + ": " + p.typ.line()
-	}
-	return `unsafe extern "C" fn(` + strings.Join(ps, ", ") + ")" + t.arrow()
-}
-
-func (t rtype) arrow() string {
-	if t.ret == "" {
-		return ""
-	}
-	return " -> " + t.ret
-}
-
-// format renders `lead + t + tail` starting at column indent (lead
-// already there), broken as rustfmt breaks it when it does not fit.
-func (t rtype) format(indent int, lead, tail string) string {
-	one := lead + t.line() + tail
-	if indent+len(one) <= maxWidth || !t.isFunc() {
-		return one
-	}
-	if strings.HasSuffix(lead, " = ") && indent+4+len(t.line()+tail) <= maxWidth {
-		// An item's right-hand side moves to the next line whole if it fits there.
-		return strings.TrimSuffix(lead, " ") + "\n" + strings.Repeat(" ", indent+4) + t.line() + tail
-	}
-	pad := strings.Repeat(" ", indent)
-	in := indent + 4
-	inPad := strings.Repeat(" ", in)
 	var b strings.Builder
-	b.WriteString(lead + "Option<\n" + inPad)
-	if in+len(t.fnLine())+1 <= maxWidth {
-		b.WriteString(t.fnLine())
-	} else {
-		b.WriteString(`unsafe extern "C" fn(` + "\n")
+	b.WriteString(`Option<unsafe extern "C" fn(`)
+	if len(t.params) > 0 {
+		b.WriteString("\n")
 		for _, p := range t.params {
-			b.WriteString(strings.Repeat(" ", in+4))
-			b.WriteString(p.typ.format(in+4, p.name+": ", ","))
-			b.WriteString("\n")
+			b.WriteString(indent + "    " + p.name + ": " + p.typ.text(indent+"    ") + ",\n")
 		}
-		b.WriteString(inPad + ")" + t.arrow())
+		b.WriteString(indent)
 	}
-	b.WriteString(",\n" + pad + ">" + tail)
+	b.WriteString(")")
+	if t.ret != nil {
+		b.WriteString(" -> " + t.ret.text(indent))
+	}
+	b.WriteString(">")
 	return b.String()
 }
 
@@ -144,7 +112,7 @@ func rustType(t *ir.Type) (rtype, error) {
 		if err != nil {
 			return rtype{}, err
 		}
-		return rtype{plain: mut + elem.line()}, nil
+		return rtype{plain: mut + elem.plain}, nil
 	case ir.Func:
 		return funcType(t.Sig)
 	}
@@ -164,7 +132,7 @@ func funcType(sig *ir.Signature) (rtype, error) {
 		if err != nil {
 			return rtype{}, err
 		}
-		f.ret = r.line()
+		f.ret = &r
 	}
 	for _, p := range sig.Params {
 		pt, err := rustType(p.Type)

@@ -29,6 +29,9 @@
 //!   `__dlpack__` for PyO3 extensions, with the C exchange API where a
 //!   producer has one.
 #![no_std]
+// A function pointer lists its parameters one a line, however short: one
+// layout for every release, kept by #[rustfmt::skip], as rustfmt's would
+// follow the width of the names.
 
 #[cfg(feature = "safe")]
 extern crate alloc;
@@ -311,7 +314,10 @@ pub struct DLManagedTensor {
     pub manager_ctx: *mut c_void,
     /// Releases what manager_ctx holds and this struct itself; may be NULL when
     /// the producer has no sensible way to release anything.
-    pub deleter: Option<unsafe extern "C" fn(self_: *mut DLManagedTensor)>,
+    #[rustfmt::skip]
+    pub deleter: Option<unsafe extern "C" fn(
+        self_: *mut DLManagedTensor,
+    )>,
 }
 
 // Bits of DLManagedTensorVersioned.flags.
@@ -338,7 +344,10 @@ pub struct DLManagedTensorVersioned {
     /// Producer state for the deleter; may be NULL.
     pub manager_ctx: *mut c_void,
     /// Releases the tensor and this struct itself; may be NULL.
-    pub deleter: Option<unsafe extern "C" fn(self_: *mut DLManagedTensorVersioned)>,
+    #[rustfmt::skip]
+    pub deleter: Option<unsafe extern "C" fn(
+        self_: *mut DLManagedTensorVersioned,
+    )>,
     /// DLPACK_FLAG_BITMASK_* bits; 0 by default. The last field whose place
     /// every later major version keeps.
     pub flags: u64,
@@ -352,29 +361,28 @@ pub struct DLManagedTensorVersioned {
 /// SetError is called exactly when the call fails, and may need to take the GIL
 /// since it presumably raises a Python error. Must not throw a C++ exception.
 #[allow(non_snake_case)]
-pub type DLPackManagedTensorAllocator = Option<
-    unsafe extern "C" fn(
-        prototype: *mut DLTensor,
-        out: *mut *mut DLManagedTensorVersioned,
+#[rustfmt::skip]
+pub type DLPackManagedTensorAllocator = Option<unsafe extern "C" fn(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    SetError: Option<unsafe extern "C" fn(
         error_ctx: *mut c_void,
-        SetError: Option<
-            unsafe extern "C" fn(
-                error_ctx: *mut c_void,
-                kind: *const c_char,
-                message: *const c_char,
-            ),
-        >,
-    ) -> c_int,
->;
+        kind: *const c_char,
+        message: *const c_char,
+    )>,
+) -> c_int>;
 
 /// Exports py_object, which must be of the type the table was found on, as an
 /// owned versioned tensor. Nothing is synchronised: the consumer asks
 /// current_work_stream and works on that stream. Returns 0, or -1 with a Python
 /// exception set (a BufferError when DLPack cannot describe the data). Must not
 /// throw a C++ exception.
-pub type DLPackManagedTensorFromPyObjectNoSync = Option<
-    unsafe extern "C" fn(py_object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int,
->;
+#[rustfmt::skip]
+pub type DLPackManagedTensorFromPyObjectNoSync = Option<unsafe extern "C" fn(
+    py_object: *mut c_void,
+    out: *mut *mut DLManagedTensorVersioned,
+) -> c_int>;
 
 /// Fills out, a DLTensor the caller provides (on its stack, say), with a
 /// non-owning view of py_object, which must be of the type the table was found
@@ -382,31 +390,32 @@ pub type DLPackManagedTensorFromPyObjectNoSync = Option<
 /// without temporary allocations; the view is valid only until control returns
 /// to the producer. Nothing is synchronised. Returns 0, or -1 with a Python
 /// exception set. Must not throw a C++ exception.
-pub type DLPackDLTensorFromPyObjectNoSync =
-    Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut DLTensor) -> c_int>;
+#[rustfmt::skip]
+pub type DLPackDLTensorFromPyObjectNoSync = Option<unsafe extern "C" fn(
+    py_object: *mut c_void,
+    out: *mut DLTensor,
+) -> c_int>;
 
 /// Reports the producer's current work stream on a device (what
 /// torch.cuda.current_stream returns in PyTorch). On kDLCPU a consumer need not
 /// ask and the producer may report NULL; a CPU-only framework may always report
 /// NULL. Returns 0, or -1 with a Python exception set. Must not throw a C++
 /// exception.
-pub type DLPackCurrentWorkStream = Option<
-    unsafe extern "C" fn(
-        device_type: DLDeviceType,
-        device_id: i32,
-        out_current_stream: *mut *mut c_void,
-    ) -> c_int,
->;
+#[rustfmt::skip]
+pub type DLPackCurrentWorkStream = Option<unsafe extern "C" fn(
+    device_type: DLDeviceType,
+    device_id: i32,
+    out_current_stream: *mut *mut c_void,
+) -> c_int>;
 
 /// Wraps an owned versioned tensor in a Python object of the producer's type;
 /// the callee takes ownership of tensor. Nothing is synchronised. Returns 0, or
 /// -1 with a Python exception set.
-pub type DLPackManagedTensorToPyObjectNoSync = Option<
-    unsafe extern "C" fn(
-        tensor: *mut DLManagedTensorVersioned,
-        out_py_object: *mut *mut c_void,
-    ) -> c_int,
->;
+#[rustfmt::skip]
+pub type DLPackManagedTensorToPyObjectNoSync = Option<unsafe extern "C" fn(
+    tensor: *mut DLManagedTensorVersioned,
+    out_py_object: *mut *mut c_void,
+) -> c_int>;
 
 /// The part of an exchange table that never changes. Check version.major before
 /// using anything else; follow prev_api to older tables.

@@ -16,6 +16,10 @@
 //! [`MAX_NDIM`], the limits of the address space, the names of element
 //! types and the message of every check ([`Rule`]).
 
+// The lists of alternatives and of parameters below, and a previous name,
+// have one layout for every release, kept by #[rustfmt::skip], as
+// rustfmt's would follow the width of the names.
+
 use crate::*;
 
 mod types;
@@ -114,17 +118,25 @@ impl DLPackExchangeAPI {
 impl DLDeviceType {
     /// Whether the CPU reads memory of this device type directly; memory of
     /// any other type, known or not, may be held but never read.
+    #[rustfmt::skip]
     pub const fn is_host_readable(self) -> bool {
         matches!(
             self,
-            Self::kDLCPU | Self::kDLCUDAHost | Self::kDLROCMHost | Self::kDLCUDAManaged
+            Self::kDLCPU
+                | Self::kDLCUDAHost
+                | Self::kDLROCMHost
+                | Self::kDLCUDAManaged
         )
     }
 
     /// Whether this device type has no streams: `__dlpack__` takes only
     /// `stream=None` for it (the array API's rule).
+    #[rustfmt::skip]
     pub const fn is_streamless(self) -> bool {
-        matches!(self, Self::kDLCPU)
+        matches!(
+            self,
+            Self::kDLCPU
+        )
     }
 }
 
@@ -132,7 +144,16 @@ impl DLDataTypeCode {
     /// Whether elements of this code can be addressed: a code this release
     /// defines that is not opaque.
     pub const fn is_addressable(self) -> bool {
-        !matches!(self, Self::kDLOpaqueHandle) && self.name().is_some()
+        self.name().is_some() && !self.is_opaque()
+    }
+
+    /// Whether elements of this code are handles, never addressed.
+    #[rustfmt::skip]
+    const fn is_opaque(self) -> bool {
+        matches!(
+            self,
+            Self::kDLOpaqueHandle
+        )
     }
 
     /// The only width DLPack allows for this code, in bits; `None`: any.
@@ -395,6 +416,7 @@ impl Rule {
 }
 
 /// The message of every rule, in the order of [`Rule`].
+#[rustfmt::skip]
 const MESSAGES: [Message; 20] = [
     Message {
         id: "version_major",
@@ -537,6 +559,7 @@ pub(crate) mod python {
     pub(crate) const EXCHANGE_API_CAPSULE: Option<&CStr> = Some(c"dlpack_exchange_api");
     /// The attribute's spelling in the release before, read from producers
     /// of that release; `None` if unchanged.
+    #[rustfmt::skip]
     pub(crate) const PREVIOUS_EXCHANGE_API_ATTRIBUTE: Option<&str> =
         Some("__c_dlpack_exchange_api__");
 }
