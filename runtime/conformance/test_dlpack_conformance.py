@@ -9,6 +9,7 @@ DLPACK_CONFORMANCE_XFAIL:
 Warnings (requirements the specification only recommends) pass with a
 warning; skips skip; expected failures xfail."""
 
+import atexit
 import os
 import warnings
 
@@ -29,6 +30,12 @@ XFAIL = (
 _SESSIONS = {}
 
 
+@atexit.register
+def _close_sessions():
+    for session in _SESSIONS.values():
+        session.close()
+
+
 def _params():
     for library in LIBRARIES:
         _, cases = runner.select_cases(library)
@@ -41,7 +48,7 @@ def test_case(library, case):
     session = _SESSIONS.get(library)
     if session is None:
         session = _SESSIONS[library] = runner.Session(library)
-    r = runner.apply_xfail([session.run(case)], XFAIL)[0]
+    r = runner.apply_xfail([session.run(case)], XFAIL, library)[0]
     verdict, message = r["verdict"], r["message"]
     if r["spec"]:
         message += f"\nrequires: {r['requirement']}\nsource: {r['source']} [{r['strength']}]"

@@ -81,3 +81,61 @@ def test_an_xfail_file_turns_failures_into_expected_ones_and_flags_passes(kit, t
     assert results["consumer/versioned/contiguous"]["verdict"] == "fail"
     assert "expects it to fail: remove that line" in results["consumer/versioned/contiguous"]["message"]
     assert r.returncode == 1
+
+
+def test_every_violation_names_a_requirement():
+    """Each Violation the kit raises, and each requirement a case's policy
+    names, is in spec.REQUIREMENTS: an unknown id would report the kit's
+    own mistake as the library's."""
+    import ast
+    import re
+    import runpy
+    kit_dir = os.path.join(ROOT, "runtime", "conformance", "dlpack_conformance")
+    requirements = runpy.run_path(os.path.join(kit_dir, "spec.py"))["REQUIREMENTS"]
+    named = set()
+    for name in os.listdir(kit_dir):
+        if name.endswith(".py"):
+            source = open(os.path.join(kit_dir, name)).read()
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Violation" \
+                        and node.args and isinstance(node.args[0], ast.Constant):
+                    named.add(node.args[0].value)
+            named |= set(re.findall(r'"(consumer-[a-z-]+|export-[a-z-]+|max-version-accepted)"', source))
+    unknown = sorted(n for n in named if n not in requirements)
+    assert not unknown, f"the kit names requirements spec.py lacks: {unknown}"
+    assert len(named) > 20
+
+
+@pytest.mark.parametrize("release", ["1.0", "1.1", "1.2", "1.3", "main"])
+def test_the_kit_of_every_versioned_release_lists_its_cases(dlgen, tmp_path, release):
+    subprocess.run([dlgen, "-lang", "conformance", "-dlpack-version", release, "-out", str(tmp_path)], check=True)
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", "numpy", "--list"], cwd=tmp_path / "conformance",
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    ids = r.stdout.split()
+    assert len(ids) == len(set(ids)) > 150
+    assert any(i.startswith("consumer/corpus/") for i in ids) == (release in ("1.3", "main"))
+
+
+def test_a_release_before_the_versioned_protocol_has_no_kit(dlgen, tmp_path):
+    r = subprocess.run([dlgen, "-lang", "conformance", "-dlpack-version", "0.8", "-out", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "the conformance kit is for DLPack 1.0 and later" in r.stderr
+
+
+def test_careless_arguments_get_exit_2_and_say_what_to_do(kit, tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dlpack_conformance", *args], cwd=kit, capture_output=True,
+                              text=True)
+    r = run("numpy", "--case", "no-such-case")
+    assert r.returncode == 2 and "no case of numpy matches --case no-such-case (--list lists them)" in r.stderr
+    bad = tmp_path / "bad_adapter.py"
+    bad.write_text("ADAPTER = 3\n")
+    r = run(str(bad))
+    assert r.returncode == 2 and "must define ADAPTER = an instance of a subclass of dlpack_conformance.Adapter" \
+        in r.stderr
+    r = run("numpy", "--json", str(tmp_path / "no" / "such" / "dir.json"))
+    assert r.returncode == 2 and "--json" in r.stderr
+    r = run("numpy", "--xfail", str(tmp_path / "missing.txt"))
+    assert r.returncode == 2 and "--xfail" in r.stderr

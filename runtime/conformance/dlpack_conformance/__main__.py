@@ -64,32 +64,52 @@ def main(argv=None):
     except OSError as e:
         print(f"python -m dlpack_conformance: --xfail: {e}", file=sys.stderr)
         return 2
-    if args.list:
-        for library in args.libraries:
-            _, cases = runner.select_cases(library, args.case)
-            for c in cases:
-                print(c.id)
-        return 0
-    results = []
-    for library in args.libraries:
-        start = time.monotonic()
-        try:
-            got = runner.run_library(library, args.case)
-        except runner.CannotRun as e:
-            print(
-                f"python -m dlpack_conformance: cannot run against {library}: {e}", file=sys.stderr
-            )
-            return 2
-        except FileNotFoundError as e:
-            print(f"python -m dlpack_conformance: {e}", file=sys.stderr)
-            return 2
-        runner.apply_xfail(got, xfail)
-        results += got
-        report.print_library(got, time.monotonic() - start, quiet=args.quiet)
+    json_file = None
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-            f.write("\n")
+        try:
+            json_file = open(args.json, "w")  # noqa: SIM115 - written at the end, opened first to fail early
+        except OSError as e:
+            print(f"python -m dlpack_conformance: --json: {e}", file=sys.stderr)
+            return 2
+    results, cannot = [], []
+    try:
+        for library in args.libraries:
+            try:
+                _, cases = runner.select_cases(library, args.case)
+            except runner.CannotRun as e:
+                cannot.append(f"cannot run against {library}: {e}")
+                continue
+            if not cases:
+                cannot.append(
+                    f"no case of {library} matches --case {' --case '.join(args.case)} (--list lists them)"
+                )
+                continue
+            if args.list:
+                print("\n".join(c.id for c in cases))
+                continue
+            start = time.monotonic()
+            try:
+                got = runner.run_library(library, args.case)
+            except runner.CannotRun as e:
+                cannot.append(f"cannot run against {library}: {e}")
+                continue
+            runner.apply_xfail(got, xfail, library)
+            results += got
+            report.print_library(got, time.monotonic() - start, quiet=args.quiet)
+    except KeyboardInterrupt:
+        print(
+            "python -m dlpack_conformance: interrupted; the results so far follow", file=sys.stderr
+        )
+        cannot.append("interrupted")
+    finally:
+        if json_file is not None:
+            with json_file:
+                json.dump(results, json_file, indent=1)
+                json_file.write("\n")
+    for line in cannot:
+        print(f"python -m dlpack_conformance: {line}", file=sys.stderr)
+    if cannot:
+        return 130 if cannot[-1] == "interrupted" else 2
     return 1 if runner.failed(results) else 0
 
 

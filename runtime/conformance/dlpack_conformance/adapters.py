@@ -15,6 +15,10 @@ import importlib
 import importlib.util
 import os
 
+from .reference import DTYPES
+
+DTYPE_NAMES = tuple(DTYPES)
+
 # Every dtype name the kit knows (reference.DTYPES) that an array-API
 # library has; an adapter lists fewer or more.
 ARRAY_API_DTYPES = (
@@ -341,22 +345,38 @@ BUILTIN = {
 }
 
 
+class AdapterError(Exception):
+    """An adapter file the kit cannot use, with what to change."""
+
+
 def adapter_for(library):
     """The Adapter for a library name, or for an adapter file (a path ending
     in .py that defines ADAPTER)."""
     if library.endswith(".py"):
         path = os.path.abspath(library)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"no adapter file {library}")
+            raise AdapterError(f"no adapter file {library}")
         spec = importlib.util.spec_from_file_location("dlpack_conformance_adapter", path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise AdapterError(f"{library} does not load: {type(e).__name__}: {e}") from e
         adapter = getattr(module, "ADAPTER", None)
         if not isinstance(adapter, Adapter):
-            raise TypeError(
-                f"{library} defines no ADAPTER = <an instance of dlpack_conformance.Adapter>"
+            raise AdapterError(
+                f"{library} must define ADAPTER = an instance of a subclass of dlpack_conformance.Adapter, "
+                f"not {type(adapter).__name__}"
             )
-        adapter.source = path
+        if not isinstance(adapter.module, str) or not adapter.module:
+            raise AdapterError(
+                f"{library}: the adapter's module must name the library to import, such as 'mylib'"
+            )
+        if isinstance(adapter.dtypes, str) or not all(d in DTYPE_NAMES for d in adapter.dtypes):
+            raise AdapterError(
+                f"{library}: the adapter's dtypes must be a tuple of names of {', '.join(DTYPE_NAMES)}"
+            )
+        adapter.name = adapter.name or adapter.module
         return adapter
     cls = BUILTIN.get(library, Adapter)
     return cls(library if cls in (Adapter, DlgenModule) else None)

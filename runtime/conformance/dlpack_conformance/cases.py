@@ -5,13 +5,16 @@ malformed, handed to the library's from_dlpack).
 
 A case is a script: `setup` lines make the array or the tensor (an error
 there means the library cannot make it: the case is skipped), `body` lines
-export or import it and call the reference checks. The reproducer of a case
-is its header, setup and body, exactly what the kit runs.
-
-`refusal` says what an exception from the body means:
-  - "ok": the library may refuse (pass, the exception is reported);
-  - "export": the array API lets __dlpack__ refuse with BufferError (pass);
-    any other exception type is a warning (export-error-type);
+export or import it and call the reference checks. The body's first `act`
+lines call the library; the script wraps them in a try whose except hands
+the library's exception to reference.refused with the case's `refusal`
+policy, so the reproducer of a case (its header, setup and body) judges a
+refusal exactly as the kit does. The policies (reference.refused):
+  - "ok": the library may refuse (the case passes, with the exception);
+  - "export-legacy": __dlpack__() without max_version may refuse with
+    BufferError; another exception type is a warning (export-error-type);
+  - "export": refusing a valid array is a warning (export-refused), with
+    another exception type than BufferError too (export-error-type);
   - a requirement id: refusing breaks it (its strength decides fail or warn);
   - ("raise", spec): the body must raise BufferError; returning breaks spec,
     another exception type breaks spec too."""
@@ -20,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import reference
-from .reference import CPU, CUDA, DTYPES, VERSION
+from .reference import ABSENT_DEVICE, CPU, DTYPES, VERSION
 
 
 @dataclass
@@ -34,8 +37,20 @@ class Case:
     needs: frozenset = field(default_factory=frozenset)
     act: int = 1
 
+    def body_text(self):
+        """The body, its library calls wrapped in the refusal policy."""
+        if not self.act:
+            return "\n".join(self.body)
+        producer = ", producer" if self.side == "consumer" else ""
+        lines = ["try:", *("    " + line for line in self.body[: self.act])]
+        lines += [
+            "except Exception as error:",
+            f"    reference.refused(error, {self.refusal!r}{producer})",
+        ]
+        return "\n".join(lines + self.body[self.act :])
+
     def script(self, adapter):
-        return "\n".join(adapter.header() + self.setup + self.body) + "\n"
+        return "\n".join([*adapter.header(), *self.setup, self.body_text()]) + "\n"
 
 
 # ---- values -----------------------------------------------------------------
@@ -150,6 +165,18 @@ def _array_setup(adapter, dtype, layout=LAYOUTS[0], readonly=False):
     return lines, layout.expected(values), layout.shape
 
 
+def _export_policy(basic, max_version):
+    """How a refusal of __dlpack__(max_version=...) is judged: without a
+    max_version (or below 1.0) BufferError is allowed, above the release a
+    refusal breaks the recommended logic, and a plain array (contiguous, the
+    default dtype) must export for a consumer of the release."""
+    if max_version is None or max_version[0] < 1:
+        return "export-legacy"
+    if max_version > VERSION:
+        return "max-version-accepted"
+    return "export-basic" if basic else "export"
+
+
 def _check(expected, shape, dtype, **keywords):
     args = "".join(f", {k}={v!r}" for k, v in keywords.items() if v is not None)
     return f"reference.check_export(x, capsule, expected={expected!r}, shape={shape!r}, dtype={dtype!r}{args})"
@@ -158,7 +185,8 @@ def _check(expected, shape, dtype, **keywords):
 def producer_cases(adapter):
     cases = []
     keywords = "keywords" not in adapter.lacks
-    versions = [None, (1, 0), VERSION, (2, 0)] if keywords else [None]
+    releases = list(dict.fromkeys([(1, 0), VERSION]))  # 1.0 and this release, once each
+    versions = [None, *releases, (2, 0)] if keywords else [None]
     dtype = adapter.layout_dtype
     for layout in LAYOUTS:
         for mv in versions:
@@ -168,7 +196,7 @@ def producer_cases(adapter):
                 f"capsule = {adapter.export('x', kw)}",
                 _check(expected, shape, dtype, max_version=mv),
             ]
-            refusal = "max-version-accepted" if mv == (2, 0) else "export"
+            refusal = _export_policy(layout is LAYOUTS[0], mv)
             cases.append(
                 Case(
                     f"producer/layout/{slug(layout.name)}/max_version={_v(mv)}",
@@ -194,7 +222,7 @@ def producer_cases(adapter):
                     "producer",
                     setup,
                     body,
-                    "export",
+                    _export_policy(dt == dtype, mv),
                     f"4x6 {dt} array, __dlpack__({_kw(kw)})",
                 )
             )
@@ -254,13 +282,13 @@ def producer_cases(adapter):
             )
         for name, kw, spec in [
             (
-                "dl_device=CUDA",
-                {"max_version": VERSION, "dl_device": CUDA},
+                "dl_device=kDLVPI",
+                {"max_version": VERSION, "dl_device": ABSENT_DEVICE},
                 "dl-device-unsupported",
             ),
             (
-                "dl_device=CUDA copy=False",
-                {"max_version": VERSION, "dl_device": CUDA, "copy": False},
+                "dl_device=kDLVPI copy=False",
+                {"max_version": VERSION, "dl_device": ABSENT_DEVICE, "copy": False},
                 "copy-needed",
             ),
         ]:
@@ -275,12 +303,13 @@ def producer_cases(adapter):
                     setup,
                     body,
                     ("raise", spec),
-                    f"a CPU array, __dlpack__({_kw(kw)}): no CUDA device here",
+                    f"an array, __dlpack__({_kw(kw)}): a device no library has",
                 )
             )
+        export = adapter.export("x", {"max_version": VERSION})
         body = [
-            "capsule = x.__dlpack__(max_version=reference.VERSION)",
-            ("capsule2 = x.__dlpack__(max_version=reference.VERSION)"),
+            f"capsule = {export}",
+            f"capsule2 = {export}",
             "reference.check_copied_flag(capsule, capsule2)",
         ]
         cases.append(
@@ -307,7 +336,7 @@ def producer_cases(adapter):
                 "a CPU array, __dlpack__(stream=1)",
             )
         )
-    for mv in versions[:3]:
+    for mv in [None, *releases] if keywords else [None]:
         kw = {} if mv is None else {"max_version": mv}
         cases.append(
             Case(
@@ -320,7 +349,7 @@ def producer_cases(adapter):
                     "del capsule",
                     "reference.check_deleter_calls(counter, 'deleter-unconsumed')",
                 ],
-                "export",
+                _export_policy(True, mv),
                 "a capsule nobody consumes is dropped",
             )
         )
@@ -336,13 +365,13 @@ def producer_cases(adapter):
                     "del capsule",
                     "reference.check_deleter_calls(counter, 'deleter-consumed')",
                 ],
-                "export",
+                _export_policy(True, mv),
                 "a capsule consumed as a consumer does, then dropped",
             )
         )
     if "readonly" not in adapter.lacks:
         ro_setup, ro_expected, ro_shape = _array_setup(adapter, dtype, readonly=True)
-        for mv in versions[1:3]:
+        for mv in releases if keywords else []:
             kw = {"max_version": mv}
             cases.append(
                 Case(
@@ -413,6 +442,7 @@ class Tensor:
     requests: bool = False  # check what the consumer asked
     keywords_producer: bool = True
     held: bool = False  # may be refused, or held but never read as host memory
+    refusal: object = "consumer-refused-valid"  # what refusing it means (reference.refused)
 
 
 def _tensors(dtype):
@@ -420,7 +450,9 @@ def _tensors(dtype):
     v23 = base_values(dtype, (2, 3))
     v6 = base_values(dtype, (6,))
     tensors = [
-        Tensor("contiguous", {"shape": (2, 3), "values": v23}, requests=True),
+        Tensor(
+            "contiguous", {"shape": (2, 3), "values": v23}, requests=True, refusal="consumer-basic"
+        ),
         Tensor(
             "transposed strides", {"shape": (3, 2), "strides": (1, 3), "values": transpose(v23)}
         ),
@@ -485,6 +517,7 @@ def consumer_cases(adapter):
             Tensor(
                 null_strides,
                 {"shape": (2, 3), "strides": None, "values": base_values(dtype, (2, 3))},
+                refusal="ok" if malformed else "consumer-refused-valid",
             ),
         ]
         if versioned:
@@ -539,8 +572,8 @@ def consumer_cases(adapter):
                 held=True,
             ),
             Tensor(
-                "CUDA memory (no GPU here)",
-                {"shape": (2, 3), "device": CUDA, "data": 4096},
+                "memory on a device the library lacks (kDLVPI)",
+                {"shape": (2, 3), "device": ABSENT_DEVICE, "data": 4096},
                 held=True,
             ),
             Tensor(
@@ -555,7 +588,9 @@ def consumer_cases(adapter):
             cases.append(_consumer_case(adapter, f"consumer/{form}/{slug(t.name)}", kw, t, read))
     for dt in adapter.dtypes:
         t = Tensor(
-            dt, {"shape": (2, 3), "values": base_values(dt, (2, 3)), "dtype": (*DTYPES[dt], 1)}
+            dt,
+            {"shape": (2, 3), "values": base_values(dt, (2, 3)), "dtype": (*DTYPES[dt], 1)},
+            refusal="consumer-basic" if dt == dtype else "consumer-refused-valid",
         )
         for versioned in (True, False):
             form = "versioned" if versioned else "legacy"
@@ -607,12 +642,17 @@ def _consumer_case(adapter, id, kw, t, read):
         body += [f"reference.accepted(producer, y, {t.must_refuse!r})"]
         return Case(id, "consumer", setup, body, "ok", t.name)
     if t.held:
+        spec = (
+            "consumer-unsupported-device"
+            if kw.get("device", CPU) != CPU
+            else "consumer-refusal-type"
+        )
         body += [
             f"reference.check_held(producer, y, lambda y: {read})",
             "del y",
             "reference.check_released(producer)",
         ]
-        return Case(id, "consumer", setup, body, "ok", t.name)
+        return Case(id, "consumer", setup, body, ("raise", spec), t.name)
     if values is None:
         values = [[] for _ in range(kw["shape"][0])] if kw.get("shape") and kw["shape"][0] else []
     body += [f"reference.check_values(producer, y, lambda y: {read}, {values!r})"]
@@ -627,7 +667,7 @@ def _consumer_case(adapter, id, kw, t, read):
     if t.requests:
         body += ["reference.check_requests(producer)"]
     body += ["del y", "reference.check_released(producer)"]
-    refusal = "consumer-legacy-producer" if not keywords else "ok"
+    refusal = "consumer-legacy-producer" if not keywords else t.refusal
     return Case(id, "consumer", setup, body, refusal, t.name)
 
 

@@ -10,20 +10,20 @@ Every check raises Violation, whose spec names the text it comes from
 import ctypes
 import gc
 import math
-import platform
 import struct
 
 from . import dlpack_ctypes as dl
-from .spec import Skip, Violation
+from .spec import Refused, Skip, Violation
 
 VERSION = dl._VERSION
 READ_ONLY = dl.DLPACK_FLAG_BITMASK_READ_ONLY
 IS_COPIED = dl.DLPACK_FLAG_BITMASK_IS_COPIED
-PADDED = dl._SUBBYTE_PADDED
 HOST_READABLE = dl._HOST_READABLE
 DTYPES = dl._DTYPES
 CPU = (int(dl.DLDeviceType.kDLCPU), 0)
-CUDA = (int(dl.DLDeviceType.kDLCUDA), 0)
+# A device type no array library implements (a Verilog simulator's memory):
+# what the kit asks for, or hands over, as "a device the library lacks".
+ABSENT_DEVICE = (int(dl.DLDeviceType.kDLVPI), 0)
 NULLABLE = dl._NULLABLE
 EXCHANGE = hasattr(dl, "DLPackExchangeAPI")
 POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
@@ -359,14 +359,6 @@ def _nullable_strides(cap):
     return cap.version is None or cap.version < (1, 2)
 
 
-def _shape_of(values):
-    shape = []
-    while isinstance(values, list):
-        shape.append(len(values))
-        values = values[0] if values else None
-    return tuple(shape)
-
-
 def count_deleter(capsule):
     """Puts a counter in front of the capsule's deleter (None when the
     deleter is NULL, which DLPack allows)."""
@@ -473,6 +465,10 @@ class Producer:
         name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
         self.capsule = _api.PyCapsule_New(ctypes.addressof(m), _name_ptr(name), None)
         self.requests = []
+        self.refused_request = None  # what this producer refused to make
+        # A consumer may call the deleter long after the case (a deferred
+        # free): the memory and the callback live as long as the process.
+        _KEEP.append(self)
 
     def _count(self, _):
         self.calls += 1
@@ -571,9 +567,6 @@ def encode(value, dtype):
     raise ValueError(f"the kit does not write elements of dtype {dtype}")
 
 
-IS_GLIBC = platform.libc_ver()[0] == "glibc"
-
-
 # ---- the consumer's side: checking an import --------------------------------
 
 
@@ -658,13 +651,6 @@ def check_released(producer, *, settle=0.2):
             f"the consumer never renamed the capsule, yet called the deleter "
             f"{producer.calls} times: the capsule's owner calls it again",
         )
-
-
-def check_refused(producer, error, *, settle=0.2):
-    """After from_dlpack raised error: the deleter ran exactly once if the
-    consumer took the tensor, never if it did not."""
-    check_released(producer, settle=settle)
-    return f"refused: {type(error).__name__}: {error}"
 
 
 # ---- the C exchange API -----------------------------------------------------
@@ -966,3 +952,44 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
 def _is_int(v):
     """An int, or an int enum (IntEnum members are ints)."""
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+# ---- refusals ---------------------------------------------------------------
+
+
+def refused(error, policy, producer=None):
+    """Judges an exception the library raised where a case called it, as the
+    case's policy says; always raises: Refused (the case passes), Skip, or
+    Violation. A consumer's refusal is first held to the deleter rule."""
+    words = f"{type(error).__name__}: {_first_line(error)}"
+    if producer is not None:
+        if producer.refused_request:
+            raise Skip(
+                f"the library asked for a legacy capsule only ({producer.refused_request}); the tensor "
+                "is versioned"
+            )
+        try:
+            check_released(producer)
+        except Violation as v:
+            raise Violation(v.spec, f"from_dlpack raised {words}; then: {v}") from None
+    if isinstance(policy, tuple):  # ("raise", spec): BufferError is the one answer
+        if isinstance(error, BufferError):
+            raise Refused(f"raised {words}")
+        raise Violation(policy[1], f"raised {words}, not BufferError")
+    if policy == "ok":
+        raise Refused(f"refused: {words}")
+    if policy == "export-legacy":  # no max_version: a versioned-only producer may refuse
+        if isinstance(error, BufferError):
+            raise Refused(f"refused: {words}")
+        raise Violation("export-error-type", f"__dlpack__() raised {words}, not BufferError")
+    if policy == "export":
+        if isinstance(error, BufferError):
+            raise Violation("export-refused", f"__dlpack__ refused with {words}")
+        raise Violation("export-error-type", f"__dlpack__ raised {words}, not BufferError")
+    raise Violation(policy, f"raised {words}")
+
+
+def _first_line(error, limit=300):
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else ""
+    return text if len(text) <= limit else text[:limit] + "..."
