@@ -47,10 +47,9 @@ class Adapter:
     dtypes = ARRAY_API_DTYPES
     #: the dtype layouts are tried with (one the library has)
     layout_dtype = "float32"
-    #: what the library cannot do: "negative-step", "broadcast", "views"
-    #: (slices are copies), "keywords" (__dlpack__ takes no max_version,
-    #: dl_device, copy), "readonly" (no read-only arrays), "write"
-    #: (arrays cannot be written)
+    #: what the library cannot do: "negative-step", "broadcast", "keywords"
+    #: (__dlpack__ takes no max_version, dl_device, copy), "readonly" (no
+    #: read-only arrays); the cases that need it are skipped
     lacks = frozenset({"readonly"})
     #: the imports a script needs before `xp` is used
     imports = ()
@@ -159,7 +158,7 @@ class Jax(Adapter):
 
     module = "jax.numpy"
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
-    lacks = frozenset({"readonly", "write"})
+    lacks = frozenset({"readonly"})
     imports = ("import jax", "jax.config.update('jax_enable_x64', True)")
 
     def __init__(self, module=None):
@@ -170,7 +169,7 @@ class Jax(Adapter):
 class TensorFlow(Adapter):
     module = "tensorflow"
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
-    lacks = frozenset({"readonly", "write", "keywords", "views"})
+    lacks = frozenset({"readonly", "keywords"})
     layout_dtype = "float32"
 
     def asarray(self, values, dtype):
@@ -221,7 +220,7 @@ class Paddle(Adapter):
 class MXNet(Adapter):
     module = "mxnet"
     dtypes = ("int8", "int32", "int64", "uint8", "float16", "float32", "float64")
-    lacks = frozenset({"readonly", "keywords", "negative-step", "views"})
+    lacks = frozenset({"readonly", "keywords", "negative-step"})
 
     def dtype(self, name):
         return f"{name!r}"
@@ -269,6 +268,17 @@ class Dpnp(Adapter):
 
     def read(self):
         return "xp.asnumpy(y).tolist()"
+
+
+class CuPy(Adapter):
+    """CuPy: arrays on a CUDA device, read back through the host."""
+
+    module = "cupy"
+    dtypes = (*ARRAY_API_DTYPES, "float16")
+    lacks = frozenset({"readonly"})
+
+    def read(self):
+        return "y.get().tolist()"
 
 
 class ViaNumPy(Adapter):
@@ -338,6 +348,7 @@ BUILTIN = {
     "paddle": Paddle,
     "mxnet": MXNet,
     "dpnp": Dpnp,
+    "cupy": CuPy,
     "tvm_ffi": TvmFfi,
     "array_api_strict": ArrayApiStrict,
     "dlpack_ctypes": DlgenModule,
