@@ -222,7 +222,21 @@ func cut(t *testing.T, top *yaml.Node, v ir.Version) {
 			del(m, "cxx_base")
 		}
 		for key, field := range map[string]string{"renamed": "name", "retyped": "type", "reworded": "doc", "nullable_changed": "nullable"} {
-			if h := get(m, key); h != nil && late(get(h, "in")) {
+			if h := get(m, key); h != nil && h.Kind == yaml.SequenceNode {
+				// A list, newest first: the doc before the oldest late
+				// change is that change's from.
+				kept := h.Content[:0]
+				for _, c := range h.Content {
+					if late(get(c, "in")) {
+						set(m, field, get(c, "from"))
+					} else {
+						kept = append(kept, c)
+					}
+				}
+				if h.Content = kept; len(kept) == 0 {
+					del(m, key)
+				}
+			} else if h != nil && late(get(h, "in")) {
 				set(m, field, get(h, "from"))
 				del(m, key)
 			}
