@@ -2066,6 +2066,17 @@ def _private_copy(t):
     return c
 
 
+def _with_dims(head, size, ndim):
+    """head (a managed struct's Struct, of size bytes in C), then the shape
+    and strides of ndim dimensions: an export's memory in one pack."""
+    return struct.Struct(f"{head.format}{size - head.size}x{2 * ndim}q")
+
+
+# By ndim: a Tensor has at most _MAX_NDIM dimensions.
+_VERSIONED_WITH_DIMS = tuple(_with_dims(_VERSIONED, _VSIZE, n) for n in range(_MAX_NDIM + 1))
+_LEGACY_WITH_DIMS = tuple(_with_dims(_LEGACY, _LSIZE, n) for n in range(_MAX_NDIM + 1))
+
+
 def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
@@ -2086,17 +2097,16 @@ def _export(t, versioned, flags):
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags,
-                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
-                             shape_p, strides_p, t._byte_offset)
+        _VERSIONED_WITH_DIMS[ndim].pack_into(
+            view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags, t._data, t._dev_type,
+            t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p, t._byte_offset,
+            *t._shape, *t._strides)
         name = _VNAME
     else:
-        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                          t._lanes, shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER)
+        _LEGACY_WITH_DIMS[ndim].pack_into(
+            view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
+            shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER, *t._shape, *t._strides)
         name = _NAME
-    if ndim:
-        (_dims_structs.get(2 * ndim) or _dims(2 * ndim))[0].pack_into(view, offset + head,
-                                                                      *t._shape, *t._strides)
     # The tensor's lease too: it must outlive the export even if t is closed first.
     first = slot[2][slot[4]] if slot is not None else _first_word(address, None)
     entry = [(t, t._keep), None, first, name, slot, address, 1]
