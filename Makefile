@@ -36,6 +36,7 @@ bench-python: deps
 	rm -rf .cache/cython && mkdir -p .cache && cp -r generated/python .cache/cython
 	cd .cache/cython && ../../.venv/bin/cythonize -q -i dlpack_cython.pyx > build.log
 	DLGEN_CYTHON_DIR=.cache/cython .venv/bin/python bench/python_exchange.py
+	.venv/bin/python bench/ctypes_profile.py
 
 # The framework-facing API (from_pointer, from_buffer, PyTorch both ways).
 bench-framework: deps

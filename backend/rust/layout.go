@@ -2,13 +2,24 @@ package rust
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/dlgen/dlgen/ir"
 )
 
 // model is one C data model of ir.ABIs, with the checks of its layout.
 // Its cfg predicate is the template's ("cfg" in rust-layout.rs.tmpl).
+// Tests holds the same checks by struct, one #[test] each, so that cargo
+// test names what the compile-time guards hold.
 type model struct {
+	Name   string
+	Checks []layoutCheck
+	Tests  []layoutTest
+}
+
+// layoutTest is the checks of one struct, as the test Name.
+type layoutTest struct {
 	Name   string
 	Checks []layoutCheck
 }
@@ -33,10 +44,35 @@ func models(api *ir.API) []model {
 				lc.Field = ident(c.Field.Name)
 			}
 			m.Checks = append(m.Checks, lc)
+			if n := len(m.Tests); n == 0 || m.Tests[n-1].Checks[0].Struct != lc.Struct {
+				m.Tests = append(m.Tests, layoutTest{Name: snake(lc.Struct)})
+			}
+			m.Tests[len(m.Tests)-1].Checks = append(m.Tests[len(m.Tests)-1].Checks, lc)
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// snake spells a C struct name as a Rust function name: DLTensor ->
+// dl_tensor, DLPackExchangeAPI -> dlpack_exchange_api (DLPack is one word).
+func snake(name string) string {
+	name = strings.Replace(name, "DLPack", "Dlpack", 1)
+	var b strings.Builder
+	for i, r := range name {
+		upper := unicode.IsUpper(r)
+		if upper && i > 0 {
+			prev, next := rune(name[i-1]), rune(0)
+			if i+1 < len(name) {
+				next = rune(name[i+1])
+			}
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 // noCfg fails a template that has no cfg predicate for a data model.

@@ -62,6 +62,9 @@ var handWritten = []struct{ path, source string }{
 	{"src/tensor.rs", "tensor.rs"},
 	{"src/export.rs", "export.rs"},
 	{"src/python.rs", "python.rs"},
+	// The safe layer's tests, which cargo test runs (under Miri too): a
+	// consumer's and a producer's view, through the public API alone.
+	{"tests/safe_layer.rs", "safe_layer_tests.rs"},
 }
 
 // Backend is the Rust backend.

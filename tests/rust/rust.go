@@ -1,7 +1,8 @@
 // Package rust proves the crate `dlgen -lang rust` writes: for every
 // release it is rustfmt- and clippy-clean with every feature set, builds
-// with the rust-version it declares, and its safe layer passes its tests
-// (crate_tests/, copied into each crate; under Miri too); its layout equals
+// with the rust-version it declares, and cargo test runs the tests it
+// carries (layout, safe layer, doctests; the safe layer's under Miri too),
+// leaving nothing in the crate that its .gitignore does not cover; its layout equals
 // the C compiler's of the same release on the host, field by field; on
 // every target rustc knows, its cfg picks the data model of the IR, the
 // model the C header picks on the same platform, or none (and no wrong
@@ -16,12 +17,14 @@ package rust
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/backend/rust"
 	"github.com/dlgen/dlgen/generate"
 	"github.com/dlgen/dlgen/ir"
@@ -121,10 +124,11 @@ func Releases(t testing.TB) (*ir.Schema, []ir.Version) {
 	return s, out
 }
 
-// Crate writes the crate of release v (with crate_tests/ as its tests/ when
-// it has the safe layer) under .cache/rust/crates, once per test binary,
-// and returns its directory. Unchanged files are not rewritten, so cargo
-// rebuilds only what changed.
+// Crate writes the crate of release v under .cache/rust/crates, once per
+// test binary, and returns its directory: dlgen's files and nothing else
+// (what cargo left there before is removed, so that what a run leaves can
+// be told). Unchanged files are not rewritten, so cargo rebuilds only what
+// changed.
 func Crate(t testing.TB, s *ir.Schema, v ir.Version) string {
 	t.Helper()
 	crateMu.Lock()
@@ -133,35 +137,68 @@ func Crate(t testing.TB, s *ir.Schema, v ir.Version) string {
 		return dir
 	}
 	out := filepath.Join(cacheDir(), "crates", "v"+v.String())
-	files, err := generate.Files(generate.Options{Schema: s, SchemaName: schema.DefaultFile, Version: v, Langs: []string{"rust"}})
-	if err != nil {
+	if _, err := generate.Write(out, crateFiles(t, s, v)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := generate.Write(out, files); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(out, "rust", "dlpack")
-	tests := filepath.Join(dir, "tests")
-	if !HasSafeLayer(s, v) {
-		if err := os.RemoveAll(tests); err != nil {
+	dir := filepath.Join(out, filepath.FromSlash(rust.Dir))
+	for _, extra := range NotGenerated(t, s, v, dir) {
+		if err := os.RemoveAll(filepath.Join(dir, extra)); err != nil {
 			t.Fatal(err)
-		}
-	}
-	if HasSafeLayer(s, v) {
-		sources, err := filepath.Glob(filepath.Join(tooltest.Root(), "tests", "rust", "crate_tests", "*.rs"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, src := range sources {
-			b, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			WriteFile(t, filepath.Join(tests, filepath.Base(src)), b)
 		}
 	}
 	crates[v] = dir
 	return dir
+}
+
+func crateFiles(t testing.TB, s *ir.Schema, v ir.Version) []backend.File {
+	t.Helper()
+	files, err := generate.Files(generate.Options{Schema: s, SchemaName: schema.DefaultFile, Version: v, Langs: []string{"rust"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// NotGenerated lists what lies in dir, the crate of release v, that dlgen
+// does not write there: slash-separated paths relative to dir, a directory
+// as a whole.
+func NotGenerated(t testing.TB, s *ir.Schema, v ir.Version, dir string) []string {
+	t.Helper()
+	written := map[string]bool{}
+	for _, f := range crateFiles(t, s, v) {
+		rel, ok := strings.CutPrefix(f.Path, rust.Dir+"/")
+		for ok {
+			written[rel] = true
+			rel, _, ok = cutLast(rel, "/")
+		}
+	}
+	var extra []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == "." || written[filepath.ToSlash(rel)] {
+			return err
+		}
+		extra = append(extra, filepath.ToSlash(rel))
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return extra
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // WriteFile writes content to path, creating its directory, unless the
@@ -186,15 +223,21 @@ func HasSafeLayer(s *ir.Schema, v ir.Version) bool {
 	return m != nil && m.Value > 0
 }
 
-// summary is the line of cargo test's output that counts the safe layer's
-// tests.
-func summary(out string) string {
+// passed sums the tests cargo test's output says passed, over its test
+// binaries.
+func passed(t testing.TB, out string) int {
+	t.Helper()
+	total := 0
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "test result:") && !strings.Contains(l, " 0 passed") {
-			return l + "\n"
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "test result: ok. "); ok {
+			var n int
+			if _, err := fmt.Sscanf(rest, "%d passed", &n); err != nil {
+				t.Fatalf("cannot read %q: %v", l, err)
+			}
+			total += n
 		}
 	}
-	return "no tests ran\n"
+	return total
 }
 
 // Probe writes source as the program name of a crate beside the crate of

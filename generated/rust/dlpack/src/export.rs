@@ -148,6 +148,23 @@ unsafe impl Send for Export {}
 
 impl Export {
     /// Exports a vector as a writable row-major tensor of `shape`.
+    ///
+    /// ```
+    /// use dlpack::rules::Rule;
+    /// use dlpack::{DLManagedTensorVersioned, Export};
+    ///
+    /// let export = Export::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// let m: *mut DLManagedTensorVersioned = export.into_raw();
+    /// // The consumer reads it, then calls its deleter, which frees the vector.
+    /// let dl = unsafe { &(*m).dl_tensor };
+    /// assert_eq!(unsafe { core::slice::from_raw_parts(dl.shape, 2) }, &[2, 3]);
+    /// unsafe { (*m).deleter.unwrap()(m) };
+    ///
+    /// // A tensor the rules refuse is not exported.
+    /// let err = Export::from_vec(vec![0u8; 4], &[-4]).err().unwrap();
+    /// assert_eq!(err.rule(), Some(Rule::ShapeNegative));
+    /// # Ok::<(), dlpack::Error>(())
+    /// ```
     pub fn from_vec<T: Element>(v: Vec<T>, shape: &[i64]) -> Result<Export, Error> {
         Export::from_mut_owner(v, Layout::of::<T>(shape))
     }

@@ -221,3 +221,300 @@ const _: () = {
     assert!(offset_of!(DLPackExchangeAPI, dltensor_from_py_object_no_sync) == 24);
     assert!(offset_of!(DLPackExchangeAPI, current_work_stream) == 28);
 };
+
+/// The guards above again, one test per struct, so that `cargo test` runs
+/// and names the layout of the model the target picked.
+#[cfg(test)]
+#[cfg(target_pointer_width = "64")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dlpack_version() {
+        type T = DLPackVersion;
+        assert_eq!(size_of::<T>(), 8);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, major), 0);
+        assert_eq!(offset_of!(T, minor), 4);
+    }
+
+    #[test]
+    fn dl_device() {
+        type T = DLDevice;
+        assert_eq!(size_of::<T>(), 8);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, device_type), 0);
+        assert_eq!(offset_of!(T, device_id), 4);
+    }
+
+    #[test]
+    fn dl_data_type() {
+        type T = DLDataType;
+        assert_eq!(size_of::<T>(), 4);
+        assert_eq!(align_of::<T>(), 2);
+        assert_eq!(offset_of!(T, code), 0);
+        assert_eq!(offset_of!(T, bits), 1);
+        assert_eq!(offset_of!(T, lanes), 2);
+    }
+
+    #[test]
+    fn dl_tensor() {
+        type T = DLTensor;
+        assert_eq!(size_of::<T>(), 48);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, data), 0);
+        assert_eq!(offset_of!(T, device), 8);
+        assert_eq!(offset_of!(T, ndim), 16);
+        assert_eq!(offset_of!(T, dtype), 20);
+        assert_eq!(offset_of!(T, shape), 24);
+        assert_eq!(offset_of!(T, strides), 32);
+        assert_eq!(offset_of!(T, byte_offset), 40);
+    }
+
+    #[test]
+    fn dl_managed_tensor() {
+        type T = DLManagedTensor;
+        assert_eq!(size_of::<T>(), 64);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, dl_tensor), 0);
+        assert_eq!(offset_of!(T, manager_ctx), 48);
+        assert_eq!(offset_of!(T, deleter), 56);
+    }
+
+    #[test]
+    fn dl_managed_tensor_versioned() {
+        type T = DLManagedTensorVersioned;
+        assert_eq!(size_of::<T>(), 80);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, version), 0);
+        assert_eq!(offset_of!(T, manager_ctx), 8);
+        assert_eq!(offset_of!(T, deleter), 16);
+        assert_eq!(offset_of!(T, flags), 24);
+        assert_eq!(offset_of!(T, dl_tensor), 32);
+    }
+
+    #[test]
+    fn dlpack_exchange_api_header() {
+        type T = DLPackExchangeAPIHeader;
+        assert_eq!(size_of::<T>(), 16);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, version), 0);
+        assert_eq!(offset_of!(T, prev_api), 8);
+    }
+
+    #[test]
+    fn dlpack_exchange_api() {
+        type T = DLPackExchangeAPI;
+        assert_eq!(size_of::<T>(), 56);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, header), 0);
+        assert_eq!(offset_of!(T, managed_tensor_allocator), 16);
+        assert_eq!(offset_of!(T, managed_tensor_from_py_object_no_sync), 24);
+        assert_eq!(offset_of!(T, managed_tensor_to_py_object_no_sync), 32);
+        assert_eq!(offset_of!(T, dltensor_from_py_object_no_sync), 40);
+        assert_eq!(offset_of!(T, current_work_stream), 48);
+    }
+}
+
+/// The guards above again, one test per struct, so that `cargo test` runs
+/// and names the layout of the model the target picked.
+#[cfg(test)]
+#[cfg(any(
+    all(target_arch = "x86", not(any(windows, target_os = "uefi"))),
+    all(target_arch = "arm", target_os = "ios")
+))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dlpack_version() {
+        type T = DLPackVersion;
+        assert_eq!(size_of::<T>(), 8);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, major), 0);
+        assert_eq!(offset_of!(T, minor), 4);
+    }
+
+    #[test]
+    fn dl_device() {
+        type T = DLDevice;
+        assert_eq!(size_of::<T>(), 8);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, device_type), 0);
+        assert_eq!(offset_of!(T, device_id), 4);
+    }
+
+    #[test]
+    fn dl_data_type() {
+        type T = DLDataType;
+        assert_eq!(size_of::<T>(), 4);
+        assert_eq!(align_of::<T>(), 2);
+        assert_eq!(offset_of!(T, code), 0);
+        assert_eq!(offset_of!(T, bits), 1);
+        assert_eq!(offset_of!(T, lanes), 2);
+    }
+
+    #[test]
+    fn dl_tensor() {
+        type T = DLTensor;
+        assert_eq!(size_of::<T>(), 36);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, data), 0);
+        assert_eq!(offset_of!(T, device), 4);
+        assert_eq!(offset_of!(T, ndim), 12);
+        assert_eq!(offset_of!(T, dtype), 16);
+        assert_eq!(offset_of!(T, shape), 20);
+        assert_eq!(offset_of!(T, strides), 24);
+        assert_eq!(offset_of!(T, byte_offset), 28);
+    }
+
+    #[test]
+    fn dl_managed_tensor() {
+        type T = DLManagedTensor;
+        assert_eq!(size_of::<T>(), 44);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, dl_tensor), 0);
+        assert_eq!(offset_of!(T, manager_ctx), 36);
+        assert_eq!(offset_of!(T, deleter), 40);
+    }
+
+    #[test]
+    fn dl_managed_tensor_versioned() {
+        type T = DLManagedTensorVersioned;
+        assert_eq!(size_of::<T>(), 60);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, version), 0);
+        assert_eq!(offset_of!(T, manager_ctx), 8);
+        assert_eq!(offset_of!(T, deleter), 12);
+        assert_eq!(offset_of!(T, flags), 16);
+        assert_eq!(offset_of!(T, dl_tensor), 24);
+    }
+
+    #[test]
+    fn dlpack_exchange_api_header() {
+        type T = DLPackExchangeAPIHeader;
+        assert_eq!(size_of::<T>(), 12);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, version), 0);
+        assert_eq!(offset_of!(T, prev_api), 8);
+    }
+
+    #[test]
+    fn dlpack_exchange_api() {
+        type T = DLPackExchangeAPI;
+        assert_eq!(size_of::<T>(), 32);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, header), 0);
+        assert_eq!(offset_of!(T, managed_tensor_allocator), 12);
+        assert_eq!(offset_of!(T, managed_tensor_from_py_object_no_sync), 16);
+        assert_eq!(offset_of!(T, managed_tensor_to_py_object_no_sync), 20);
+        assert_eq!(offset_of!(T, dltensor_from_py_object_no_sync), 24);
+        assert_eq!(offset_of!(T, current_work_stream), 28);
+    }
+}
+
+/// The guards above again, one test per struct, so that `cargo test` runs
+/// and names the layout of the model the target picked.
+#[cfg(test)]
+#[cfg(any(
+    all(target_arch = "x86", any(windows, target_os = "uefi")),
+    all(target_arch = "arm", not(target_os = "ios")),
+    all(target_arch = "x86_64", target_pointer_width = "32"),
+    all(target_arch = "aarch64", target_pointer_width = "32"),
+    target_arch = "mips",
+    target_arch = "mips32r6",
+    target_arch = "powerpc",
+    target_arch = "riscv32",
+    target_arch = "wasm32",
+    target_arch = "sparc",
+    target_arch = "hexagon"
+))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dlpack_version() {
+        type T = DLPackVersion;
+        assert_eq!(size_of::<T>(), 8);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, major), 0);
+        assert_eq!(offset_of!(T, minor), 4);
+    }
+
+    #[test]
+    fn dl_device() {
+        type T = DLDevice;
+        assert_eq!(size_of::<T>(), 8);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, device_type), 0);
+        assert_eq!(offset_of!(T, device_id), 4);
+    }
+
+    #[test]
+    fn dl_data_type() {
+        type T = DLDataType;
+        assert_eq!(size_of::<T>(), 4);
+        assert_eq!(align_of::<T>(), 2);
+        assert_eq!(offset_of!(T, code), 0);
+        assert_eq!(offset_of!(T, bits), 1);
+        assert_eq!(offset_of!(T, lanes), 2);
+    }
+
+    #[test]
+    fn dl_tensor() {
+        type T = DLTensor;
+        assert_eq!(size_of::<T>(), 40);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, data), 0);
+        assert_eq!(offset_of!(T, device), 4);
+        assert_eq!(offset_of!(T, ndim), 12);
+        assert_eq!(offset_of!(T, dtype), 16);
+        assert_eq!(offset_of!(T, shape), 20);
+        assert_eq!(offset_of!(T, strides), 24);
+        assert_eq!(offset_of!(T, byte_offset), 32);
+    }
+
+    #[test]
+    fn dl_managed_tensor() {
+        type T = DLManagedTensor;
+        assert_eq!(size_of::<T>(), 48);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, dl_tensor), 0);
+        assert_eq!(offset_of!(T, manager_ctx), 40);
+        assert_eq!(offset_of!(T, deleter), 44);
+    }
+
+    #[test]
+    fn dl_managed_tensor_versioned() {
+        type T = DLManagedTensorVersioned;
+        assert_eq!(size_of::<T>(), 64);
+        assert_eq!(align_of::<T>(), 8);
+        assert_eq!(offset_of!(T, version), 0);
+        assert_eq!(offset_of!(T, manager_ctx), 8);
+        assert_eq!(offset_of!(T, deleter), 12);
+        assert_eq!(offset_of!(T, flags), 16);
+        assert_eq!(offset_of!(T, dl_tensor), 24);
+    }
+
+    #[test]
+    fn dlpack_exchange_api_header() {
+        type T = DLPackExchangeAPIHeader;
+        assert_eq!(size_of::<T>(), 12);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, version), 0);
+        assert_eq!(offset_of!(T, prev_api), 8);
+    }
+
+    #[test]
+    fn dlpack_exchange_api() {
+        type T = DLPackExchangeAPI;
+        assert_eq!(size_of::<T>(), 32);
+        assert_eq!(align_of::<T>(), 4);
+        assert_eq!(offset_of!(T, header), 0);
+        assert_eq!(offset_of!(T, managed_tensor_allocator), 12);
+        assert_eq!(offset_of!(T, managed_tensor_from_py_object_no_sync), 16);
+        assert_eq!(offset_of!(T, managed_tensor_to_py_object_no_sync), 20);
+        assert_eq!(offset_of!(T, dltensor_from_py_object_no_sync), 24);
+        assert_eq!(offset_of!(T, current_work_stream), 28);
+    }
+}

@@ -185,6 +185,25 @@ impl ManagedTensor {
     /// the data is touched; on error the deleter has already been called
     /// (for a NULL pointer there is none to call).
     ///
+    /// ```
+    /// use dlpack::rules::Rule;
+    /// use dlpack::{Export, ManagedTensor};
+    ///
+    /// // A producer hands a managed tensor over: here, Rust's own export.
+    /// let m = Export::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?.into_raw();
+    /// let tensor = unsafe { ManagedTensor::from_versioned(m) }?;
+    /// assert_eq!(tensor.shape(), &[2, 2]);
+    /// assert_eq!(unsafe { tensor.as_slice::<f32>() }?, &[1.0, 2.0, 3.0, 4.0]);
+    /// drop(tensor); // the producer's deleter runs here, once
+    ///
+    /// // A malformed one is refused, its deleter already called.
+    /// let m = Export::from_vec(vec![0u8; 4], &[4])?.into_raw();
+    /// unsafe { (*m).dl_tensor.ndim = -1 };
+    /// let err = unsafe { ManagedTensor::from_versioned(m) }.unwrap_err();
+    /// assert_eq!(err.rule(), Some(Rule::NdimRange));
+    /// # Ok::<(), dlpack::Error>(())
+    /// ```
+    ///
     /// # Safety
     /// `m` is NULL or a managed tensor the caller owns (it was handed over
     /// to the caller, who has not given it back), whose shape and strides,

@@ -1473,12 +1473,14 @@ _NAMES = {CAPSULE_NAME.encode(): (_NAME, _USED_NAME, False),
 
 _capsule_new = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
                     ctypes.c_void_p)
-_capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+# The capsule is passed as its address, id(capsule), while a local name
+# holds it: a py_object made for the calls costs a third of one call.
+_capsule_get_name = _api("PyCapsule_GetName", ctypes.c_char_p, ctypes.c_void_p)
+_capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p)
-_capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
-_py_object = ctypes.py_object
+_id = id
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
 _refcount = sys.getrefcount
@@ -1534,6 +1536,11 @@ def _dims(n):
     if s is None:
         s = _dims_structs[n] = (struct.Struct(f"={n}q"), struct.Struct(f"={n}Q").unpack_from)
     return s
+
+
+# The unpack_from of n uint64, by n, for the import path (a tuple index
+# costs less than a dict lookup there).
+_read_unsigned_dims = tuple(_dims(n)[1] for n in range(_MAX_NDIM + 1))
 
 
 def _read_dims(n, address):
@@ -1595,9 +1602,9 @@ _free_slots = []
 # An export is a list: [(tensor, its lease) kept alive (None once given back),
 # capsule (None once consumed), the struct's first word as written, the
 # capsule's unused name, slot or None, the struct's address, exports to wait
-# before the next look]. _exports has them by address; _fresh those not
-# looked at yet; _due, by export count, those to look at then.
-_exports = {}
+# before the next look]. _fresh has those not looked at yet; _due, by export
+# count, those to look at then: every export not given back is in one of
+# them (with some a sweep gave back, which a look skips).
 _fresh = []
 _due = {}
 _exports_made = 0
@@ -1624,7 +1631,6 @@ def _first_word(address, slot):
 
 
 def _give_back(entry):
-    del _exports[entry[5]]
     entry[0] = entry[1] = None
     if entry[4] is not None:
         _free_slots.append(entry[4])
@@ -1689,15 +1695,20 @@ def _sweep():
     except IndexError:
         return  # a collection while exports are looked at: the next sweep
     try:
-        for entry in list(_exports.values()):
+        for entry in _live_exports():
             if _done(entry, _first_word(entry[5], entry[4])):
                 _give_back(entry)
     finally:
         _look_token.append(None)
 
 
+def _live_exports():
+    """The exports not given back yet."""
+    return [entry for batch in [_fresh, *_due.values()] for entry in batch if entry[0] is not None]
+
+
 def _sweep_after_collection(phase, info):
-    if phase == "stop" and _exports:
+    if phase == "stop" and (_fresh or _due):
         _sweep()
 
 
@@ -1957,10 +1968,11 @@ def _adopt(address, versioned, readonly):
         major, minor, flags = _MAJOR, None, 0
     t = _new_tensor(Tensor)
     if deleter:
-        # No local name for the lease: a refusal's traceback would keep it,
-        # and the deleter, past close().
-        t._keep = _new_lease(_Lease)
-        t._keep.release, t._keep.held = _deleters.get(deleter) or _deleter(deleter), address
+        t._keep = lease = _new_lease(_Lease)
+        lease.release, lease.held = _deleters.get(deleter) or _deleter(deleter), address
+        # A refusal's traceback would keep the lease, and the deleter, past
+        # close().
+        del lease
     else:  # nothing to call when done
         t._keep = (None, address)
     t._stream = _NO_STREAM
@@ -1976,7 +1988,7 @@ def _adopt(address, versioned, readonly):
         # dlgen:checker ctypes-fast-path (docs/rules.md lists every checker)
         shape = None
         if major == _MAJOR and 0 < ndim <= _MAX_NDIM and shape_p and strides_p:
-            dims = (_dims_structs.get(ndim) or _dims(ndim))[1]
+            dims = _read_unsigned_dims[ndim]
             try:
                 shape, strides = dims(_MEMORY, shape_p), dims(_MEMORY, strides_p)
             except _PAST_MEMORY:
@@ -2070,6 +2082,17 @@ def _private_copy(t):
     return c
 
 
+def _with_dims(head, size, ndim):
+    """head (a managed struct's Struct, of size bytes in C), then the shape
+    and strides of ndim dimensions: an export's memory in one pack."""
+    return struct.Struct(f"{head.format}{size - head.size}x{2 * ndim}q")
+
+
+# By ndim: a Tensor has at most _MAX_NDIM dimensions.
+_VERSIONED_WITH_DIMS = tuple(_with_dims(_VERSIONED, _VSIZE, n) for n in range(_MAX_NDIM + 1))
+_LEGACY_WITH_DIMS = tuple(_with_dims(_LEGACY, _LSIZE, n) for n in range(_MAX_NDIM + 1))
+
+
 def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
@@ -2090,21 +2113,19 @@ def _export(t, versioned, flags):
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
     if versioned:
-        _VERSIONED.pack_into(view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags,
-                             t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
-                             shape_p, strides_p, t._byte_offset)
+        _VERSIONED_WITH_DIMS[ndim].pack_into(
+            view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags, t._data, t._dev_type,
+            t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p, t._byte_offset,
+            *t._shape, *t._strides)
         name = _VNAME
     else:
-        _LEGACY.pack_into(view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits,
-                          t._lanes, shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER)
+        _LEGACY_WITH_DIMS[ndim].pack_into(
+            view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
+            shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER, *t._shape, *t._strides)
         name = _NAME
-    if ndim:
-        (_dims_structs.get(2 * ndim) or _dims(2 * ndim))[0].pack_into(view, offset + head,
-                                                                      *t._shape, *t._strides)
     # The tensor's lease too: it must outlive the export even if t is closed first.
     first = slot[2][slot[4]] if slot is not None else _first_word(address, None)
     entry = [(t, t._keep), None, first, name, slot, address, 1]
-    _exports[address] = entry
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
@@ -2246,7 +2267,7 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
                 raise
             capsule = _request_capsule(x, None, None, None)  # says what is missing
         if type(capsule) is _CapsuleType:
-            held = _py_object(capsule)
+            held = _id(capsule)  # capsule stays alive: the calls take its address
             try:
                 address = _capsule_get_pointer(held, _VNAME)
             except ValueError:  # another name
@@ -2307,21 +2328,21 @@ def _take(capsule):
     """Takes the managed tensor out of a capsule, renaming it used_*."""
     if type(capsule) is not _CapsuleType:
         raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
-    capsule = _py_object(capsule)  # converted once for all the calls below
+    held = _id(capsule)  # capsule stays alive: the calls take its address
     try:  # the common case first: one call instead of asking for the name
-        address = _capsule_get_pointer(capsule, _VNAME)
+        address = _capsule_get_pointer(held, _VNAME)
     except ValueError:  # another name: CPython says so with a ValueError
         address = None
     if address:
-        _capsule_set_name(capsule, _USED_VNAME)
+        _capsule_set_name(held, _USED_VNAME)
         return address, True
-    name = _capsule_get_name(capsule)
+    name = _capsule_get_name(held)
     entry = _NAMES.get(name)
     if entry is None:
         raise _not_a_capsule(name)
     cname, used, versioned = entry
-    address = _capsule_get_pointer(capsule, cname)
+    address = _capsule_get_pointer(held, cname)
     if not address:
         raise BufferError("the capsule holds a NULL tensor")
-    _capsule_set_name(capsule, used)
+    _capsule_set_name(held, used)
     return address, versioned

@@ -1,8 +1,8 @@
 //! The safe layer of a generated crate (DLPack 1.0 and later), as a
 //! consumer and a producer see it: deleters called exactly once in every
 //! order and from any thread, validation before use, slices that honour
-//! read-only, exports of Rust memory. tests/rust copies this file into
-//! each release's crate and runs it with cargo test and under Miri.
+//! read-only, exports of Rust memory. Every crate from 1.0 carries it as
+//! tests/safe_layer.rs; `cargo test` runs it, tests/rust under Miri too.
 #![cfg(feature = "safe")]
 
 use std::ffi::c_void;
