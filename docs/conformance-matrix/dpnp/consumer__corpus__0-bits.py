@@ -6,5 +6,8 @@
 import dpnp as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(2, 0, 1), shape=(2, 3), strides=(3, 1), byte_offset=0, data='buffer', buffer_bytes=24, ndim=2, version=(1, 3))
-y = xp.from_dlpack(producer)
+try:
+    y = xp.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'ok', producer)
 reference.accepted(producer, y, 'consumer-malformed')

@@ -1,13 +1,16 @@
 # dpnp 0.20.0: consumer/corpus/reversed-rows-and-columns (fail)
 # requires: an imported array holds the values at data + byte_offset + strides, for every layout the release allows (negative, zero and odd strides; size-1 and size-0 dimensions; 0-d).
 # source: DLPack C header (dlpack.h), DLTensor data, byte_offset and strides
-# got: the imported array holds [[3.0, 1.233422908298704e-40, 2.7465313010011094e-13], [0.0, 2.802596928649634e-45, 4.578462472488475e-41]]; the tensor holds [[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]]
+# got: the imported array holds [[3.0, 1.2372204271370242e-40, 8.631998540240873e-42], [0.0, 1.401298464324817e-45, 4.583226887267179e-41]]; the tensor holds [[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]]
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import dpnp as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=(2, 3), strides=(-3, -1), byte_offset=20, data='buffer', buffer_bytes=24, ndim=2, version=(1, 3))
 expected = producer.fill()
-y = xp.from_dlpack(producer)
+try:
+    y = xp.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'ok', producer)
 reference.check_values(producer, y, lambda y: xp.asnumpy(y).tolist(), expected)
 del y
 reference.check_released(producer)

@@ -6,7 +6,10 @@
 import paddle as xp
 from dlpack_conformance import reference
 producer = reference.Producer(shape=(2, 3), dtype=(0, 64, 1), versioned=False, values=[[1, 2, 3], [4, 5, 6]])
-y = xp.utils.dlpack.from_dlpack(producer)
+try:
+    y = xp.utils.dlpack.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'consumer-refused-valid', producer)
 reference.check_values(producer, y, lambda y: y.tolist(), [[1, 2, 3], [4, 5, 6]])
 del y
 reference.check_released(producer)

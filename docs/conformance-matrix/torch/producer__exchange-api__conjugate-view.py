@@ -1,5 +1,5 @@
 # torch 2.15.0: producer/exchange-api/conjugate-view (fail)
-# requires: managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ (same version, flags, dtype, device, shape, elements).
+# requires: managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ (same version, flags, dtype, device, shape, elements), holding the array's values.
 # source: DLPack C header (dlpack.h), DLPackExchangeAPI
 # got: __dlpack__ refused (BufferError: Can't export tensors with the conjugate bit set), managed_tensor_from_py_object_no_sync exported
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).

@@ -417,7 +417,7 @@ def _contiguous_bytes(shape, strides, itemsize):
 def _packed_steps(shape, strides, step):
     """Whether each dimension longer than 1 steps over all before it, from
     step bytes for the first."""
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=True):
         if n != 1 and s != step:
             return False
         step *= n

@@ -1,0 +1,15 @@
+# tensorflow 2.21.0: consumer/versioned/dtype/float32 (fail)
+# requires: from_dlpack imports a contiguous CPU tensor of a dtype the library has.
+# source: Python array API standard 2024.12, from_dlpack
+# got: raised BufferError: this producer exports versioned capsules only: pass max_version=(1, x)
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+import tensorflow as xp
+from dlpack_conformance import reference
+producer = reference.Producer(shape=(2, 3), dtype=(2, 32, 1), versioned=True, values=[[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
+try:
+    y = xp.experimental.dlpack.from_dlpack(producer.__dlpack__())
+except Exception as error:
+    reference.refused(error, 'consumer-basic', producer)
+reference.check_values(producer, y, lambda y: y.numpy().tolist(), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
+del y
+reference.check_released(producer)
