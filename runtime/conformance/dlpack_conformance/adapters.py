@@ -80,8 +80,9 @@ class Adapter:
         return None  # noqa: RET501 - the default: no read-only arrays
 
     def exchange_inputs(self):
-        """Arrays of the library's own kinds (name, setup lines making x) on
-        which __dlpack_c_exchange_api__ must answer as __dlpack__ does."""
+        """Arrays of the library's own kinds on which __dlpack_c_exchange_api__
+        must answer as __dlpack__ does: (name, setup lines making x, its
+        values as nested lists or None)."""
         return []
 
     def export(self, x, keywords):
@@ -143,12 +144,16 @@ class Torch(Adapter):
         return f"{x}.permute({axes!r})"
 
     def exchange_inputs(self):
-        values = [[1 + 2j, -3j, 0.5], [2.5 - 1j, 4 + 0j, -1 + 1j]]
+        values = [[1 + 2j, -3j, 0.5 + 0j], [2.5 - 1j, 4 + 0j, -1 + 1j]]
         base = f"xp.tensor({values!r}, dtype=xp.complex64)"
         return [
-            ("conjugate view", [f"x = {base}.conj()"]),
-            ("negative view", [f"x = {base}.conj().imag"]),
-            ("requires_grad", ["x = xp.ones((2, 3), requires_grad=True)"]),
+            (
+                "conjugate view",
+                [f"x = {base}.conj()"],
+                [[v.conjugate() for v in r] for r in values],
+            ),
+            ("negative view", [f"x = {base}.conj().imag"], [[-v.imag for v in r] for r in values]),
+            ("requires_grad", ["x = xp.ones((2, 3), requires_grad=True)"], [[1.0] * 3] * 2),
         ]
 
 

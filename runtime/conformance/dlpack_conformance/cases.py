@@ -415,13 +415,13 @@ def producer_cases(adapter):
                     act=0,
                 )
             )
-        for name, lines in adapter.exchange_inputs():
+        for name, lines, values in adapter.exchange_inputs():
             cases.append(
                 Case(
                     f"producer/exchange-api/{slug(name)}",
                     "producer",
                     lines,
-                    [f"reference.check_exchange_api(x, {export})"],
+                    [f"reference.check_exchange_api(x, {export}, expected={values!r})"],
                     "export",
                     f"__dlpack_c_exchange_api__ against __dlpack__: {name}",
                     act=0,

@@ -525,6 +525,7 @@ class Producer:
         if self.versioned:
             max_version = kwargs.get("max_version")
             if max_version is None or max_version[0] < 1:
+                self.refused_request = f"__dlpack__(max_version={max_version!r})"
                 raise BufferError(
                     "this producer exports versioned capsules only: pass max_version=(1, x)"
                 )
@@ -683,12 +684,13 @@ def exchange_api(x):
 _FROM_PY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(ctypes.c_void_p))
 
 
-def check_exchange_api(x, export):
+def check_exchange_api(x, export, expected=None):
     """Checks that the exchange API's managed_tensor_from_py_object_no_sync
     answers as export() (x.__dlpack__ with the release's max_version) does:
     it refuses what __dlpack__ refuses, and exports the same tensor (version,
     flags, device, dtype, shape, strides, first element's address, every
-    element)."""
+    element); with expected (the array's values as nested lists), what it
+    exports holds them, refused by __dlpack__ or not."""
     api = exchange_api(x)
     if api is None:
         raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
@@ -706,9 +708,20 @@ def check_exchange_api(x, export):
         except Exception:  # noqa: BLE001 - the entry refused too, with an exception
             return
         if status == 0 and out.value:
-            _Managed(out.value).call_deleter()
+            got = _Managed(out.value)
+            try:
+                if expected is not None and decodable(got.dtype) and got.data:
+                    values = got.elements()
+                    if not same_values(values, expected):
+                        raise Violation(
+                            "exchange-api",
+                            f"managed_tensor_from_py_object_no_sync exported {values}; the array holds "
+                            f"{expected} (__dlpack__ refused: {type(e).__name__}: {e})",
+                        ) from None
+            finally:
+                got.call_deleter()
             raise Violation(
-                "exchange-api",
+                "exchange-api-refusal",
                 f"__dlpack__ refused ({type(e).__name__}: {e}), managed_tensor_from_py_object_no_sync "
                 "exported",
             ) from None
@@ -729,6 +742,11 @@ def check_exchange_api(x, export):
                     "exchange-api", f"the exchange API's {field} is {a}, __dlpack__'s is {b}"
                 )
         readable = want.device[0] in HOST_READABLE and decodable(want.dtype) and want.data
+        if readable and expected is not None and not same_values(got.elements(), expected):
+            raise Violation(
+                "exchange-api",
+                f"the exchange API's elements are {got.elements()}; the array holds {expected}",
+            )
         if readable and not same_values(got.elements(), want.elements()):
             raise Violation(
                 "exchange-api",
