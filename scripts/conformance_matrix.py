@@ -83,17 +83,22 @@ def load():
 
 
 def verdicts(results):
-    return {r["case"]: r["verdict"] for r in results}
+    """Every case's verdict but pass's: a case the matrix does not list
+    passed (or did not exist)."""
+    return {r["case"]: r["verdict"] for r in results if r["verdict"] != "pass"}
 
 
 def differences(recorded, results):
     """The cases whose verdict differs from the recorded one, as lines."""
-    now = verdicts(results)
+    now = {r["case"]: r["verdict"] for r in results}
     before = recorded["verdicts"]
     lines = []
     for case in sorted(set(now) | set(before)):
-        if now.get(case) != before.get(case):
-            lines.append(f"{case}: recorded {before.get(case)}, now {now.get(case)}")
+        was = before.get(case, "pass" if case in now else None)
+        if now.get(case) != was:
+            lines.append(f"{case}: recorded {was}, now {now.get(case)}")
+    if len(now) != recorded["cases"]:
+        lines.append(f"{len(now)} cases, recorded {recorded['cases']}")
     return lines
 
 
@@ -171,24 +176,31 @@ def _markdown(matrix):
 
 
 def _svg(matrix):
-    import matplotlib
-    matplotlib.use("svg")
-    import matplotlib.pyplot as plt
-    plt.rcParams["svg.hashsalt"] = "dlgen"
+    """A stacked bar per library, verdicts by colour: plain SVG, written
+    here so that it stays small and the same for the same matrix."""
     colours = [("pass", "#4c9a2a"), ("warn", "#e0b000"), ("skip", "#bbbbbb"), ("fail", "#d62728"),
                ("crash", "#7b1113")]
     libraries = list(matrix)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(libraries) + 1.2))
-    left = [0] * len(libraries)
-    for verdict, colour in colours:
-        counts = [matrix[lib]["counts"][verdict] for lib in libraries]
-        ax.barh(libraries, counts, left=left, color=colour, label=verdict)
-        left = [a + b for a, b in zip(left, counts)]
-    ax.invert_yaxis()
-    ax.set_xlabel("cases")
-    ax.legend(ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
-    fig.tight_layout()
-    fig.savefig(os.path.join(ROOT, "docs", "conformance-matrix.svg"), metadata={"Date": None})
+    scale, left, row = 1.4, 130, 24
+    most = max(m["cases"] for m in matrix.values())
+    width, height = left + int(most * scale) + 20, 40 + row * len(libraries)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           'font-family="sans-serif" font-size="12">']
+    for i, (verdict, colour) in enumerate(colours):
+        out.append(f'<rect x="{left + 90 * i}" y="6" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{left + 90 * i + 14}" y="15">{verdict}</text>')
+    for n, library in enumerate(libraries):
+        y, x = 28 + row * n, left
+        out.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end">{library}</text>')
+        for verdict, colour in colours:
+            w = matrix[library]["counts"][verdict] * scale
+            if w:
+                out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="18" fill="{colour}">'
+                           f'<title>{library}: {matrix[library]["counts"][verdict]} {verdict}</title></rect>')
+            x += w
+    out.append("</svg>")
+    with open(os.path.join(ROOT, "docs", "conformance-matrix.svg"), "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def pythonpath_for(library, cython_dir=None):
