@@ -147,3 +147,16 @@ def test_careless_arguments_get_exit_2_and_say_what_to_do(kit, tmp_path):
     assert r.returncode == 2 and "--json" in r.stderr
     r = run("numpy", "--xfail", str(tmp_path / "missing.txt"))
     assert r.returncode == 2 and "--xfail" in r.stderr
+
+
+def test_check_keeps_a_vendored_kit_current(dlgen, tmp_path):
+    """-check works for the kit as for every other output: a current copy
+    passes, an edited one fails with a diff naming the file."""
+    subprocess.run([dlgen, "-lang", "conformance", "-out", str(tmp_path)], check=True)
+    assert subprocess.run([dlgen, "-lang", "conformance", "-out", str(tmp_path), "-check"]).returncode == 0
+    cases = tmp_path / "conformance" / "dlpack_conformance" / "cases.py"
+    cases.write_text(cases.read_text() + "# a local edit\n")
+    r = subprocess.run([dlgen, "-lang", "conformance", "-out", str(tmp_path), "-check"], capture_output=True,
+                       text=True)
+    assert r.returncode == 1
+    assert "conformance/dlpack_conformance/cases.py" in r.stdout + r.stderr
