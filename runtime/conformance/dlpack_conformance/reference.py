@@ -444,9 +444,15 @@ class Producer:
         t.ndim = len(shape or ()) if ndim is None else ndim
         t.byte_offset = byte_offset
         self._dims = []
-        for field, dims in (("shape", shape), ("strides", strides)):
+        # A library that reads as many entries as a too-large ndim says
+        # reads the kit's own values (1 for an extent, 0 for a stride) up to
+        # _PADDED_DIMS entries, not whatever memory follows: its verdict on
+        # such a tensor is the same on every run.
+        padded = min(max(t.ndim, 0), _PADDED_DIMS)
+        for field, dims, pad in (("shape", shape, 1), ("strides", strides, 0)):
             if dims is not None:
-                array = (ctypes.c_int64 * max(len(dims), 1))(*dims)
+                entries = list(dims) + [pad] * max(padded - len(dims), 0)
+                array = (ctypes.c_int64 * max(len(entries), 1))(*entries)
                 self._dims.append(array)
                 setattr(t, field, ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)))
         self.buffer = None
@@ -539,6 +545,9 @@ class Producer:
     def consumed(self):
         used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
         return capsule_name(self.capsule) == used
+
+
+_PADDED_DIMS = 4096
 
 
 def _nest(flat, shape):
