@@ -1,0 +1,13 @@
+# torch 2.15.0: consumer/corpus/ndim-100000 (crash)
+# requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
+# source: the kit's policy (no DLPack text is about crashes)
+# got: the process died of SIGSEGV while running this case; its last words: (none)
+# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+import torch as xp
+from dlpack_conformance import reference
+producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=(1,), strides=(1,), byte_offset=0, data='buffer', buffer_bytes=24, ndim=100000, version=(1, 3))
+try:
+    y = xp.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'ok', producer)
+reference.accepted(producer, y, 'consumer-malformed')
