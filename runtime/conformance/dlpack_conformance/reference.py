@@ -446,13 +446,15 @@ class Producer:
         self._dims = []
         # A library that reads as many entries as a too-large ndim says
         # reads the kit's own values (1 for an extent, 0 for a stride) up to
-        # _PADDED_DIMS entries, not whatever memory follows: its verdict on
-        # such a tensor is the same on every run.
+        # _PADDED_DIMS entries, then an unmapped page, never whatever memory
+        # follows: its verdict on such a tensor is the same on every run.
         padded = min(max(t.ndim, 0), _PADDED_DIMS)
         for field, dims, pad in (("shape", shape, 1), ("strides", strides, 0)):
             if dims is not None:
                 entries = list(dims) + [pad] * max(padded - len(dims), 0)
-                array = (ctypes.c_int64 * max(len(entries), 1))(*entries)
+                array = _guarded_int64s(entries) if t.ndim > len(dims) else None
+                if array is None:
+                    array = (ctypes.c_int64 * max(len(entries), 1))(*entries)
                 self._dims.append(array)
                 setattr(t, field, ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)))
         self.buffer = None
@@ -547,7 +549,31 @@ class Producer:
         return capsule_name(self.capsule) == used
 
 
-_PADDED_DIMS = 4096
+_PADDED_DIMS = 1 << 17
+_PAGE = 4096
+
+
+def _guarded_int64s(entries):
+    """entries as int64s that end where an unmapped page begins (Linux), so
+    that a reader past them faults at once; None where that cannot be had."""
+    import mmap
+
+    if not hasattr(mmap, "MAP_ANONYMOUS") or not hasattr(_libc, "mprotect"):
+        return None
+    size = 8 * len(entries)
+    pages = (size + _PAGE - 1) // _PAGE
+    region = mmap.mmap(-1, (pages + 1) * _PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    guard = base + pages * _PAGE
+    if _libc.mprotect(ctypes.c_void_p(guard), ctypes.c_size_t(_PAGE), 0) != 0:  # PROT_NONE
+        return None
+    array = (ctypes.c_int64 * len(entries)).from_address(guard - size)
+    array[:] = entries
+    _KEEP.append(region)
+    return array
+
+
+_libc = ctypes.CDLL(None)
 
 
 def _nest(flat, shape):
