@@ -1,7 +1,7 @@
-# dpnp 0.20.0: consumer/corpus/ndim-100000 (crash)
-# requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
-# source: the kit's policy (no DLPack text is about crashes)
-# got: the process died of SIGSEGV while running this case; its last words: PLEASE submit a bug report to https://software.intel.com/en-us/support/priority-support and include the crash backtrace and instructions to reproduce the bug.
+# dpnp 0.20.0: consumer/corpus/ndim-100000 (fail)
+# requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
+# source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
+# got: from_dlpack raised ValueError: number of dimensions must be within [0, 64], got 100000; then: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import dpnp as xp
 from dlpack_conformance import reference
