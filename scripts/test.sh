@@ -52,8 +52,8 @@ OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.ve
   DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
 for v in 3.10 3.12 3.13; do
   echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension"
-  # These venvs hold NumPy, Cython and pytest only: tvm-ffi may skip there.
-  DLGEN_ABSENT_MODULES=tvm_ffi .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
+  # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
+  DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
     tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py \
     tests/python/test_c_extension.py

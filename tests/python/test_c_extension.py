@@ -12,6 +12,7 @@ import sysconfig
 
 import numpy as np
 import pytest
+import required
 
 from conftest import REQUIRED, ROOT
 
@@ -105,7 +106,7 @@ def test_capsule_names_follow_max_version(carray):
 
 
 def test_every_export_and_import_is_released(carray):
-    torch = pytest.importorskip("torch")
+    torch = required.module("torch")
     a = carray.Array((64,))
     n = np.arange(8, dtype=np.float32)
     before = sys.getrefcount(a), sys.getrefcount(n)
@@ -119,7 +120,7 @@ def test_every_export_and_import_is_released(carray):
 
 
 def test_pytorch_both_ways(carray):
-    torch = pytest.importorskip("torch")
+    torch = required.module("torch")
     a = carray.Array((3, 2))
     t = torch.from_dlpack(a)
     assert t.tolist() == [[0, 1], [2, 3], [4, 5]]
