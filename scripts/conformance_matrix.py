@@ -102,7 +102,7 @@ def differences(recorded, results):
     return lines
 
 
-def record(library, results, version, seconds):
+def record(results, version, seconds):
     """What the matrix keeps of one library's run."""
     failures = [{k: r[k] for k in ("case", "verdict", "requirement", "source", "strength", "message")}
                 for r in results if r["verdict"] in ("fail", "crash")]
@@ -120,7 +120,7 @@ def write(got):
     Markdown page, the SVG and one reproducer per failing case."""
     matrix = load() if os.path.exists(MATRIX) else {}
     for library, (results, version, seconds) in got.items():
-        matrix[library] = record(library, results, version, seconds)
+        matrix[library] = record(results, version, seconds)
         shutil.rmtree(os.path.join(REPRODUCERS, library), ignore_errors=True)
         for r in results:
             if r["verdict"] in ("fail", "crash"):

@@ -440,7 +440,6 @@ class Tensor:
     must_refuse: str = ""  # a requirement id refusing it meets
     write: bool = False  # try a write (read-only tensors)
     requests: bool = False  # check what the consumer asked
-    keywords_producer: bool = True
     held: bool = False  # may be refused, or held but never read as host memory
     refusal: object = "consumer-refused-valid"  # what refusing it means (reference.refused)
 
