@@ -11,6 +11,10 @@ np.ascontiguousarray(a.T): the Go benchmark (allocate, then copy) and NumPy take
 turns for ROUNDS rounds, the order alternating, and the figure is the median of
 the per-round ratios with the middle half of them. Both copies are also drawn
 as GB/s in docs/bench/copy-engine.svg (bench/plot.py).
+
+It also prints the benchmark that decided how dltensor checks an import: Go's
+checker (the peer) against the C helper header's through cgo, on the same
+tensors, CHECK_ROUNDS alternating rounds (docs/rules.md says what it decided).
 """
 import os
 import re
@@ -24,10 +28,11 @@ import plot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "15"))
+CHECK_ROUNDS = int(os.environ.get("DLGEN_BENCH_CHECK_ROUNDS", "201"))  # BenchmarkImportCheckCVsGo
 COPY_BYTES = 64 << 20  # BenchmarkContiguousCopyVsGo
 TRANSPOSE_N = 4096  # BenchmarkTranspose2D, float32
 LINE = re.compile(r"^(Benchmark\w+)-\d+\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?")
-METRIC = re.compile(r"([\d.]+) ([\w-]+)")
+METRIC = re.compile(r"(-?[\d.]+) ([\w-]+)")
 
 
 def go_bench(pkg, pattern, rounds=7):
@@ -45,6 +50,20 @@ def go_bench(pkg, pattern, rounds=7):
     return results
 
 
+def import_check():
+    """Prints BenchmarkImportCheckCVsGo: per tensor, Go's check and C's
+    through cgo, alternating in every round, and C's time over Go's."""
+    out = subprocess.run(["go", "test", "-run=^$", "-bench=^BenchmarkImportCheckCVsGo$", f"-benchtime={CHECK_ROUNDS}x",
+                          "./runtime/dltensor"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    print(f"import check, the C helper through cgo against Go's [peer], {CHECK_ROUNDS} alternating rounds:")
+    for line in out.splitlines():
+        if line.startswith("BenchmarkImportCheckCVsGo/"):
+            name = line.split()[0].split("/", 1)[1].rsplit("-", 1)[0]
+            m = {unit: float(v) for v, unit in METRIC.findall(line)}
+            print(f"  {name:26s} Go {m['go-ns']:5.0f} ns  C {m['c-ns']:5.0f} ns ({m['c-extra-ns']:+4.0f} ns)  "
+                  f"{m['c-vs-go']:.2f}x Go's time (middle half {m['c-vs-go-q1']:.2f}x to {m['c-vs-go-q3']:.2f}x)")
+
+
 def run_binary(binary, bench, benchtime):
     """One run of one benchmark of a compiled test binary: its result line."""
     out = subprocess.run([binary, "-test.run=^$", f"-test.bench=^{bench}$", f"-test.benchtime={benchtime}"],
@@ -53,11 +72,12 @@ def run_binary(binary, bench, benchtime):
 
 
 def main():
-    rt = go_bench("./runtime/dltensor", ".")
+    rt = go_bench("./runtime/dltensor", "^Benchmark(ExportRelease|Exchange1KiB|Exchange1GiB)$")
     ns, allocs = rt["BenchmarkExportRelease"]
     print(f"export + release round trip       {ns:10.0f} ns  {allocs} allocs  (goal <= 300 ns, 0 allocs)")
     small, big = rt["BenchmarkExchange1KiB"][0], rt["BenchmarkExchange1GiB"][0]
     print(f"exchange 1 GiB vs 1 KiB           {big:10.0f} ns vs {small:.0f} ns: {big / small:.2f}x (zero-copy: about 1x)")
+    import_check()
 
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "devices.test")

@@ -57,13 +57,9 @@ func Import[M any](p *M) (*Tensor, error) {
 	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	if v := m.Version; v.Major != dlpack.MajorVersion {
-		deleteManaged(m, false) // m is gone after this: report what was read before
-		return nil, broken(dlpack.RuleVersionMajor, v.Major, v.Minor, dlpack.MajorVersion, dlpack.MinorVersion)
-	}
-	s, err := describe(&m.DLTensor, m.Version, m.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0)
+	s, err := describeVersioned(m)
 	if err != nil {
-		deleteManaged(m, false)
+		deleteManaged(m, false) // m is gone after this: err holds what was read before
 		return nil, err
 	}
 	s.copied = m.Flags&dlpack.FlagBitmaskIsCopied != 0
@@ -73,6 +69,15 @@ func Import[M any](p *M) (*Tensor, error) {
 		t.readOnly.Store(true)
 	}
 	return t, nil
+}
+
+// describeVersioned is Import's check of m: its major version, before
+// anything else is read, then describe.
+func describeVersioned(m *dlpack.ManagedTensorVersioned) (*storage, error) {
+	if v := m.Version; v.Major != dlpack.MajorVersion {
+		return nil, broken(dlpack.RuleVersionMajor, v.Major, v.Minor, dlpack.MajorVersion, dlpack.MinorVersion)
+	}
+	return describe(&m.DLTensor, m.Version, m.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0)
 }
 
 // deleteManaged gives an imported tensor back to its producer.

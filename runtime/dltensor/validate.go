@@ -89,6 +89,17 @@ func describe(dl *dlpack.Tensor, v dlpack.Version, padded bool) (*storage, error
 		from := dlpack.TensorStridesNullable.Changed
 		return nil, broken(dlpack.RuleStridesNull, ndim, v.Major, v.Minor, from[0], from[1])
 	}
+	s := copyDescription(dl, padded)
+	if err := s.check(v); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// copyDescription copies a foreign DLTensor's description into Go memory,
+// once its ndim and its shape and strides pointers are known to be usable.
+func copyDescription(dl *dlpack.Tensor, padded bool) *storage {
+	ndim := int(dl.Ndim)
 	s := &storage{device: dl.Device, dtype: dl.Dtype, data: dl.Data, byteOffset: dl.ByteOffset, padded: padded}
 	if ndim > 0 {
 		dims := make([]int64, 2*ndim) // shape and strides in one allocation
@@ -100,10 +111,7 @@ func describe(dl *dlpack.Tensor, v dlpack.Version, padded bool) (*storage, error
 			copy(s.strides, contiguousStrides(s.shape))
 		}
 	}
-	if err := s.check(v); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s
 }
 
 // check makes the checks that follow the pointer fields', in the order of
