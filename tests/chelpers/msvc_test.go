@@ -2,6 +2,7 @@ package chelpers
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,22 +42,25 @@ var msvcTargets = []struct {
 // 199711L unless /Zc:__cplusplus is given: clang-cl does neither, so
 // those two are undefined or set back by hand. The helper header's
 // DLGEN_INLINE shows which branch of its #if it took: without
-// __STDC_VERSION__, the _MSC_VER one.
+// __STDC_VERSION__, the _MSC_VER one. In C, the header alone is also clean
+// under clang-cl's /Wall, which is clang's -Weverything (not MSVC's /Wall);
+// in C++ that warns of every C cast and 0 for a null pointer.
 var msvcModes = []struct {
 	name            string
 	args            []string
 	defined, absent []string
 	inline          string
+	everything      bool
 }{
-	{"C", []string{"/TC", "-U__STDC_VERSION__"}, nil, []string{"__STDC_VERSION__", "__cplusplus"}, "static __inline"},
-	{"C /std:c11", []string{"/TC", "/std:c11"}, []string{"__STDC_VERSION__ 201112L"}, nil, "static inline"},
-	{"C /std:c17", []string{"/TC", "/std:c17"}, []string{"__STDC_VERSION__ 201710L"}, nil, "static inline"},
+	{"C", []string{"/TC", "-U__STDC_VERSION__"}, nil, []string{"__STDC_VERSION__", "__cplusplus"}, "static __inline", true},
+	{"C /std:c11", []string{"/TC", "/std:c11"}, []string{"__STDC_VERSION__ 201112L"}, nil, "static inline", true},
+	{"C /std:c17", []string{"/TC", "/std:c17"}, []string{"__STDC_VERSION__ 201710L"}, nil, "static inline", true},
 	{"C++ /std:c++14", []string{"/TP", "/std:c++14", "-U__cplusplus", "-D__cplusplus=199711L"},
-		[]string{"_MSVC_LANG 201402L", "__cplusplus 199711L"}, nil, "static inline"},
+		[]string{"_MSVC_LANG 201402L", "__cplusplus 199711L"}, nil, "static inline", false},
 	{"C++ /std:c++17", []string{"/TP", "/std:c++17", "-U__cplusplus", "-D__cplusplus=199711L"},
-		[]string{"_MSVC_LANG 201703L", "__cplusplus 199711L"}, nil, "static inline"},
+		[]string{"_MSVC_LANG 201703L", "__cplusplus 199711L"}, nil, "static inline", false},
 	{"C++ /std:c++17 /Zc:__cplusplus", []string{"/TP", "/std:c++17", "/Zc:__cplusplus"},
-		[]string{"_MSVC_LANG 201703L", "__cplusplus 201703L"}, nil, "static inline"},
+		[]string{"_MSVC_LANG 201703L", "__cplusplus 201703L"}, nil, "static inline", false},
 }
 
 // TestHelperHeaderUnderClangCL compiles testdata/uses.c, which calls every
@@ -92,15 +96,22 @@ func TestHelperHeaderUnderClangCL(t *testing.T) {
 			}
 		}
 	}
+	header := filepath.Join(t.TempDir(), "header.c")
+	require.NoError(t, os.WriteFile(header, []byte("#include \"dlpack_helpers.h\"\n"), 0o644))
 	for _, v := range rs {
 		t.Run("v"+v, func(t *testing.T) {
 			t.Parallel()
 			include := generate(t, v)
 			for _, target := range msvcTargets {
 				for _, mode := range msvcModes {
-					args := append(append(clangCL(target.triple), mode.args...), "/Zs", "-I", include, "--", uses)
-					if msg, err := tooltest.Try("", nil, "clang", args...); err != nil {
+					args := append(append(clangCL(target.triple), mode.args...), "/Zs", "-I", include)
+					if msg, err := tooltest.Try("", nil, "clang", append(args, "--", uses)...); err != nil {
 						t.Errorf("clang-cl %s %s rejects the v%s helpers: %v\n%s", target.triple, mode.name, v, err, msg)
+					}
+					if mode.everything {
+						if msg, err := tooltest.Try("", nil, "clang", append(args, "/Wall", "--", header)...); err != nil {
+							t.Errorf("clang-cl %s %s /Wall warns of the v%s helpers: %v\n%s", target.triple, mode.name, v, err, msg)
+						}
 					}
 				}
 			}
