@@ -1,8 +1,9 @@
 // Package chelpers proves the C helper header (c/dlpack/dlpack_helpers.h):
-// the conformance corpus through its checks, natively, for i686 and under
-// AddressSanitizer and UndefinedBehaviorSanitizer, and a warning-free build
-// of every release's header in every language mode and on the targets the
-// C header's tests use.
+// the conformance corpus through its checks, natively, for i686, under
+// AddressSanitizer and UndefinedBehaviorSanitizer and through its _MSC_VER
+// branch, and a warning-free build of every release's header in every
+// language mode, on the targets the C header's tests use, under clang's
+// MSVC driver (clang-cl, not MSVC) and with MinGW-w64.
 package chelpers
 
 import (
