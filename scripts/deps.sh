@@ -17,6 +17,7 @@ packages=(
   clang                                           # freestanding compiles for dozens of targets (tests/abi)
   clang-16                                        # the same for LoongArch (loong64), which clang 14 lacks
   libclang-rt-14-dev                              # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz-c.sh)
+  g++-mingw-w64-x86-64-win32 g++-mingw-w64-i686-win32  # Windows C and C++ with the Windows C runtime's headers (tests/chelpers)
   python3-venv
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3

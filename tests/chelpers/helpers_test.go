@@ -1,8 +1,9 @@
 // Package chelpers proves the C helper header (c/dlpack/dlpack_helpers.h):
-// the conformance corpus through its checks, natively, for i686 and under
-// AddressSanitizer and UndefinedBehaviorSanitizer, and a warning-free build
-// of every release's header in every language mode and on the targets the
-// C header's tests use.
+// the conformance corpus through its checks, natively, for i686, under
+// AddressSanitizer and UndefinedBehaviorSanitizer and through its _MSC_VER
+// branch, and a warning-free build of every release's header in every
+// language mode, on the targets the C header's tests use, under clang's
+// MSVC driver (clang-cl, not MSVC) and with MinGW-w64.
 package chelpers
 
 import (
@@ -70,7 +71,9 @@ func parse(t *testing.T, line string) verdict {
 // after the accepted tensor is read, not before), and the byte range of an
 // accepted tensor in a buffer lies inside it. It runs on this machine under
 // AddressSanitizer and UndefinedBehaviorSanitizer (any report aborts) and
-// for i686 (the cases of 32-bit pointers).
+// for i686 (the cases of 32-bit pointers), and once more with clang
+// through the header's _MSC_VER branch (static __inline), which MSVC's C
+// takes: forced on Linux, so LP64 and glibc, not MSVC's LLP64 and CRT.
 func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
 	c, err := conformance.Load()
 	require.NoError(t, err)
@@ -83,19 +86,27 @@ func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
 		"the corpus is written for another release than the newest: update it")
 	include := generate(t, newest)
 	src := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "importer.c")
+	sanitized := []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
 	runs := []struct {
 		name, cc string
 		bits     int
 		args     []string
+		inline   string // the header's DLGEN_INLINE in this build: which branch of its #if it takes
 	}{
-		{"gcc, ASan and UBSan", "gcc", 64, []string{"-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"}},
-		{"i686", "i686-linux-gnu-gcc", 32, []string{"-O2", "-static"}},
+		{"gcc, ASan and UBSan", "gcc", 64, sanitized, "static inline"},
+		{"i686", "i686-linux-gnu-gcc", 32, []string{"-O2", "-static"}, "static inline"},
+		// The branch MSVC's C takes (no __STDC_VERSION__ without /std:c11),
+		// forced on this machine; glibc is told it is still C99.
+		{"clang, the _MSC_VER branch, ASan and UBSan", "clang", 64,
+			append([]string{"-fms-extensions", "-U__STDC_VERSION__", "-D_MSC_VER=1929", "-D_ISOC99_SOURCE"}, sanitized...), "static __inline"},
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
 			tooltest.Require(t, run.cc)
 			exe := filepath.Join(t.TempDir(), "importer")
 			args := append([]string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", include}, run.args...)
+			macros := tooltest.Run(t, "", nil, run.cc, append(args, "-dM", "-E", src)...)
+			require.True(t, strings.Contains(macros, "#define DLGEN_INLINE "+run.inline+"\n"), "%s takes another branch of the header's #if than the one defining DLGEN_INLINE as %s", run.name, run.inline)
 			tooltest.Run(t, "", nil, run.cc, append(args, src, "-o", exe)...)
 			var cases []conformance.Case
 			var input strings.Builder
@@ -160,6 +171,40 @@ var compilers = []compiler{
 	mode("aarch64", "aarch64-linux-gnu-gcc", "c99", false), mode("aarch64", "aarch64-linux-gnu-gcc", "c17", false),
 }
 
+// buildUses compiles testdata/uses.c against the v release's helpers in
+// include with cc, and runs it where cc.run says. A C++98 mode is passed
+// over where the release's dlpack.h itself is not C++98.
+func buildUses(t *testing.T, cc compiler, v, include string) {
+	t.Helper()
+	uses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "uses.c")
+	out := t.TempDir()
+	lang := []string{"-x", "c"}
+	if cc.cplus {
+		lang = []string{"-x", "c++"}
+	}
+	if cc.cplus && strings.HasSuffix(cc.name, "c++98") {
+		bare := filepath.Join(out, "bare.h")
+		require.NoError(t, os.WriteFile(bare, []byte("#include \"dlpack.h\"\n"), 0o644))
+		if _, err := tooltest.Try("", nil, cc.cmd, append(append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include), append(lang, bare)...)...); err != nil {
+			return // dlpack.h of this release is not C++98
+		}
+	}
+	exe := filepath.Join(out, "uses")
+	args := append(append(append([]string{}, cc.args...), "-I", include), lang...)
+	args = append(args, uses, "-o", exe)
+	if !cc.run {
+		args = append(args, "-c")
+	}
+	if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
+		t.Fatalf("%s rejects the v%s helpers: %v\n%s", cc.name, v, err, msg)
+	}
+	if cc.run {
+		if msg, err := tooltest.Try("", nil, exe); err != nil {
+			t.Fatalf("v%s helpers built with %s disagree with uses.c: %v\n%s", v, cc.name, err, msg)
+		}
+	}
+}
+
 // TestHelperHeaderCompilesEverywhere compiles and runs testdata/uses.c,
 // which calls every helper, against every release's header with gcc,
 // g++, clang and clang++ as C89, C99, C11, C++98, C++11 and C++17, and
@@ -176,39 +221,13 @@ func TestHelperHeaderCompilesEverywhere(t *testing.T) {
 		tooltest.Missing(t, "the test venv (.venv) is missing")
 	}
 	pythonInclude := strings.TrimSpace(tooltest.Run(t, "", nil, python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"))
-	uses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "uses.c")
 	pythonUses := filepath.Join(tooltest.Root(), "tests", "chelpers", "testdata", "python_uses.c")
 	for _, v := range releases(t) {
 		t.Run("v"+v, func(t *testing.T) {
 			t.Parallel()
 			include := generate(t, v)
-			out := t.TempDir()
 			for _, cc := range compilers {
-				lang := []string{"-x", "c"}
-				if cc.cplus {
-					lang = []string{"-x", "c++"}
-				}
-				if cc.cplus && strings.HasSuffix(cc.name, "c++98") {
-					bare := filepath.Join(out, "bare.h")
-					require.NoError(t, os.WriteFile(bare, []byte("#include \"dlpack.h\"\n"), 0o644))
-					if _, err := tooltest.Try("", nil, cc.cmd, append(append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include), append(lang, bare)...)...); err != nil {
-						continue // dlpack.h of this release is not C++98
-					}
-				}
-				exe := filepath.Join(out, "uses")
-				args := append(append(append([]string{}, cc.args...), "-I", include), lang...)
-				args = append(args, uses, "-o", exe)
-				if !cc.run {
-					args = append(args, "-c")
-				}
-				if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
-					t.Fatalf("%s rejects the v%s helpers: %v\n%s", cc.name, v, err, msg)
-				}
-				if cc.run {
-					if msg, err := tooltest.Try("", nil, exe); err != nil {
-						t.Fatalf("v%s helpers built with %s disagree with uses.c: %v\n%s", v, cc.name, err, msg)
-					}
-				}
+				buildUses(t, cc, v, include)
 			}
 			for _, cc := range []compiler{mode("gcc", "gcc", "c11", false), mode("g++", "g++", "c++17", false)} {
 				lang := "c"
