@@ -44,6 +44,7 @@ type helpers struct {
 	DataTypes                       []dataTypeName
 	KnownNames                      string // the dtype names joined by ", ", a C literal
 	Padded                          string // the padded sub-byte flag's macro, "" where none
+	ReadOnly                        string // the read-only flag's macro (versioned releases)
 	Rules                           []rule
 	Capsule, UsedCapsule            string // C literals
 	VersionedCapsule, UsedVersioned string
@@ -141,6 +142,9 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	h.KnownNames = cString(strings.Join(names, ", "))
 	if f := api.Flag.SubbytePadded; f != nil {
 		h.Padded = f.Name
+	}
+	if f := api.Flag.ReadOnly; f != nil {
+		h.ReadOnly = f.Name
 	}
 	for _, m := range api.Rules.Messages {
 		var format strings.Builder

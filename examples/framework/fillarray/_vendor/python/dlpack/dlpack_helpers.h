@@ -56,6 +56,9 @@ extern "C" {
 #define DLGEN_MAJOR_VERSION DLPACK_MAJOR_VERSION
 #define DLGEN_MINOR_VERSION DLPACK_MINOR_VERSION
 
+/*! The flag of a tensor the consumer must not write. */
+#define DLGEN_READ_ONLY_FLAG DLPACK_FLAG_BITMASK_READ_ONLY
+
 /*! Whether sub-byte elements may be padded (a flag says so); else packed. */
 #define DLGEN_HAS_PADDED_FLAG 1
 #define DLGEN_PADDED_FLAG DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
@@ -1143,6 +1146,330 @@ DLGEN_INLINE int dlgen_raise(const dlgen_error *err) {
     PyMem_Free(text);
   }
   return -1;
+}
+
+/*
+ * A C extension's DLPack in a few lines: __dlpack__, __dlpack_device__ and
+ * from_dlpack over memory the extension describes with a DLTensor.
+ *
+ * The GIL: call these with it held. The deleter of an export may run on any
+ * thread, held or not: it takes the GIL (PyGILState_Ensure) to drop its
+ * reference, and after the interpreter finalized it does nothing (the
+ * owner and a small allocation are then left, as NumPy leaves them).
+ *
+ * Ownership: an export keeps a reference to owner, and its own copy of the
+ * shape and strides, until the consumer's deleter runs; an import returns a
+ * new reference to an owner object whose destruction runs the producer's
+ * deleter once, and the view points into the producer's tensor as long as
+ * the caller holds that owner.
+ */
+
+/* The words of dlgen's Python modules for the same mistakes. */
+#define DLGEN_PY_LEGACY_READ_ONLY_ \
+  "a read-only tensor cannot be exported as an unversioned capsule, which has no read-only flag"
+#define DLGEN_PY_LEGACY_PADDED_ \
+  "padded sub-byte elements cannot be exported as an unversioned capsule, which has no flag to say so"
+
+#if DLGEN_HAS_VERSIONED
+#define DLGEN_PY_READ_ONLY_ DLGEN_READ_ONLY_FLAG
+#else
+#define DLGEN_PY_READ_ONLY_ 0 /* a legacy tensor says nothing of it */
+#endif
+
+/* An export: the tensor a capsule hands over, the owner it keeps, and the
+ * shape and strides after it, in one allocation. */
+typedef struct {
+#if DLGEN_HAS_VERSIONED
+  DLGEN_MANAGED_TENSOR_VERSIONED versioned;
+  dlgen_versioned_as_legacy legacy; /* for a consumer that asks for no version */
+#else
+  DLGEN_MANAGED_TENSOR legacy;
+#endif
+  PyObject *owner;
+} dlgen_py_export_;
+
+DLGEN_INLINE void dlgen_py_export_free_(dlgen_py_export_ *e) {
+  if (Py_IsInitialized()) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF(e->owner);
+    PyGILState_Release(gil);
+    PyMem_RawFree(e);
+  }
+}
+
+#if DLGEN_HAS_VERSIONED
+DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR_VERSIONED *tensor) {
+  dlgen_py_export_free_((dlgen_py_export_ *)tensor->manager_ctx);
+}
+#else
+DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR *tensor) {
+  dlgen_py_export_free_((dlgen_py_export_ *)tensor->manager_ctx);
+}
+#endif
+
+/* Reads a (major, minor) or (device_type, device_id) pair of Python ints;
+ * -1 with the exception set. */
+DLGEN_INLINE int dlgen_py_pair_(PyObject *pair, long *first, long *second) {
+  *first = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
+  *second = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* dlgen:checker c-stream (docs/rules.md lists every checker) */
+/*!
+ * A complete __dlpack__(*, stream=None, max_version=None, dl_device=None,
+ * copy=None) (args and kwargs as METH_VARARGS | METH_KEYWORDS gives them)
+ * for memory the producer lends as it is: view describes it (strides NULL:
+ * row-major), flags are DLGEN_READ_ONLY_FLAG for read-only memory (and the
+ * padded flag for padded sub-byte elements). Returns a new capsule, versioned
+ * when max_version >= (1, 0) (where the release has one), else legacy; its
+ * tensor holds a copy of view's shape and strides and a reference to owner
+ * (the object that keeps the memory alive) until its deleter runs. Refuses
+ * what dlgen's Python modules refuse, in their words: a stream on a device
+ * without streams (ValueError), a copy (copy=True, or a dl_device the memory
+ * is not on: BufferError), a read-only or padded export as a legacy capsule.
+ */
+DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, uint64_t flags, PyObject *args,
+                                       PyObject *kwargs) {
+  static const char *keywords[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+  long major = 0, minor = 0, device_type = view->device.device_type, device_id = view->device.device_id;
+  int versioned, copied, here;
+  int32_t k, ndim = view->ndim;
+  int64_t *dims;
+  dlgen_py_export_ *e;
+  DLGEN_MANAGED_TENSOR *legacy;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", (char **)keywords, &stream, &max_version,
+                                   &dl_device, &copy)) {
+    return NULL;
+  }
+  if (max_version != Py_None && (!PyTuple_CheckExact(max_version) || PyTuple_GET_SIZE(max_version) != 2)) {
+    return PyErr_Format(PyExc_TypeError, "max_version must be a (major, minor) tuple, not %R", max_version);
+  }
+  if (max_version != Py_None && dlgen_py_pair_(max_version, &major, &minor) != 0) {
+    return NULL;
+  }
+  if (dl_device != Py_None) {
+    if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
+      PyErr_SetString(PyExc_TypeError, "dl_device must be a (device_type, device_id) tuple");
+      return NULL;
+    }
+    if (dlgen_py_pair_(dl_device, &device_type, &device_id) != 0) {
+      return NULL;
+    }
+  }
+  if (stream != Py_None && dlgen_streamless((int32_t)device_type)) {
+    dlgen_error err;
+    uint64_t v[2];
+    v[0] = (uint64_t)(int64_t)device_type;
+    v[1] = (uint64_t)(int64_t)device_id;
+    dlgen_refuse_(&err, DLGEN_RULE_STREAM_REFUSED, "ss", v, NULL);
+    dlgen_raise(&err);
+    return NULL;
+  }
+  here = (device_type == view->device.device_type && device_id == view->device.device_id) ||
+         (device_type == kDLCPU && device_id == 0 && dlgen_host_readable(view->device.device_type));
+  if (!here && copy == Py_False) {
+    return PyErr_Format(PyExc_BufferError,
+                        "a tensor on device (%d, %d) cannot be exported to device (%ld, %ld) without a copy, "
+                        "and copy=False was asked",
+                        (int)view->device.device_type, (int)view->device.device_id, device_type, device_id);
+  }
+  versioned = DLGEN_HAS_VERSIONED && major >= 1;
+  if (!versioned && (flags & DLGEN_PY_READ_ONLY_) != 0) {
+    PyErr_SetString(PyExc_BufferError, DLGEN_PY_LEGACY_READ_ONLY_);
+    return NULL;
+  }
+  if (!versioned && dlgen_padded_(flags)) {
+    PyErr_SetString(PyExc_BufferError, DLGEN_PY_LEGACY_PADDED_);
+    return NULL;
+  }
+  if ((copied = PyObject_IsTrue(copy)) != 0 || !here) {
+    return copied < 0 ? NULL
+                      : PyErr_Format(PyExc_BufferError,
+                                     "cannot copy a tensor on device (%d, %d) to device (%ld, %ld): its producer "
+                                     "lends its memory as it is (dlgen_py_dlpack) and makes no copy",
+                                     (int)view->device.device_type, (int)view->device.device_id, device_type,
+                                     device_id);
+  }
+  e = (dlgen_py_export_ *)PyMem_RawCalloc(1, sizeof *e + 2 * (size_t)(ndim > 0 ? ndim : 0) * sizeof(int64_t));
+  if (e == NULL) {
+    return PyErr_NoMemory();
+  }
+  dims = (int64_t *)(void *)(e + 1);
+  for (k = 0; k < ndim; k++) {
+    dims[k] = view->shape[k];
+    dims[ndim + k] = dlgen_stride(view, k);
+  }
+  Py_INCREF(owner);
+  e->owner = owner;
+#if DLGEN_HAS_VERSIONED
+  e->versioned.version.major = DLGEN_MAJOR_VERSION;
+  e->versioned.version.minor = DLGEN_MINOR_VERSION;
+  e->versioned.manager_ctx = e;
+  e->versioned.deleter = dlgen_py_export_deleter_;
+  e->versioned.flags = flags;
+  e->versioned.dl_tensor = *view;
+  e->versioned.dl_tensor.shape = dims;
+  e->versioned.dl_tensor.strides = dims + ndim;
+  if (versioned) {
+    return dlgen_capsule_versioned(&e->versioned);
+  }
+  legacy = dlgen_wrap_versioned(&e->legacy, &e->versioned, NULL);
+#else
+  e->legacy.manager_ctx = e;
+  e->legacy.deleter = dlgen_py_export_deleter_;
+  e->legacy.dl_tensor = *view;
+  e->legacy.dl_tensor.shape = dims;
+  e->legacy.dl_tensor.strides = dims + ndim;
+  legacy = &e->legacy;
+#endif
+  return dlgen_capsule_legacy(legacy);
+}
+
+/*! A complete __dlpack_device__ for memory view describes: (device_type, device_id). */
+DLGEN_INLINE PyObject *dlgen_py_dlpack_device(const DLTensor *view) {
+  return Py_BuildValue("(ii)", (int)view->device.device_type, (int)view->device.device_id);
+}
+
+/*!
+ * DLGEN_PY_EXPORT(TYPE, VIEW, FLAGS); defines TYPE_dlpack and
+ * TYPE_dlpack_device, __dlpack__ and __dlpack_device__ (dlgen_py_dlpack and
+ * dlgen_py_dlpack_device) for objects of the C type TYPE (a struct that
+ * begins with PyObject_HEAD) whose member VIEW, a DLTensor, describes memory
+ * the object keeps alive (an export keeps a reference to the object),
+ * read-only where member FLAGS has DLGEN_READ_ONLY_FLAG. DLGEN_PY_EXPORT_METHODS(TYPE) is their two
+ * entries in the type's PyMethodDef table.
+ */
+#define DLGEN_PY_EXPORT(TYPE, VIEW, FLAGS) \
+  static PyObject *TYPE##_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) { \
+    return dlgen_py_dlpack(self, &((TYPE *)self)->VIEW, ((TYPE *)self)->FLAGS, args, kwargs); \
+  } \
+  static PyObject *TYPE##_dlpack_device(PyObject *self, PyObject *unused) { \
+    (void)unused; \
+    return dlgen_py_dlpack_device(&((TYPE *)self)->VIEW); \
+  } \
+  struct TYPE##_dlgen_export_ /* takes the caller's ';' */
+#define DLGEN_PY_EXPORT_METHODS(TYPE) \
+  {"__dlpack__", (PyCFunction)(void (*)(void))TYPE##_dlpack, METH_VARARGS | METH_KEYWORDS, \
+   "A DLPack capsule of the memory, lent as it is."}, \
+  {"__dlpack_device__", TYPE##_dlpack_device, METH_NOARGS, "(device_type, device_id) of the memory."}
+
+/* The owner of an imported tensor: a capsule of its own name, whose
+ * destructor runs the tensor's deleter, once. */
+#define DLGEN_PY_OWNER_ "dlgen.imported_dltensor"
+#define DLGEN_PY_OWNER_VERSIONED_ "dlgen.imported_dltensor_versioned"
+
+DLGEN_INLINE void dlgen_py_owner_destructor_(PyObject *owner) {
+  DLGEN_SAVE_EXCEPTION_;
+  if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_)) {
+    dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_));
+  }
+#if DLGEN_HAS_VERSIONED
+  else if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_VERSIONED_)) {
+    dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_VERSIONED_));
+  }
+#endif
+  DLGEN_RESTORE_EXCEPTION_;
+}
+
+/* x.__dlpack__(max_version=this release's, copy=copy unless None); on a
+ * TypeError (a producer older than max_version) once more without
+ * keywords, as dlgen's Python modules ask. */
+DLGEN_INLINE PyObject *dlgen_py_request_(PyObject *x, PyObject *copy) {
+  PyObject *dlpack = PyObject_GetAttrString(x, "__dlpack__"), *none = NULL, *kwargs, *capsule = NULL;
+  if (dlpack == NULL) {
+    PyObject *name;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      return NULL;
+    }
+    PyErr_Clear();
+    name = PyObject_GetAttrString((PyObject *)Py_TYPE(x), "__name__");
+    if (name != NULL) {
+      PyErr_Format(PyExc_TypeError,
+                   "from_dlpack(x): %U does not support the DLPack protocol: pass an object with __dlpack__() "
+                   "(a NumPy, PyTorch, JAX or CuPy array) or a DLPack capsule; a list needs an array first "
+                   "(numpy.asarray(x))",
+                   name);
+      Py_DECREF(name);
+    }
+    return NULL;
+  }
+#if DLGEN_HAS_VERSIONED
+  kwargs = Py_BuildValue("{s(ii)}", "max_version", DLGEN_MAJOR_VERSION, DLGEN_MINOR_VERSION);
+#else
+  kwargs = PyDict_New();
+#endif
+  if (kwargs != NULL && (copy == Py_None || PyDict_SetItemString(kwargs, "copy", copy) == 0) &&
+      (none = PyTuple_New(0)) != NULL) {
+    capsule = PyObject_Call(dlpack, none, kwargs);
+    if (capsule == NULL && PyDict_Size(kwargs) > 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      capsule = PyObject_Call(dlpack, none, NULL);
+    }
+  }
+  Py_XDECREF(none);
+  Py_XDECREF(kwargs);
+  Py_DECREF(dlpack);
+  return capsule;
+}
+
+/*!
+ * A complete from_dlpack(x, copy=copy) for a C extension: asks x (a DLPack
+ * object, or a capsule as it is) for a versioned capsule (legacy from an
+ * older producer), takes its tensor exactly once and makes the import checks
+ * of its version; a refused tensor's deleter runs at once and the refusal is
+ * raised as dlgen_raise raises it. Else fills *view with the tensor as the
+ * producer describes it (data, byte_offset, shape and strides pointing into
+ * the producer's tensor; strides may be NULL in a legacy or pre-1.2 tensor:
+ * dlgen_stride reads both) and *flags (0 for a legacy tensor), and returns a
+ * new reference to the tensor's owner: keep it as long as view is used; its
+ * destruction runs the producer's deleter, once. NULL with an exception set
+ * on failure. What the extension itself accepts (dtype, device) is its own
+ * check, after this one.
+ */
+DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTensor *view, uint64_t *flags) {
+  PyObject *capsule = PyCapsule_CheckExact(x) ? (Py_INCREF(x), x) : dlgen_py_request_(x, copy), *owner;
+  DLGEN_MANAGED_TENSOR *legacy;
+  dlgen_error err;
+#if DLGEN_HAS_VERSIONED
+  DLGEN_MANAGED_TENSOR_VERSIONED *versioned;
+  int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &versioned, &legacy) : -1;
+#else
+  int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &legacy) : -1;
+#endif
+  Py_XDECREF(capsule);
+  if (taken != 0) {
+    return NULL;
+  }
+#if DLGEN_HAS_VERSIONED
+  if (versioned != NULL) {
+    if (dlgen_check_versioned(versioned, &err) != DLGEN_OK) {
+      dlgen_release_versioned(versioned);
+      dlgen_raise(&err);
+      return NULL;
+    }
+    if ((owner = PyCapsule_New(versioned, DLGEN_PY_OWNER_VERSIONED_, dlgen_py_owner_destructor_)) == NULL) {
+      dlgen_release_versioned(versioned);
+      return NULL;
+    }
+    *view = versioned->dl_tensor;
+    *flags = versioned->flags;
+    return owner;
+  }
+#endif
+  if (dlgen_check_legacy(legacy, &err) != DLGEN_OK) {
+    dlgen_release_legacy(legacy);
+    dlgen_raise(&err);
+    return NULL;
+  }
+  if ((owner = PyCapsule_New(legacy, DLGEN_PY_OWNER_, dlgen_py_owner_destructor_)) == NULL) {
+    dlgen_release_legacy(legacy);
+    return NULL;
+  }
+  *view = legacy->dl_tensor;
+  *flags = 0;
+  return owner;
 }
 #endif /* Py_PYTHON_H */
 
