@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen/ir"
+	cruntime "github.com/dlgen/dlgen/runtime/c"
 	"github.com/dlgen/dlgen/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,4 +80,23 @@ func atoi(s string) int {
 		n = 10*n + int(c-'0')
 	}
 	return n
+}
+
+// TestHelperHeaderHoldsTheHandWrittenCode: every release's helper header
+// carries runtime/c/dlpack_helpers.h as it is, once, so a reviewer reads
+// there what ships; that file is C, not a template, and asks the release's
+// macros, never a release number, where releases differ.
+func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
+	assert.NotContains(t, cruntime.Helpers, "{{", "runtime/c/dlpack_helpers.h holds a template action")
+	assert.False(t, release.MatchString(cComment.ReplaceAllString(cruntime.Helpers, "")),
+		"runtime/c/dlpack_helpers.h's code names a release")
+	s, err := schema.Default()
+	require.NoError(t, err)
+	for _, r := range s.Releases {
+		files, err := Backend{Schema: "dlpack.yaml"}.Generate(s.At(r.Version))
+		require.NoError(t, err)
+		require.Len(t, files, 2)
+		assert.Equal(t, HelpersPath, files[1].Path)
+		assert.Equal(t, 1, strings.Count(string(files[1].Content), cruntime.Helpers), "v%s", r.Version)
+	}
 }

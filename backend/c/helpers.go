@@ -8,38 +8,43 @@ import (
 
 	"github.com/dlgen/dlgen/backend"
 	"github.com/dlgen/dlgen/ir"
+	cruntime "github.com/dlgen/dlgen/runtime/c"
 	"github.com/dlgen/dlgen/templates"
 )
 
 // HelpersPath is where the helper header is written, beside the header.
 const HelpersPath = "c/dlpack/dlpack_helpers.h"
 
-// The helper header (dlpack_helpers.h.tmpl) is the import rules of
-// docs/rules.md in C, for the frameworks written in C and C++: the checks,
-// in their order, over tables rendered here from the IR alone (the same
-// facts and messages the Go, Python and Rust tables hold), the facts a
-// consumer recomputes, the legacy/versioned wrappers and the capsule
-// protocol. Like the Rust crate's checker, its code names no fact.
+// The helper header is the import rules of docs/rules.md in C, for the
+// frameworks written in C and C++: the checks, in their order, the facts a
+// consumer recomputes, the legacy/versioned wrappers, the capsule protocol
+// and a complete __dlpack__ and from_dlpack for C extensions. Its code is
+// hand-written, the same for every release (runtime/c/dlpack_helpers.h),
+// and names no fact; the template (dlpack_helpers.h.tmpl) renders around it
+// only what a release says, from the IR alone: macros (DLGEN_HAS_VERSIONED,
+// the managed tensors' spellings, the padded flag, nullability, capsule
+// names), dlgen_rule, and tables (the same facts and messages the Go,
+// Python and Rust tables hold).
 
 // helpers is what dlpack_helpers.h.tmpl renders.
 type helpers struct {
 	Marker, License, Title, Schema string
+	Code                           string // the hand-written part
 	Versioned                      bool   // the release has DLManagedTensorVersioned
 	Major, Minor                   string // the consumer's version macros (versioned releases)
 	// The C spellings of the managed tensors in this release ("struct
 	// DLManagedTensorVersioned" before its typedef).
-	Legacy, VersionedType string
-	MaxDims, MaxParams    int
-	Nullables             []nullableField // DLTensor's data, shape and strides
-	// StridesSince is the release from which strides may not be NULL
-	// when ndim != 0, as strides_null names it; (0, 0) if none.
-	StridesSince                    struct{ Major, Minor int }
-	TypeCode                        string // the dtype_code enum
+	Legacy, VersionedType           string
+	MaxDims, MaxParams              int
+	Nullables                       []nullableField // DLTensor's data, shape and strides
+	TypeCode                        string          // the dtype_code enum
 	Codes                           []typeCode
 	HostReadable                    []string // device type enumerators the CPU reads
+	Streamless                      []string // device type enumerators without streams
 	DataTypes                       []dataTypeName
 	KnownNames                      string // the dtype names joined by ", ", a C literal
 	Padded                          string // the padded sub-byte flag's macro, "" where none
+	ReadOnly                        string // the read-only flag's macro (versioned releases)
 	Rules                           []rule
 	Capsule, UsedCapsule            string // C literals
 	VersionedCapsule, UsedVersioned string
@@ -47,7 +52,7 @@ type helpers struct {
 }
 
 type nullableField struct {
-	Field, When, Before string // Before: the rule of older tensors, "" if none changed
+	Macro, When, Before string // Before: the rule of tensors older than InMajor.InMinor
 	InMajor, InMinor    int
 }
 
@@ -66,14 +71,11 @@ type dataTypeName struct {
 // message in pieces: literal text (a C literal) or an argument's index.
 type rule struct {
 	Enum, ID, Purpose, Python, Text string
-	Value                           int
-	Comma                           string // "," but after the last (C89 and C++98 refuse one)
-	Parts                           []part
-}
-
-type part struct {
-	Literal string // a C string literal, or "" for the argument Param
-	Param   int
+	// Format is the message as dlgen_format_error reads it, a C literal:
+	// its text, parameter k as the byte k + 1.
+	Format string
+	Value  int
+	Comma  string // "," but after the last (C89 and C++98 refuse one)
 }
 
 // nullWhenC are the C spellings of ir.NullWhen, in its order.
@@ -87,7 +89,7 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		return nil, nil
 	}
 	h := helpers{
-		Marker: backend.Marker, License: backend.SPDX, Title: api.Version().Title(), Schema: b.Schema,
+		Marker: backend.Marker, License: backend.SPDX, Title: api.Version().Title(), Schema: b.Schema, Code: cruntime.Helpers,
 		Versioned: api.Versioned(), MaxDims: api.Rules.MaxDims, TypeCode: codes.Name,
 	}
 	if h.Versioned {
@@ -107,12 +109,9 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 			if f.Name != "data" && f.Name != "shape" && f.Name != "strides" {
 				continue
 			}
-			n := nullableField{Field: f.Name, When: nullWhenC[f.Nullable.When]}
+			n := nullableField{Macro: strings.ToUpper(f.Name), When: nullWhenC[f.Nullable.When], Before: nullWhenC[f.Nullable.When]}
 			if c := f.Nullable.Changed; c != nil {
 				n.Before, n.InMajor, n.InMinor = nullWhenC[c.From], c.In.Major, c.In.Minor
-				if f.Name == "strides" {
-					h.StridesSince.Major, h.StridesSince.Minor = c.In.Major, c.In.Minor
-				}
 			}
 			h.Nullables = append(h.Nullables, n)
 		}
@@ -126,6 +125,9 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	for _, ev := range devices.Values {
 		if ev.HostReadable {
 			h.HostReadable = append(h.HostReadable, ev.Name)
+		}
+		if ev.Streamless {
+			h.Streamless = append(h.Streamless, ev.Name)
 		}
 	}
 	var names []string
@@ -141,16 +143,22 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if f := api.Flag.SubbytePadded; f != nil {
 		h.Padded = f.Name
 	}
+	if f := api.Flag.ReadOnly; f != nil {
+		h.ReadOnly = f.Name
+	}
 	for _, m := range api.Rules.Messages {
-		r := rule{Enum: "DLGEN_RULE_" + strings.ToUpper(m.Check.ID), ID: cString(m.Check.ID), Purpose: m.Check.ID + ": " + m.Check.Purpose + ".",
-			Python: "PyExc_" + m.Python, Text: cString(m.Text), Value: len(h.Rules) + 1, Comma: ","}
+		var format strings.Builder
 		for _, p := range m.Parts() {
-			if p.Text != "" {
-				r.Parts = append(r.Parts, part{Literal: cString(p.Text)})
+			if p.Text == "" {
+				format.WriteByte(byte(p.Param + 1))
+			} else if strings.IndexFunc(p.Text, func(c rune) bool { return c < ' ' }) >= 0 {
+				return nil, fmt.Errorf("the message of %s holds a control character, which the C helpers read as a parameter: %q", m.Check.ID, p.Text)
 			} else {
-				r.Parts = append(r.Parts, part{Param: p.Param})
+				format.WriteString(p.Text)
 			}
 		}
+		r := rule{Enum: "DLGEN_RULE_" + strings.ToUpper(m.Check.ID), ID: cString(m.Check.ID), Purpose: m.Check.ID + ": " + m.Check.Purpose + ".",
+			Python: "PyExc_" + m.Python, Text: cString(m.Text), Format: cString(format.String()), Value: len(h.Rules) + 1, Comma: ","}
 		h.MaxParams = max(h.MaxParams, len(m.Check.Params))
 		h.Rules = append(h.Rules, r)
 	}

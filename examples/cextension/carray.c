@@ -10,17 +10,15 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <stdlib.h>
 
 #include "dlpack/dlpack_helpers.h"
 
 typedef struct {
   PyObject_HEAD
-  DLTensor view; /* the elements, own or a producer's; shape and strides below */
+  DLTensor view;   /* the elements, own or a producer's; own shape and strides in dims */
   int64_t dims[2 * DLGEN_MAX_NDIM];
-  int readonly;
-  DLManagedTensorVersioned *versioned; /* a producer's tensor this array holds */
-  DLManagedTensor *legacy;
+  PyObject *owner; /* keeps the elements alive: a bytearray, or an imported tensor */
+  uint64_t flags;  /* DLGEN_READ_ONLY_FLAG: the elements are read-only */
 } Array;
 
 static PyTypeObject ArrayType;
@@ -58,10 +56,12 @@ static PyObject *Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     a->view.strides[i] = count;
     count *= a->view.shape[i];
   }
-  if (PyErr_Occurred() || (a->view.data = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(float))) == NULL) {
+  if (PyErr_Occurred() ||
+      (a->owner = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(count ? count : 1) * (Py_ssize_t)sizeof(float))) == NULL) {
     Py_DECREF(a);
-    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    return NULL;
   }
+  a->view.data = PyByteArray_AS_STRING(a->owner);
   for (i = 0; i < count; i++) {
     ((float *)a->view.data)[i] = (float)i;
   }
@@ -69,11 +69,7 @@ static PyObject *Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 static void Array_dealloc(Array *a) {
-  if (a->versioned == NULL && a->legacy == NULL) {
-    PyMem_Free(a->view.data);
-  }
-  dlgen_release_versioned(a->versioned);
-  dlgen_release_legacy(a->legacy);
+  Py_XDECREF(a->owner);
   Py_TYPE(a)->tp_free((PyObject *)a);
 }
 
@@ -92,119 +88,38 @@ static PyObject *Array_sum(Array *a, PyObject *unused) {
   return PyFloat_FromDouble(total);
 }
 
+static PyObject *Array_readonly(Array *a, void *closure) {
+  (void)closure;
+  return PyBool_FromLong((a->flags & DLGEN_READ_ONLY_FLAG) != 0);
+}
+
 /* --- DLPack producer --- */
-typedef struct {
-  DLManagedTensorVersioned tensor; /* manager_ctx: the Array, referenced */
-  dlgen_versioned_as_legacy legacy; /* for a consumer that asks for no version */
-} Export;
-
-static void export_deleter(DLManagedTensorVersioned *tensor) {
-  if (Py_IsInitialized()) { /* any thread, GIL or not */
-    PyGILState_STATE gil = PyGILState_Ensure();
-    Py_DECREF((PyObject *)tensor->manager_ctx);
-    PyGILState_Release(gil);
-  }
-  free(tensor); /* the Export, wrapper included */
-}
-
-static PyObject *Array_dlpack(Array *a, PyObject *args, PyObject *kwargs) {
-  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-  static char *keywords[] = {"stream", "max_version", "dl_device", "copy", NULL};
-  int device_type = kDLCPU, device_id = 0;
-  Export *e;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO", keywords, &stream, &max_version, &dl_device, &copy) ||
-      (dl_device != Py_None && !PyArg_ParseTuple(dl_device, "ii", &device_type, &device_id))) {
-    return NULL;
-  }
-  if (stream != Py_None || PyObject_IsTrue(copy) == 1 || device_type != kDLCPU || device_id != 0) {
-    return PyErr_Format(PyExc_BufferError, "carray exports CPU memory as it is: no stream, copy or other device");
-  }
-  if ((e = (Export *)calloc(1, sizeof *e)) == NULL) {
-    return PyErr_NoMemory();
-  }
-  e->tensor.version.major = DLPACK_MAJOR_VERSION;
-  e->tensor.version.minor = DLPACK_MINOR_VERSION;
-  e->tensor.manager_ctx = a;
-  e->tensor.deleter = export_deleter;
-  e->tensor.flags = a->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
-  e->tensor.dl_tensor = a->view;
-  Py_INCREF(a);
-  if (max_version != Py_None && PyLong_AsLong(PyTuple_GetItem(max_version, 0)) >= 1) {
-    return dlgen_capsule_versioned(&e->tensor);
-  }
-  return PyErr_Occurred() ? (dlgen_release_versioned(&e->tensor), NULL)
-                          : dlgen_capsule_legacy(dlgen_wrap_versioned(&e->legacy, &e->tensor, NULL));
-}
-
-static PyObject *Array_dlpack_device(Array *a, PyObject *unused) {
-  (void)a;
-  (void)unused;
-  return Py_BuildValue("(ii)", kDLCPU, 0);
-}
+DLGEN_PY_EXPORT(Array, view, flags);
 
 /* --- DLPack consumer --- */
 static PyObject *Array_from_dlpack(PyObject *type, PyObject *x) {
-  DLManagedTensorVersioned *versioned;
-  DLManagedTensor *legacy;
-  dlgen_error err;
-  const DLTensor *t;
-  Array *a;
-  /* A versioned capsule if the producer makes one; an older producer takes
-   * no keywords. */
-  PyObject *dlpack = PyObject_GetAttrString(x, "__dlpack__"), *empty = PyTuple_New(0), *capsule = NULL;
-  PyObject *kwargs = Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  if (dlpack && empty && kwargs && (capsule = PyObject_Call(dlpack, empty, kwargs)) == NULL &&
-      PyErr_ExceptionMatches(PyExc_TypeError)) {
-    PyErr_Clear();
-    capsule = PyObject_Call(dlpack, empty, NULL);
-  }
-  Py_XDECREF(dlpack);
-  Py_XDECREF(empty);
-  Py_XDECREF(kwargs);
-  if (capsule == NULL || dlgen_consume_capsule(capsule, &versioned, &legacy) != 0) {
-    Py_XDECREF(capsule);
-    return NULL;
-  }
-  Py_DECREF(capsule);
-  if ((versioned ? dlgen_check_versioned(versioned, &err) : dlgen_check_legacy(legacy, &err)) != DLGEN_OK) {
-    dlgen_release_versioned(versioned);
-    dlgen_release_legacy(legacy);
-    return dlgen_raise(&err), NULL;
-  }
-  t = versioned ? &versioned->dl_tensor : &legacy->dl_tensor;
-  if (t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1 ||
-      !dlgen_host_readable(t->device.device_type) || (a = array_new((PyTypeObject *)type, t->ndim)) == NULL) {
-    dlgen_release_versioned(versioned);
-    dlgen_release_legacy(legacy);
+  Array *a = array_new((PyTypeObject *)type, 0);
+  if (a == NULL || (a->owner = dlgen_py_from_dlpack(x, Py_None, &a->view, &a->flags)) == NULL ||
+      a->view.dtype.code != kDLFloat || a->view.dtype.bits != 32 || a->view.dtype.lanes != 1 ||
+      !dlgen_host_readable(a->view.device.device_type)) {
+    Py_XDECREF(a); /* an imported tensor's deleter runs here */
     return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "carray holds float32 CPU memory");
   }
-  a->view.data = (char *)t->data + t->byte_offset;
-  memcpy(a->view.shape, t->shape, (size_t)t->ndim * sizeof(int64_t));
-  for (a->view.ndim = 0; a->view.ndim < t->ndim; a->view.ndim++) {
-    a->view.strides[a->view.ndim] = dlgen_stride(t, a->view.ndim);
-  }
-  a->readonly = versioned != NULL && (versioned->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
-  a->versioned = versioned;
-  a->legacy = legacy;
   return (PyObject *)a;
 }
 /* --- end of DLPack --- */
 
-static PyObject *Array_readonly(Array *a, void *closure) {
-  (void)closure;
-  return PyBool_FromLong(a->readonly);
-}
-
 static PyMethodDef Array_methods[] = {
     {"sum", (PyCFunction)Array_sum, METH_NOARGS, "The sum of every element."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))Array_dlpack, METH_VARARGS | METH_KEYWORDS, "A DLPack capsule."},
-    {"__dlpack_device__", (PyCFunction)Array_dlpack_device, METH_NOARGS, "(kDLCPU, 0)."},
+    /* --- DLPack methods --- */
+    DLGEN_PY_EXPORT_METHODS(Array),
     {"from_dlpack", (PyCFunction)Array_from_dlpack, METH_O | METH_CLASS, "An Array over a producer's tensor."},
+    /* --- end of DLPack --- */
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef Array_getset[] = {
-    {"readonly", (getter)Array_readonly, NULL, "Whether the producer lent read-only memory.", NULL},
+    {"readonly", (getter)Array_readonly, NULL, "Whether the elements are read-only.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -317,3 +317,44 @@ func TestDocsCPlusPlusOwnerCompiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(src, []byte("#include <stdexcept>\n#include <utility>\n#include \"dlpack_helpers.h\"\n"+code), 0o644))
 	tooltest.Run(t, "", nil, "g++", append(append([]string{"-std=c++17", "-fsyntax-only", "-I", include}, strict...), src)...)
 }
+
+// TestHandWrittenHelpersCompileInPlace compiles runtime/c/dlpack_helpers.h
+// where it lies, between the newest release's macros and tables (the
+// generated header cut around its copy), as C11 and C++17 with Python.h,
+// so that a compiler's complaint names the hand-written file's own lines.
+func TestHandWrittenHelpersCompileInPlace(t *testing.T) {
+	tooltest.Require(t, "gcc")
+	tooltest.Require(t, "g++")
+	python := filepath.Join(tooltest.Root(), ".venv", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		tooltest.Missing(t, "the test venv (.venv) is missing")
+	}
+	pythonInclude := strings.TrimSpace(tooltest.Run(t, "", nil, python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"))
+	source := filepath.Join(tooltest.Root(), "runtime", "c", "dlpack_helpers.h")
+	code, err := os.ReadFile(source)
+	require.NoError(t, err)
+	rs := releases(t)
+	include := generate(t, rs[len(rs)-2])
+	header, err := os.ReadFile(filepath.Join(include, "dlpack_helpers.h"))
+	require.NoError(t, err)
+	before, after, ok := strings.Cut(string(header), string(code))
+	require.True(t, ok, "the generated header does not hold runtime/c/dlpack_helpers.h as it is")
+	guard := "#ifndef DLGEN_DLPACK_HELPERS_H_\n#define DLGEN_DLPACK_HELPERS_H_\n"
+	require.Contains(t, before, guard)
+	before, after = strings.Replace(before, guard, "", 1), strings.Replace(after, "#endif /* DLGEN_DLPACK_HELPERS_H_ */", "", 1)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "release.h"), []byte(before), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tables.h"), []byte(after), 0o644))
+	unit := filepath.Join(dir, "unit.c")
+	require.NoError(t, os.WriteFile(unit, []byte("#include <Python.h>\n#include \"release.h\"\n#include \""+source+"\"\n#include \"tables.h\"\n"), 0o644))
+	for _, cc := range []compiler{mode("gcc", "gcc", "c11", false), mode("g++", "g++", "c++17", false)} {
+		lang := "c"
+		if cc.cplus {
+			lang = "c++"
+		}
+		args := append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include, "-I", pythonInclude, "-x", lang, unit)
+		if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
+			t.Fatalf("%s rejects runtime/c/dlpack_helpers.h: %v\n%s", cc.name, err, msg)
+		}
+	}
+}

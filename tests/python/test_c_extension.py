@@ -81,7 +81,7 @@ def test_refusals_are_dlgens(carray):
 
     with pytest.raises(ValueError, match="^this DLPack capsule was already consumed$"):
         carray.Array.from_dlpack(Used())
-    with pytest.raises(BufferError, match="no stream"):
+    with pytest.raises(ValueError, match="^stream must be None for a tensor on device"):
         carray.Array((2,)).__dlpack__(stream=1)
 
 
@@ -131,3 +131,157 @@ def test_pytorch_both_ways(carray):
     assert b.sum() == x.sum().item()
     assert torch.from_dlpack(b).tolist() == x.tolist()
     assert carray.Array.from_dlpack(torch.zeros(0, 3)).sum() == 0
+
+
+# --- dlgen_py_dlpack, dlgen_py_from_dlpack: the words of dlgen's modules ---
+
+def ctypes_tensor(dl, readonly=False):
+    """A float32 Tensor of dlgen's ctypes module over 8 bytes of its own."""
+    import ctypes
+    memory = (ctypes.c_float * 2)()
+    return dl.from_pointer(ctypes.addressof(memory), (2,), "float32", owner=memory, readonly=readonly)
+
+
+def message(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - the type is compared too
+        return type(e), str(e)
+    raise AssertionError("no exception")
+
+
+@pytest.mark.parametrize("max_version, name", [
+    (None, "dltensor"), ((0, 8), "dltensor"), ((1, 0), "dltensor_versioned"), ((2, 0), "dltensor_versioned"),
+])
+def test_max_version_picks_the_capsule(carray, max_version, name):
+    capsule = carray.Array((2,)).__dlpack__(max_version=max_version)
+    assert f'"{name}"' in repr(capsule)
+    assert np.from_dlpack(_Capsule(capsule)).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"stream": 1}, {"stream": 1, "dl_device": (1, 0)}, {"dl_device": (2, 0)},
+    {"dl_device": (2, 0), "copy": False}, {"dl_device": "cpu"}, {"max_version": [1, 0]},
+], ids=["stream", "stream-cpu", "other-device", "other-device-no-copy", "bad-device", "bad-version"])
+def test_export_refusals_in_the_words_of_dlgen_ctypes(carray, kwargs):
+    dl = importlib.import_module("dlpack_ctypes")
+    kind, words = message(lambda: carray.Array((2,)).__dlpack__(**kwargs))
+    want_kind, want = message(lambda: ctypes_tensor(dl).__dlpack__(**kwargs))
+    assert kind is want_kind
+    if kwargs == {"dl_device": (2, 0)}:
+        # the reason differs: dlgen_ctypes copies what the CPU reads, the
+        # helpers lend memory as it is and copy none
+        assert words.startswith(want.split(":")[0] + ": ")
+    else:
+        assert words == want
+
+
+def test_copy_is_refused(carray):
+    """dlgen_ctypes copies memory the CPU reads; dlgen_py_dlpack lends memory
+    as it is, and refuses a copy as dlgen_ctypes refuses one it cannot make."""
+    with pytest.raises(BufferError, match=r"^cannot copy a tensor on device \(1, 0\) to device \(1, 0\): "):
+        carray.Array((2,)).__dlpack__(copy=True)
+
+
+def test_export_takes_keywords_only(carray):
+    with pytest.raises(TypeError, match="__dlpack__"):
+        carray.Array((2,)).__dlpack__(None)
+    assert carray.Array((2,)).__dlpack_device__() == (1, 0)
+    assert carray.Array((2,)).__dlpack__(dl_device=(1, 0), copy=False) is not None
+
+
+def test_legacy_capsule_of_read_only_memory_is_refused(carray):
+    dl = importlib.import_module("dlpack_ctypes")
+    n = np.arange(2, dtype=np.float32)
+    n.flags.writeable = False
+    a = carray.Array.from_dlpack(n)
+    assert message(lambda: a.__dlpack__()) == message(lambda: ctypes_tensor(dl, readonly=True).__dlpack__())
+    assert "dltensor_versioned" in repr(a.__dlpack__(max_version=(1, 0)))
+
+
+def test_a_non_dlpack_object_gets_dlgens_words(carray):
+    dl = importlib.import_module("dlpack_ctypes")
+    kind, words = message(lambda: carray.Array.from_dlpack([1.0]))
+    want_kind, want = message(lambda: dl.from_dlpack([1.0]))
+    assert kind is want_kind is TypeError
+    assert words.startswith(want.split("; ")[0] + "; ")
+
+
+def test_a_refused_tensor_is_released_once(carray, producer):
+    dl = importlib.import_module("dlpack_ctypes")
+    kind, words = message(lambda: dl.from_dlpack(producer.capsule(ndim=-1)))
+    assert producer.deleted == 1
+    assert message(lambda: carray.Array.from_dlpack(producer.capsule(ndim=-1))) == (kind, words)
+    assert producer.deleted == 2
+    with pytest.raises(TypeError, match="^carray holds float32 CPU memory$"):
+        carray.Array.from_dlpack(producer.capsule(code=0))  # int32: DLPack's, not carray's
+    assert producer.deleted == 3
+    a = carray.Array.from_dlpack(producer.capsule(versioned=False, shape=(4,), strides=None))
+    assert a.sum() == 0 and not a.readonly and producer.deleted == 3
+    del a
+    gc.collect()
+    assert producer.deleted == 4
+
+
+def test_deleters_from_another_thread(carray):
+    import ctypes
+    import threading
+    dl = importlib.import_module("dlpack_ctypes")
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    rename = ctypes.pythonapi.PyCapsule_SetName
+    rename.restype, rename.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    a = carray.Array((8,))
+    before = sys.getrefcount(a)
+    managed = []
+    for versioned, kind in ((True, dl.DLManagedTensorVersioned), (False, dl.DLManagedTensor)):
+        for _ in range(50):
+            capsule = a.__dlpack__(max_version=(1, 0) if versioned else None)
+            name = b"dltensor_versioned" if versioned else b"dltensor"
+            pointer = get(capsule, name)
+            assert rename(capsule, b"used_" + name) == 0  # taken: the deleter is ours to call
+            managed.append((kind.from_address(pointer).deleter, ctypes.cast(pointer, ctypes.POINTER(kind))))
+    assert sys.getrefcount(a) == before + 100
+    # ctypes calls a C function without the GIL: each deleter takes it
+    threads = [threading.Thread(target=lambda d=d, p=p: d(p)) for d, p in managed]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sys.getrefcount(a) == before
+
+
+def test_no_leaks_over_many_exchanges(carray):
+    n = np.arange(8, dtype=np.float32)
+    a = carray.Array((4,))
+    before = sys.getrefcount(a), sys.getrefcount(n)
+    for i in range(3000):
+        np.from_dlpack(a)
+        carray.Array.from_dlpack(n).__dlpack__(max_version=(1, 0) if i % 2 else None)
+        a.__dlpack__(max_version=(1, 0))
+        carray.Array.from_dlpack(a.__dlpack__(max_version=(1, 0)))  # a capsule as it is
+    gc.collect()
+    assert (sys.getrefcount(a), sys.getrefcount(n)) == before
+
+
+def test_the_c_extension_takes_fewer_dlpack_lines_than_the_ctypes_example():
+    """Every line that exists because of DLPack, between the markers (code
+    lines: neither blank nor comment): C's must be fewer than pyarray.py's,
+    and the README quotes both counts."""
+    def count(path, comment):
+        n, inside = 0, False
+        with open(path) as f:
+            for line in f:
+                text = line.strip()
+                if text.startswith(comment + " --- "):
+                    inside = "end of DLPack" not in text
+                elif inside and text and not text.startswith(comment):
+                    n += 1
+        return n
+    c = count(os.path.join(EXAMPLE, "carray.c"), "/*")
+    python = count(os.path.join(ROOT, "examples", "framework", "fillarray", "pyarray.py"), "#")
+    assert python == 15
+    assert c < python
+    with open(os.path.join(EXAMPLE, "README.md")) as f:
+        readme = f.read()
+    assert f"are {c} code lines" in readme and f"takes {python}" in readme

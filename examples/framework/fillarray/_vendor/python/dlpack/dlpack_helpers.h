@@ -7,7 +7,8 @@
  * framework recomputes (element count, byte size, byte range, contiguity,
  * element addresses, host readability, dtype names); wrapping a legacy
  * managed tensor as a versioned one and back; and, when Python.h is
- * included first, the capsule protocol. Generated from schema/dlpack.yaml;
+ * included first, the capsule protocol and a complete __dlpack__ and
+ * from_dlpack for a C extension. Generated from schema/dlpack.yaml;
  * regenerate with dlgen rather than editing.
  *
  * Header-only: every function is static inline (C89's compilers get
@@ -24,6 +25,10 @@
  * below 2^(P-1), P the width of a pointer, and every byte of every element
  * has an address: plain ptrdiff_t arithmetic on it is then safe. The facts
  * (dlgen_element_count, dlgen_byte_size, ...) are for checked tensors.
+ *
+ * Layout: first what this release says (its macros, the checks), then the
+ * code, the same for every release (dlgen's runtime/c/dlpack_helpers.h),
+ * then the release's tables that code reads.
  */
 #ifndef DLGEN_DLPACK_HELPERS_H_
 #define DLGEN_DLPACK_HELPERS_H_
@@ -34,19 +39,29 @@
 
 #include "dlpack.h"
 
-#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
-#define DLGEN_INLINE static inline
-#elif defined(_MSC_VER)
-#define DLGEN_INLINE static __inline
-#elif defined(__GNUC__)
-#define DLGEN_INLINE static __inline__
-#else
-#define DLGEN_INLINE static
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* --- What DLPack v1.3 says --- */
+
+/*! Whether the release has the versioned managed tensor. */
+#define DLGEN_HAS_VERSIONED 1
+
+/*! The managed tensors' C spellings in this release. */
+#define DLGEN_MANAGED_TENSOR DLManagedTensor
+#define DLGEN_MANAGED_TENSOR_VERSIONED DLManagedTensorVersioned
+
+/*! The version this consumer speaks. */
+#define DLGEN_MAJOR_VERSION DLPACK_MAJOR_VERSION
+#define DLGEN_MINOR_VERSION DLPACK_MINOR_VERSION
+
+/*! The flag of a tensor the consumer must not write. */
+#define DLGEN_READ_ONLY_FLAG DLPACK_FLAG_BITMASK_READ_ONLY
+
+/*! Whether sub-byte elements may be padded (a flag says so); else packed. */
+#define DLGEN_HAS_PADDED_FLAG 1
+#define DLGEN_PADDED_FLAG DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
 
 /*! The most dimensions a tensor may have: dlgen's limit, as DLPack sets none. */
 #define DLGEN_MAX_NDIM 64
@@ -55,16 +70,35 @@ extern "C" {
 #define DLGEN_MAX_PARAMS 5
 
 /*!
- * P, the width of a pointer in bits, the one parameter of the limits of
- * the address space.
+ * When DLTensor's pointers may be NULL (a dlgen_null_when), and when they
+ * could in tensors older than the release that changed it (MAJOR.MINOR;
+ * 0.0 and the same condition where none did).
  */
-#define DLGEN_POINTER_BITS (sizeof(void *) * 8)
+#define DLGEN_DATA_NULL DLGEN_NULL_IF_NO_ELEMENTS
+#define DLGEN_DATA_NULL_BEFORE DLGEN_NULL_IF_NO_ELEMENTS
+#define DLGEN_DATA_NULL_CHANGED_MAJOR 0
+#define DLGEN_DATA_NULL_CHANGED_MINOR 0
+#define DLGEN_SHAPE_NULL DLGEN_NULL_IF_NDIM_ZERO
+#define DLGEN_SHAPE_NULL_BEFORE DLGEN_NULL_IF_NDIM_ZERO
+#define DLGEN_SHAPE_NULL_CHANGED_MAJOR 0
+#define DLGEN_SHAPE_NULL_CHANGED_MINOR 0
+#define DLGEN_STRIDES_NULL DLGEN_NULL_IF_NDIM_ZERO
+#define DLGEN_STRIDES_NULL_BEFORE DLGEN_NULL_ALWAYS
+#define DLGEN_STRIDES_NULL_CHANGED_MAJOR 1
+#define DLGEN_STRIDES_NULL_CHANGED_MINOR 2
 
-/*! 2^(P-1): every count, byte offset and extent stays below it. */
-#define DLGEN_BOUND ((uint64_t)1 << (DLGEN_POINTER_BITS - 1))
+/*! The dtype names, as dlgen_parse_dtype's refusal lists them. */
+#define DLGEN_KNOWN_DTYPE_NAMES "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, bfloat16, complex64, complex128, bool, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn"
 
-/*! 2^P - 1, the highest address. */
-#define DLGEN_MAX_ADDRESS (DLGEN_BOUND + (DLGEN_BOUND - 1))
+/*! The Python protocol's capsule names. */
+#define DLGEN_CAPSULE "dltensor"
+#define DLGEN_USED_CAPSULE "used_dltensor"
+#define DLGEN_VERSIONED_CAPSULE "dltensor_versioned"
+#define DLGEN_USED_VERSIONED_CAPSULE "used_dltensor_versioned"
+/*! The type attribute that holds the C exchange API. */
+#define DLGEN_EXCHANGE_API_ATTRIBUTE "__dlpack_c_exchange_api__"
+/*! The name of the capsule that attribute holds. */
+#define DLGEN_EXCHANGE_API_CAPSULE "dlpack_exchange_api"
 
 /*!
  * A check, in the order a consumer makes the import checks, then the
@@ -142,6 +176,39 @@ typedef enum {
   DLGEN_RULE_STREAM_REFUSED = 20
 } dlgen_rule;
 
+/* The hand-written part of dlgen's C helper header, dlpack_helpers.h: the
+ * same for every release. dlgen writes it into the header after the
+ * release's macros and dlgen_rule (templates/dlpack_helpers.h.tmpl) and
+ * before the release's tables, which the prototypes below declare; it
+ * names no fact of a release. Where releases differ it asks the macros
+ * (DLGEN_HAS_VERSIONED, DLGEN_HAS_PADDED_FLAG, DLGEN_MANAGED_TENSOR, ...).
+ * tests/chelpers compiles the header of every release, and this file where
+ * it lies, between the newest release's macros and tables
+ * (TestHandWrittenHelpersCompileInPlace).
+ */
+
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define DLGEN_INLINE static inline
+#elif defined(_MSC_VER)
+#define DLGEN_INLINE static __inline
+#elif defined(__GNUC__)
+#define DLGEN_INLINE static __inline__
+#else
+#define DLGEN_INLINE static
+#endif
+
+/*!
+ * P, the width of a pointer in bits, the one parameter of the limits of
+ * the address space.
+ */
+#define DLGEN_POINTER_BITS (sizeof(void *) * 8)
+
+/*! 2^(P-1): every count, byte offset and extent stays below it. */
+#define DLGEN_BOUND ((uint64_t)1 << (DLGEN_POINTER_BITS - 1))
+
+/*! 2^P - 1, the highest address. */
+#define DLGEN_MAX_ADDRESS (DLGEN_BOUND + (DLGEN_BOUND - 1))
+
 /*! What a parameter of a message holds. */
 typedef enum {
   DLGEN_ARG_SIGNED = 0,
@@ -168,102 +235,40 @@ typedef struct {
 } dlgen_error;
 
 /*! The id of a check, as the conformance corpus and every language name it. */
-DLGEN_INLINE const char *dlgen_rule_id(dlgen_rule rule) {
-  switch (rule) {
-  case DLGEN_OK:
-    return "ok";
-  case DLGEN_RULE_VERSION_MAJOR:
-    return "version_major";
-  case DLGEN_RULE_NDIM_RANGE:
-    return "ndim_range";
-  case DLGEN_RULE_SHAPE_NULL:
-    return "shape_null";
-  case DLGEN_RULE_STRIDES_NULL:
-    return "strides_null";
-  case DLGEN_RULE_STRIDES_COUNT:
-    return "strides_count";
-  case DLGEN_RULE_DTYPE_UNKNOWN:
-    return "dtype_unknown";
-  case DLGEN_RULE_DTYPE_OPAQUE:
-    return "dtype_opaque";
-  case DLGEN_RULE_DTYPE_ZERO:
-    return "dtype_zero";
-  case DLGEN_RULE_DTYPE_BITS:
-    return "dtype_bits";
-  case DLGEN_RULE_SHAPE_NEGATIVE:
-    return "shape_negative";
-  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
-    return "byte_offset_limit";
-  case DLGEN_RULE_SIZE_LIMIT:
-    return "size_limit";
-  case DLGEN_RULE_STRIDE_LIMIT:
-    return "stride_limit";
-  case DLGEN_RULE_SPAN_LIMIT:
-    return "span_limit";
-  case DLGEN_RULE_OFFSET_LIMIT:
-    return "offset_limit";
-  case DLGEN_RULE_DATA_NULL:
-    return "data_null";
-  case DLGEN_RULE_ADDRESS_LIMIT:
-    return "address_limit";
-  case DLGEN_RULE_DEVICE_UNREADABLE:
-    return "device_unreadable";
-  case DLGEN_RULE_DTYPE_NAME:
-    return "dtype_name";
-  case DLGEN_RULE_STREAM_REFUSED:
-    return "stream_refused";
-  }
-  return "";
-}
+DLGEN_INLINE const char *dlgen_rule_id(dlgen_rule rule);
 
 /*! The message of a check, with {param} placeholders. */
-DLGEN_INLINE const char *dlgen_rule_text(dlgen_rule rule) {
-  switch (rule) {
-  case DLGEN_OK:
-    return "";
-  case DLGEN_RULE_VERSION_MAJOR:
-    return "DLPack major version {major} is not supported (this consumer speaks {this_major}.{this_minor})";
-  case DLGEN_RULE_NDIM_RANGE:
-    return "ndim {ndim} is outside [0, {max_ndim}]";
-  case DLGEN_RULE_SHAPE_NULL:
-    return "shape is NULL for a {ndim}-dimensional tensor";
-  case DLGEN_RULE_STRIDES_NULL:
-    return "strides is NULL for a {ndim}-dimensional tensor of DLPack {major}.{minor}, which DLPack {from_major}.{from_minor} and later forbid";
-  case DLGEN_RULE_STRIDES_COUNT:
-    return "{count} strides for {ndim} dimensions";
-  case DLGEN_RULE_DTYPE_UNKNOWN:
-    return "unknown DLDataTypeCode {code}";
-  case DLGEN_RULE_DTYPE_OPAQUE:
-    return "{name} elements (code {code}) cannot be addressed";
-  case DLGEN_RULE_DTYPE_ZERO:
-    return "invalid dtype: {bits} bits, {lanes} lanes";
-  case DLGEN_RULE_DTYPE_BITS:
-    return "{name} elements have {required} bits, not {bits}";
-  case DLGEN_RULE_SHAPE_NEGATIVE:
-    return "negative extent {extent} in dimension {dim}";
-  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
-    return "byte_offset {byte_offset} is not below 2^{log2}";
-  case DLGEN_RULE_SIZE_LIMIT:
-    return "the tensor holds too many elements: their count and bytes must stay below 2^{log2}";
-  case DLGEN_RULE_STRIDE_LIMIT:
-    return "stride {stride} in dimension {dim} is too large: strides in elements and in bytes must stay below 2^{log2}";
-  case DLGEN_RULE_SPAN_LIMIT:
-    return "the strides spread the elements too far: the span in elements and in bytes must stay below 2^{log2}";
-  case DLGEN_RULE_OFFSET_LIMIT:
-    return "byte_offset {byte_offset} places the last element too far from data: every byte offset must stay below 2^{log2}";
-  case DLGEN_RULE_DATA_NULL:
-    return "data is NULL for a tensor with elements ({count})";
-  case DLGEN_RULE_ADDRESS_LIMIT:
-    return "the elements lie outside the address space: data {data} with byte_offset {byte_offset}";
-  case DLGEN_RULE_DEVICE_UNREADABLE:
-    return "memory on device ({device_type}, {device_id}) cannot be read from the CPU";
-  case DLGEN_RULE_DTYPE_NAME:
-    return "unknown dtype name '{name}'; known: {known}";
-  case DLGEN_RULE_STREAM_REFUSED:
-    return "stream must be None for a tensor on device ({device_type}, {device_id}), which has no streams";
-  }
-  return "";
-}
+DLGEN_INLINE const char *dlgen_rule_text(dlgen_rule rule);
+
+/* The message of a check as dlgen_format_error writes it: its text, each
+ * parameter a byte below ' ' (parameter k as the byte k + 1). */
+DLGEN_INLINE const char *dlgen_rule_format_(dlgen_rule rule);
+
+/*! The name of a type code the release defines, NULL for any other. */
+DLGEN_INLINE const char *dlgen_type_code_name(uint8_t code);
+
+/*! Whether elements of a type code can be addressed (known, not opaque). */
+DLGEN_INLINE int dlgen_type_code_addressable(uint8_t code);
+
+/*! The only width DLPack allows for a type code, in bits; 0: any. */
+DLGEN_INLINE unsigned dlgen_type_code_fixed_bits(uint8_t code);
+
+/*!
+ * Whether the CPU reads memory of a device type directly; memory of any
+ * other type, known or not, may be held and passed on but never read.
+ */
+DLGEN_INLINE int dlgen_host_readable(int32_t device_type);
+
+/*! Whether a device type has no streams (__dlpack__ then takes none). */
+DLGEN_INLINE int dlgen_streamless(int32_t device_type);
+
+/* The table of dtype names: name, code, bits (one lane each). */
+typedef struct {
+  const char *name;
+  uint8_t code, bits;
+} dlgen_dtype_name_;
+
+DLGEN_INLINE const dlgen_dtype_name_ *dlgen_dtype_names_(size_t *count);
 
 /* Appends to a caller's buffer, counting what does not fit. */
 typedef struct {
@@ -317,142 +322,23 @@ DLGEN_INLINE size_t dlgen_writer_end_(dlgen_writer_ *w) {
  * length of the whole message. The words are those of every language.
  */
 DLGEN_INLINE size_t dlgen_format_error(const dlgen_error *err, char *buf, size_t size) {
+  const char *format = dlgen_rule_format_(err->rule);
   dlgen_writer_ w;
   w.buf = buf;
   w.size = size;
   w.len = 0;
-  switch (err->rule) {
-  case DLGEN_OK:
-    break;
-  case DLGEN_RULE_VERSION_MAJOR:
-    dlgen_write_text_(&w, "DLPack major version ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " is not supported (this consumer speaks ");
-    dlgen_write_arg_(&w, &err->args[2]);
-    dlgen_write_text_(&w, ".");
-    dlgen_write_arg_(&w, &err->args[3]);
-    dlgen_write_text_(&w, ")");
-    break;
-  case DLGEN_RULE_NDIM_RANGE:
-    dlgen_write_text_(&w, "ndim ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " is outside [0, ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, "]");
-    break;
-  case DLGEN_RULE_SHAPE_NULL:
-    dlgen_write_text_(&w, "shape is NULL for a ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, "-dimensional tensor");
-    break;
-  case DLGEN_RULE_STRIDES_NULL:
-    dlgen_write_text_(&w, "strides is NULL for a ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, "-dimensional tensor of DLPack ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, ".");
-    dlgen_write_arg_(&w, &err->args[2]);
-    dlgen_write_text_(&w, ", which DLPack ");
-    dlgen_write_arg_(&w, &err->args[3]);
-    dlgen_write_text_(&w, ".");
-    dlgen_write_arg_(&w, &err->args[4]);
-    dlgen_write_text_(&w, " and later forbid");
-    break;
-  case DLGEN_RULE_STRIDES_COUNT:
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " strides for ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, " dimensions");
-    break;
-  case DLGEN_RULE_DTYPE_UNKNOWN:
-    dlgen_write_text_(&w, "unknown DLDataTypeCode ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    break;
-  case DLGEN_RULE_DTYPE_OPAQUE:
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, " elements (code ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, ") cannot be addressed");
-    break;
-  case DLGEN_RULE_DTYPE_ZERO:
-    dlgen_write_text_(&w, "invalid dtype: ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " bits, ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, " lanes");
-    break;
-  case DLGEN_RULE_DTYPE_BITS:
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, " elements have ");
-    dlgen_write_arg_(&w, &err->args[3]);
-    dlgen_write_text_(&w, " bits, not ");
-    dlgen_write_arg_(&w, &err->args[2]);
-    break;
-  case DLGEN_RULE_SHAPE_NEGATIVE:
-    dlgen_write_text_(&w, "negative extent ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " in dimension ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    break;
-  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
-    dlgen_write_text_(&w, "byte_offset ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " is not below 2^");
-    dlgen_write_arg_(&w, &err->args[1]);
-    break;
-  case DLGEN_RULE_SIZE_LIMIT:
-    dlgen_write_text_(&w, "the tensor holds too many elements: their count and bytes must stay below 2^");
-    dlgen_write_arg_(&w, &err->args[0]);
-    break;
-  case DLGEN_RULE_STRIDE_LIMIT:
-    dlgen_write_text_(&w, "stride ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " in dimension ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, " is too large: strides in elements and in bytes must stay below 2^");
-    dlgen_write_arg_(&w, &err->args[2]);
-    break;
-  case DLGEN_RULE_SPAN_LIMIT:
-    dlgen_write_text_(&w, "the strides spread the elements too far: the span in elements and in bytes must stay below 2^");
-    dlgen_write_arg_(&w, &err->args[0]);
-    break;
-  case DLGEN_RULE_OFFSET_LIMIT:
-    dlgen_write_text_(&w, "byte_offset ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " places the last element too far from data: every byte offset must stay below 2^");
-    dlgen_write_arg_(&w, &err->args[1]);
-    break;
-  case DLGEN_RULE_DATA_NULL:
-    dlgen_write_text_(&w, "data is NULL for a tensor with elements (");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, ")");
-    break;
-  case DLGEN_RULE_ADDRESS_LIMIT:
-    dlgen_write_text_(&w, "the elements lie outside the address space: data ");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, " with byte_offset ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    break;
-  case DLGEN_RULE_DEVICE_UNREADABLE:
-    dlgen_write_text_(&w, "memory on device (");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, ", ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, ") cannot be read from the CPU");
-    break;
-  case DLGEN_RULE_DTYPE_NAME:
-    dlgen_write_text_(&w, "unknown dtype name '");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, "'; known: ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    break;
-  case DLGEN_RULE_STREAM_REFUSED:
-    dlgen_write_text_(&w, "stream must be None for a tensor on device (");
-    dlgen_write_arg_(&w, &err->args[0]);
-    dlgen_write_text_(&w, ", ");
-    dlgen_write_arg_(&w, &err->args[1]);
-    dlgen_write_text_(&w, "), which has no streams");
-    break;
+  while (*format != '\0') {
+    size_t n = 0;
+    if ((unsigned char)*format < ' ') {
+      dlgen_write_arg_(&w, &err->args[(unsigned char)*format - 1]);
+      format++;
+      continue;
+    }
+    while ((unsigned char)format[n] >= ' ') {
+      n++;
+    }
+    dlgen_write_(&w, format, n);
+    format += n;
   }
   return dlgen_writer_end_(&w);
 }
@@ -513,9 +399,9 @@ DLGEN_INLINE int dlgen_null_allowed_(dlgen_null_when when, dlgen_null_when befor
  * minor) (versioned 0: a legacy tensor) with ndim dimensions, empty when
  * it has no elements.
  */
-DLGEN_INLINE int dlgen_data_may_be_null(int versioned, uint32_t major, uint32_t minor, int32_t ndim,
-                                       int empty) {
-  return dlgen_null_allowed_(DLGEN_NULL_IF_NO_ELEMENTS, DLGEN_NULL_IF_NO_ELEMENTS, 0, 0, versioned, major, minor, ndim, empty);
+DLGEN_INLINE int dlgen_data_may_be_null(int versioned, uint32_t major, uint32_t minor, int32_t ndim, int empty) {
+  return dlgen_null_allowed_(DLGEN_DATA_NULL, DLGEN_DATA_NULL_BEFORE, DLGEN_DATA_NULL_CHANGED_MAJOR,
+                             DLGEN_DATA_NULL_CHANGED_MINOR, versioned, major, minor, ndim, empty);
 }
 
 /*!
@@ -523,9 +409,9 @@ DLGEN_INLINE int dlgen_data_may_be_null(int versioned, uint32_t major, uint32_t 
  * minor) (versioned 0: a legacy tensor) with ndim dimensions, empty when
  * it has no elements.
  */
-DLGEN_INLINE int dlgen_shape_may_be_null(int versioned, uint32_t major, uint32_t minor, int32_t ndim,
-                                       int empty) {
-  return dlgen_null_allowed_(DLGEN_NULL_IF_NDIM_ZERO, DLGEN_NULL_IF_NDIM_ZERO, 0, 0, versioned, major, minor, ndim, empty);
+DLGEN_INLINE int dlgen_shape_may_be_null(int versioned, uint32_t major, uint32_t minor, int32_t ndim, int empty) {
+  return dlgen_null_allowed_(DLGEN_SHAPE_NULL, DLGEN_SHAPE_NULL_BEFORE, DLGEN_SHAPE_NULL_CHANGED_MAJOR,
+                             DLGEN_SHAPE_NULL_CHANGED_MINOR, versioned, major, minor, ndim, empty);
 }
 
 /*!
@@ -533,182 +419,9 @@ DLGEN_INLINE int dlgen_shape_may_be_null(int versioned, uint32_t major, uint32_t
  * minor) (versioned 0: a legacy tensor) with ndim dimensions, empty when
  * it has no elements.
  */
-DLGEN_INLINE int dlgen_strides_may_be_null(int versioned, uint32_t major, uint32_t minor, int32_t ndim,
-                                       int empty) {
-  return dlgen_null_allowed_(DLGEN_NULL_IF_NDIM_ZERO, DLGEN_NULL_ALWAYS, 1, 2, versioned, major, minor, ndim, empty);
-}
-
-/*!
- * The name of a type code the release defines, NULL for any other.
- */
-DLGEN_INLINE const char *dlgen_type_code_name(uint8_t code) {
-  switch (code) {
-  case kDLInt:
-    return "kDLInt";
-  case kDLUInt:
-    return "kDLUInt";
-  case kDLFloat:
-    return "kDLFloat";
-  case kDLOpaqueHandle:
-    return "kDLOpaqueHandle";
-  case kDLBfloat:
-    return "kDLBfloat";
-  case kDLComplex:
-    return "kDLComplex";
-  case kDLBool:
-    return "kDLBool";
-  case kDLFloat8_e3m4:
-    return "kDLFloat8_e3m4";
-  case kDLFloat8_e4m3:
-    return "kDLFloat8_e4m3";
-  case kDLFloat8_e4m3b11fnuz:
-    return "kDLFloat8_e4m3b11fnuz";
-  case kDLFloat8_e4m3fn:
-    return "kDLFloat8_e4m3fn";
-  case kDLFloat8_e4m3fnuz:
-    return "kDLFloat8_e4m3fnuz";
-  case kDLFloat8_e5m2:
-    return "kDLFloat8_e5m2";
-  case kDLFloat8_e5m2fnuz:
-    return "kDLFloat8_e5m2fnuz";
-  case kDLFloat8_e8m0fnu:
-    return "kDLFloat8_e8m0fnu";
-  case kDLFloat6_e2m3fn:
-    return "kDLFloat6_e2m3fn";
-  case kDLFloat6_e3m2fn:
-    return "kDLFloat6_e3m2fn";
-  case kDLFloat4_e2m1fn:
-    return "kDLFloat4_e2m1fn";
-  }
-  return NULL;
-}
-
-/*! Whether elements of a type code can be addressed (known, not opaque). */
-DLGEN_INLINE int dlgen_type_code_addressable(uint8_t code) {
-  switch (code) {
-  case kDLInt:
-    return 1;
-  case kDLUInt:
-    return 1;
-  case kDLFloat:
-    return 1;
-  case kDLOpaqueHandle:
-    return 0;
-  case kDLBfloat:
-    return 1;
-  case kDLComplex:
-    return 1;
-  case kDLBool:
-    return 1;
-  case kDLFloat8_e3m4:
-    return 1;
-  case kDLFloat8_e4m3:
-    return 1;
-  case kDLFloat8_e4m3b11fnuz:
-    return 1;
-  case kDLFloat8_e4m3fn:
-    return 1;
-  case kDLFloat8_e4m3fnuz:
-    return 1;
-  case kDLFloat8_e5m2:
-    return 1;
-  case kDLFloat8_e5m2fnuz:
-    return 1;
-  case kDLFloat8_e8m0fnu:
-    return 1;
-  case kDLFloat6_e2m3fn:
-    return 1;
-  case kDLFloat6_e3m2fn:
-    return 1;
-  case kDLFloat4_e2m1fn:
-    return 1;
-  }
-  return 0;
-}
-
-/*! The only width DLPack allows for a type code, in bits; 0: any. */
-DLGEN_INLINE unsigned dlgen_type_code_fixed_bits(uint8_t code) {
-  switch (code) {
-  case kDLFloat8_e3m4:
-    return 8;
-  case kDLFloat8_e4m3:
-    return 8;
-  case kDLFloat8_e4m3b11fnuz:
-    return 8;
-  case kDLFloat8_e4m3fn:
-    return 8;
-  case kDLFloat8_e4m3fnuz:
-    return 8;
-  case kDLFloat8_e5m2:
-    return 8;
-  case kDLFloat8_e5m2fnuz:
-    return 8;
-  case kDLFloat8_e8m0fnu:
-    return 8;
-  case kDLFloat6_e2m3fn:
-    return 6;
-  case kDLFloat6_e3m2fn:
-    return 6;
-  case kDLFloat4_e2m1fn:
-    return 4;
-  default:
-    return 0;
-  }
-}
-
-/*!
- * Whether the CPU reads memory of a device type directly; memory of any
- * other type, known or not, may be held and passed on but never read.
- */
-DLGEN_INLINE int dlgen_host_readable(int32_t device_type) {
-  switch (device_type) {
-  case kDLCPU:
-  case kDLCUDAHost:
-  case kDLROCMHost:
-  case kDLCUDAManaged:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-/* The table of dtype names: name, code, bits (one lane each). */
-typedef struct {
-  const char *name;
-  uint8_t code, bits;
-} dlgen_dtype_name_;
-
-DLGEN_INLINE const dlgen_dtype_name_ *dlgen_dtype_names_(size_t *count) {
-  static const dlgen_dtype_name_ names[] = {
-    {"int8", (uint8_t)kDLInt, 8},
-    {"int16", (uint8_t)kDLInt, 16},
-    {"int32", (uint8_t)kDLInt, 32},
-    {"int64", (uint8_t)kDLInt, 64},
-    {"uint8", (uint8_t)kDLUInt, 8},
-    {"uint16", (uint8_t)kDLUInt, 16},
-    {"uint32", (uint8_t)kDLUInt, 32},
-    {"uint64", (uint8_t)kDLUInt, 64},
-    {"float16", (uint8_t)kDLFloat, 16},
-    {"float32", (uint8_t)kDLFloat, 32},
-    {"float64", (uint8_t)kDLFloat, 64},
-    {"bfloat16", (uint8_t)kDLBfloat, 16},
-    {"complex64", (uint8_t)kDLComplex, 64},
-    {"complex128", (uint8_t)kDLComplex, 128},
-    {"bool", (uint8_t)kDLBool, 8},
-    {"float8_e3m4", (uint8_t)kDLFloat8_e3m4, 8},
-    {"float8_e4m3", (uint8_t)kDLFloat8_e4m3, 8},
-    {"float8_e4m3b11fnuz", (uint8_t)kDLFloat8_e4m3b11fnuz, 8},
-    {"float8_e4m3fn", (uint8_t)kDLFloat8_e4m3fn, 8},
-    {"float8_e4m3fnuz", (uint8_t)kDLFloat8_e4m3fnuz, 8},
-    {"float8_e5m2", (uint8_t)kDLFloat8_e5m2, 8},
-    {"float8_e5m2fnuz", (uint8_t)kDLFloat8_e5m2fnuz, 8},
-    {"float8_e8m0fnu", (uint8_t)kDLFloat8_e8m0fnu, 8},
-    {"float6_e2m3fn", (uint8_t)kDLFloat6_e2m3fn, 6},
-    {"float6_e3m2fn", (uint8_t)kDLFloat6_e3m2fn, 6},
-    {"float4_e2m1fn", (uint8_t)kDLFloat4_e2m1fn, 4},
-  };
-  *count = sizeof names / sizeof names[0];
-  return names;
+DLGEN_INLINE int dlgen_strides_may_be_null(int versioned, uint32_t major, uint32_t minor, int32_t ndim, int empty) {
+  return dlgen_null_allowed_(DLGEN_STRIDES_NULL, DLGEN_STRIDES_NULL_BEFORE, DLGEN_STRIDES_NULL_CHANGED_MAJOR,
+                             DLGEN_STRIDES_NULL_CHANGED_MINOR, versioned, major, minor, ndim, empty);
 }
 
 /*! The name of a dtype of one lane, such as "float32"; NULL if it has none. */
@@ -787,7 +500,7 @@ DLGEN_INLINE dlgen_rule dlgen_parse_dtype(const char *text, DLDataType *dtype, d
   {
     const char *texts[2];
     texts[0] = text;
-    texts[1] = "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, bfloat16, complex64, complex128, bool, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn";
+    texts[1] = DLGEN_KNOWN_DTYPE_NAMES;
     return dlgen_refuse_(err, DLGEN_RULE_DTYPE_NAME, "tt", NULL, texts);
   }
 }
@@ -851,6 +564,18 @@ DLGEN_INLINE void dlgen_read_dims_(const int64_t *from, int64_t *to, int32_t n) 
   }
 }
 
+/* Whether a versioned tensor's flags say its sub-byte elements are padded
+ * (never where the release has no such flag). */
+DLGEN_INLINE int dlgen_padded_(uint64_t flags) {
+#if DLGEN_HAS_PADDED_FLAG
+  return (flags & DLGEN_PADDED_FLAG) != 0;
+#else
+  (void)flags;
+  return 0;
+#endif
+}
+
+/* dlgen:checker c-import (docs/rules.md lists every checker) */
 /*!
  * The checks that follow version_major, in order, on a copy of a
  * DLTensor's description: of a versioned tensor of version (major, minor),
@@ -883,8 +608,8 @@ DLGEN_INLINE dlgen_rule dlgen_check_dltensor(const DLTensor *t, int versioned, u
     v[0] = (uint64_t)(int64_t)ndim;
     v[1] = major;
     v[2] = minor;
-    v[3] = 1;
-    v[4] = 2;
+    v[3] = DLGEN_STRIDES_NULL_CHANGED_MAJOR;
+    v[4] = DLGEN_STRIDES_NULL_CHANGED_MINOR;
     return dlgen_refuse_(err, DLGEN_RULE_STRIDES_NULL, "suuuu", v, NULL);
   }
   if (t->shape != NULL) {
@@ -991,6 +716,7 @@ DLGEN_INLINE dlgen_rule dlgen_check_dltensor(const DLTensor *t, int versioned, u
   }
   return DLGEN_OK;
 }
+#if DLGEN_HAS_VERSIONED
 
 /*!
  * Whether a versioned managed tensor may be imported: the import checks of
@@ -998,36 +724,39 @@ DLGEN_INLINE dlgen_rule dlgen_check_dltensor(const DLTensor *t, int versioned, u
  * called; after a refusal the consumer calls it once). A tensor of another
  * major version is refused before anything else is read.
  */
-DLGEN_INLINE dlgen_rule dlgen_check_versioned(const DLManagedTensorVersioned *managed, dlgen_error *err) {
+DLGEN_INLINE dlgen_rule dlgen_check_versioned(const DLGEN_MANAGED_TENSOR_VERSIONED *managed, dlgen_error *err) {
   uint64_t v[4];
-  if (managed->version.major != DLPACK_MAJOR_VERSION) {
+  if (managed->version.major != DLGEN_MAJOR_VERSION) {
     v[0] = managed->version.major;
     v[1] = managed->version.minor;
-    v[2] = DLPACK_MAJOR_VERSION;
-    v[3] = DLPACK_MINOR_VERSION;
+    v[2] = DLGEN_MAJOR_VERSION;
+    v[3] = DLGEN_MINOR_VERSION;
     return dlgen_refuse_(err, DLGEN_RULE_VERSION_MAJOR, "uuuu", v, NULL);
   }
   return dlgen_check_dltensor(&managed->dl_tensor, 1, managed->version.major, managed->version.minor,
-                              (managed->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0, 0, err);
+                              dlgen_padded_(managed->flags), 0, err);
 }
+#endif /* DLGEN_HAS_VERSIONED */
 
 /*!
  * Whether a legacy managed tensor may be imported: judged as older than
  * every versioned release, without flags (its deleter is not called).
  */
-DLGEN_INLINE dlgen_rule dlgen_check_legacy(const DLManagedTensor *managed, dlgen_error *err) {
+DLGEN_INLINE dlgen_rule dlgen_check_legacy(const DLGEN_MANAGED_TENSOR *managed, dlgen_error *err) {
   return dlgen_check_dltensor(&managed->dl_tensor, 0, 0, 0, 0, 0, err);
 }
+#if DLGEN_HAS_VERSIONED
 
 /*! Calls a versioned tensor's deleter, if it has one: once per tensor. */
-DLGEN_INLINE void dlgen_release_versioned(DLManagedTensorVersioned *managed) {
+DLGEN_INLINE void dlgen_release_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *managed) {
   if (managed != NULL && managed->deleter != NULL) {
     managed->deleter(managed);
   }
 }
+#endif /* DLGEN_HAS_VERSIONED */
 
 /*! Calls a legacy tensor's deleter, if it has one: once per tensor. */
-DLGEN_INLINE void dlgen_release_legacy(DLManagedTensor *managed) {
+DLGEN_INLINE void dlgen_release_legacy(DLGEN_MANAGED_TENSOR *managed) {
   if (managed != NULL && managed->deleter != NULL) {
     managed->deleter(managed);
   }
@@ -1036,8 +765,7 @@ DLGEN_INLINE void dlgen_release_legacy(DLManagedTensor *managed) {
 /* Packed sub-byte elements: flags are a versioned tensor's (0 for a
  * legacy one). */
 DLGEN_INLINE int dlgen_packed_(DLDataType dtype, uint64_t flags) {
-  (void)flags;
-  return (uint32_t)dtype.bits * dtype.lanes < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0;
+  return (uint32_t)dtype.bits * dtype.lanes < 8 && !dlgen_padded_(flags);
 }
 
 /*!
@@ -1171,6 +899,7 @@ DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, cons
   }
   return (char *)t->data + t->byte_offset + quotient * width + bits / 8;
 }
+#if DLGEN_HAS_VERSIONED
 
 /*!
  * A legacy managed tensor seen as a versioned one, in storage the caller
@@ -1180,14 +909,14 @@ DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, cons
  * storage lives in the producer's allocation); a second call does nothing.
  */
 typedef struct dlgen_legacy_as_versioned {
-  DLManagedTensorVersioned tensor;
-  DLManagedTensor *legacy;
+  DLGEN_MANAGED_TENSOR_VERSIONED tensor;
+  DLGEN_MANAGED_TENSOR *legacy;
   void (*release)(struct dlgen_legacy_as_versioned *self);
 } dlgen_legacy_as_versioned;
 
-DLGEN_INLINE void dlgen_legacy_as_versioned_deleter_(DLManagedTensorVersioned *tensor) {
+DLGEN_INLINE void dlgen_legacy_as_versioned_deleter_(DLGEN_MANAGED_TENSOR_VERSIONED *tensor) {
   dlgen_legacy_as_versioned *w = (dlgen_legacy_as_versioned *)tensor->manager_ctx;
-  DLManagedTensor *legacy = w->legacy;
+  DLGEN_MANAGED_TENSOR *legacy = w->legacy;
   void (*release)(struct dlgen_legacy_as_versioned *) = w->release;
   if (legacy == NULL) {
     return;
@@ -1205,12 +934,12 @@ DLGEN_INLINE void dlgen_legacy_as_versioned_deleter_(DLManagedTensorVersioned *t
  * flags (say DLPACK_FLAG_BITMASK_READ_ONLY if the legacy producer lends
  * read-only memory, which a legacy tensor cannot say), and returns it.
  */
-DLGEN_INLINE DLManagedTensorVersioned *dlgen_wrap_legacy(dlgen_legacy_as_versioned *storage, DLManagedTensor *legacy,
+DLGEN_INLINE DLGEN_MANAGED_TENSOR_VERSIONED *dlgen_wrap_legacy(dlgen_legacy_as_versioned *storage, DLGEN_MANAGED_TENSOR *legacy,
                                                          uint64_t flags,
                                                          void (*release)(dlgen_legacy_as_versioned *)) {
   memset(storage, 0, sizeof *storage);
-  storage->tensor.version.major = DLPACK_MAJOR_VERSION;
-  storage->tensor.version.minor = DLPACK_MINOR_VERSION;
+  storage->tensor.version.major = DLGEN_MAJOR_VERSION;
+  storage->tensor.version.minor = DLGEN_MINOR_VERSION;
   storage->tensor.manager_ctx = storage;
   storage->tensor.deleter = dlgen_legacy_as_versioned_deleter_;
   storage->tensor.flags = flags;
@@ -1226,14 +955,14 @@ DLGEN_INLINE DLManagedTensorVersioned *dlgen_wrap_legacy(dlgen_legacy_as_version
  * no flags: refuse to wrap a read-only one for a consumer that writes.
  */
 typedef struct dlgen_versioned_as_legacy {
-  DLManagedTensor tensor;
-  DLManagedTensorVersioned *versioned;
+  DLGEN_MANAGED_TENSOR tensor;
+  DLGEN_MANAGED_TENSOR_VERSIONED *versioned;
   void (*release)(struct dlgen_versioned_as_legacy *self);
 } dlgen_versioned_as_legacy;
 
-DLGEN_INLINE void dlgen_versioned_as_legacy_deleter_(DLManagedTensor *tensor) {
+DLGEN_INLINE void dlgen_versioned_as_legacy_deleter_(DLGEN_MANAGED_TENSOR *tensor) {
   dlgen_versioned_as_legacy *w = (dlgen_versioned_as_legacy *)tensor->manager_ctx;
-  DLManagedTensorVersioned *versioned = w->versioned;
+  DLGEN_MANAGED_TENSOR_VERSIONED *versioned = w->versioned;
   void (*release)(struct dlgen_versioned_as_legacy *) = w->release;
   if (versioned == NULL) {
     return;
@@ -1247,8 +976,8 @@ DLGEN_INLINE void dlgen_versioned_as_legacy_deleter_(DLManagedTensor *tensor) {
 }
 
 /*! Wraps versioned into storage as a legacy tensor, and returns it. */
-DLGEN_INLINE DLManagedTensor *dlgen_wrap_versioned(dlgen_versioned_as_legacy *storage,
-                                                   DLManagedTensorVersioned *versioned,
+DLGEN_INLINE DLGEN_MANAGED_TENSOR *dlgen_wrap_versioned(dlgen_versioned_as_legacy *storage,
+                                                   DLGEN_MANAGED_TENSOR_VERSIONED *versioned,
                                                    void (*release)(dlgen_versioned_as_legacy *)) {
   memset(storage, 0, sizeof *storage);
   storage->tensor.manager_ctx = storage;
@@ -1258,16 +987,7 @@ DLGEN_INLINE DLManagedTensor *dlgen_wrap_versioned(dlgen_versioned_as_legacy *st
   storage->release = release;
   return &storage->tensor;
 }
-
-/*! The Python protocol's capsule names. */
-#define DLGEN_CAPSULE "dltensor"
-#define DLGEN_USED_CAPSULE "used_dltensor"
-#define DLGEN_VERSIONED_CAPSULE "dltensor_versioned"
-#define DLGEN_USED_VERSIONED_CAPSULE "used_dltensor_versioned"
-/*! The type attribute that holds the C exchange API. */
-#define DLGEN_EXCHANGE_API_ATTRIBUTE "__dlpack_c_exchange_api__"
-/*! The name of the capsule that attribute holds. */
-#define DLGEN_EXCHANGE_API_CAPSULE "dlpack_exchange_api"
+#endif /* DLGEN_HAS_VERSIONED */
 
 #ifdef Py_PYTHON_H
 /*
@@ -1280,11 +1000,14 @@ DLGEN_INLINE DLManagedTensor *dlgen_wrap_versioned(dlgen_versioned_as_legacy *st
  * deleter that touches Python objects returns early when
  * !Py_IsInitialized(), and else takes the GIL with PyGILState_Ensure.
  *
- * Ownership: a capsule named "dltensor" or "dltensor_versioned" owns its
- * tensor until a consumer takes it, renaming the capsule to
- * "used_dltensor" or "used_dltensor_versioned"; from then on the consumer calls
- * the deleter, once, and the capsule's destructor does not.
+ * Ownership: a capsule named DLGEN_CAPSULE (or DLGEN_VERSIONED_CAPSULE)
+ * owns its tensor until a consumer takes it, renaming the capsule to
+ * DLGEN_USED_CAPSULE (or DLGEN_USED_VERSIONED_CAPSULE); from then on the
+ * consumer calls the deleter, once, and the capsule's destructor does not.
  */
+
+/* The Python exception of a check, as dlgen's Python modules raise it. */
+DLGEN_INLINE PyObject *dlgen_rule_exception_(dlgen_rule rule);
 
 /* Runs the deleter of an unconsumed capsule's tensor, keeping any
  * exception pending (a consumer may drop a capsule while raising). */
@@ -1301,29 +1024,33 @@ DLGEN_INLINE DLManagedTensor *dlgen_wrap_versioned(dlgen_versioned_as_legacy *st
 DLGEN_INLINE void dlgen_capsule_destructor_(PyObject *capsule) {
   DLGEN_SAVE_EXCEPTION_;
   if (PyCapsule_IsValid(capsule, DLGEN_CAPSULE)) {
-    dlgen_release_legacy((DLManagedTensor *)PyCapsule_GetPointer(capsule, DLGEN_CAPSULE));
+    dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(capsule, DLGEN_CAPSULE));
   }
+#if DLGEN_HAS_VERSIONED
   else if (PyCapsule_IsValid(capsule, DLGEN_VERSIONED_CAPSULE)) {
-    dlgen_release_versioned((DLManagedTensorVersioned *)PyCapsule_GetPointer(capsule, DLGEN_VERSIONED_CAPSULE));
+    dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(capsule, DLGEN_VERSIONED_CAPSULE));
   }
+#endif
   DLGEN_RESTORE_EXCEPTION_;
 }
+#if DLGEN_HAS_VERSIONED
 
 /*!
- * A new capsule named "dltensor_versioned" that owns managed. It takes
+ * A new capsule named DLGEN_VERSIONED_CAPSULE that owns managed. It takes
  * managed in every case: when it cannot be made, the deleter has run and
  * NULL is returned with the exception set.
  */
-DLGEN_INLINE PyObject *dlgen_capsule_versioned(DLManagedTensorVersioned *managed) {
+DLGEN_INLINE PyObject *dlgen_capsule_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *managed) {
   PyObject *capsule = PyCapsule_New(managed, DLGEN_VERSIONED_CAPSULE, dlgen_capsule_destructor_);
   if (capsule == NULL) {
     dlgen_release_versioned(managed);
   }
   return capsule;
 }
+#endif /* DLGEN_HAS_VERSIONED */
 
-/*! A new capsule named "dltensor" that owns managed, as above. */
-DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLManagedTensor *managed) {
+/*! A new capsule named DLGEN_CAPSULE that owns managed, as above. */
+DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLGEN_MANAGED_TENSOR *managed) {
   PyObject *capsule = PyCapsule_New(managed, DLGEN_CAPSULE, dlgen_capsule_destructor_);
   if (capsule == NULL) {
     dlgen_release_legacy(managed);
@@ -1334,33 +1061,44 @@ DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLManagedTensor *managed) {
 /*!
  * Takes the tensor out of a DLPack capsule, exactly once: renames the
  * capsule used_*, so that its destructor leaves the tensor to the caller,
- * who calls its deleter once. Sets *versioned or *legacy (the other
- * to NULL) by the capsule's name. Returns 0, or -1 with a
- * ValueError set, in the words of dlgen's Python modules, for a consumed
- * capsule or another object.
+ * who calls its deleter once. Sets *versioned (where the release has the
+ * versioned tensor) or *legacy, the other to NULL, by the capsule's name.
+ * Returns 0, or -1 with a ValueError set, in the words of dlgen's Python
+ * modules, for a consumed capsule or another object.
  */
-DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLManagedTensorVersioned **versioned, DLManagedTensor **legacy) {
+#if DLGEN_HAS_VERSIONED
+DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLGEN_MANAGED_TENSOR_VERSIONED **versioned,
+                                       DLGEN_MANAGED_TENSOR **legacy) {
+#else
+DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLGEN_MANAGED_TENSOR **legacy) {
+#endif
   const char *name = PyCapsule_CheckExact(capsule) ? PyCapsule_GetName(capsule) : NULL;
   void *pointer;
-  *versioned = NULL;
   *legacy = NULL;
+#if DLGEN_HAS_VERSIONED
+  *versioned = NULL;
   if (name != NULL && strcmp(name, DLGEN_VERSIONED_CAPSULE) == 0) {
     pointer = PyCapsule_GetPointer(capsule, name);
     if (pointer == NULL || PyCapsule_SetName(capsule, DLGEN_USED_VERSIONED_CAPSULE) != 0) {
       return -1;
     }
-    *versioned = (DLManagedTensorVersioned *)pointer;
+    *versioned = (DLGEN_MANAGED_TENSOR_VERSIONED *)pointer;
     return 0;
   }
+  if (name != NULL && strcmp(name, DLGEN_USED_VERSIONED_CAPSULE) == 0) {
+    PyErr_SetString(PyExc_ValueError, "this DLPack capsule was already consumed");
+    return -1;
+  }
+#endif
   if (name != NULL && strcmp(name, DLGEN_CAPSULE) == 0) {
     pointer = PyCapsule_GetPointer(capsule, name);
     if (pointer == NULL || PyCapsule_SetName(capsule, DLGEN_USED_CAPSULE) != 0) {
       return -1;
     }
-    *legacy = (DLManagedTensor *)pointer;
+    *legacy = (DLGEN_MANAGED_TENSOR *)pointer;
     return 0;
   }
-  if (name != NULL && (strcmp(name, DLGEN_USED_CAPSULE) == 0 || strcmp(name, DLGEN_USED_VERSIONED_CAPSULE) == 0)) {
+  if (name != NULL && strcmp(name, DLGEN_USED_CAPSULE) == 0) {
     PyErr_SetString(PyExc_ValueError, "this DLPack capsule was already consumed");
     return -1;
   }
@@ -1376,9 +1114,12 @@ DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLManagedTensorVersion
     if (shown == Py_None) {
       Py_INCREF(shown);
     }
-    PyErr_Format(PyExc_ValueError,
-                 "a capsule named %R is not a DLPack capsule ('%s' or '%s')", shown, DLGEN_VERSIONED_CAPSULE,
-                 DLGEN_CAPSULE);
+#if DLGEN_HAS_VERSIONED
+    PyErr_Format(PyExc_ValueError, "a capsule named %R is not a DLPack capsule ('%s' or '%s')", shown,
+                 DLGEN_VERSIONED_CAPSULE, DLGEN_CAPSULE);
+#else
+    PyErr_Format(PyExc_ValueError, "a capsule named %R is not a DLPack capsule ('%s')", shown, DLGEN_CAPSULE);
+#endif
     Py_DECREF(shown);
     return -1;
   }
@@ -1390,73 +1131,8 @@ DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLManagedTensorVersion
  * words. Returns -1, for `return dlgen_raise(&err);`.
  */
 DLGEN_INLINE int dlgen_raise(const dlgen_error *err) {
-  PyObject *kind = PyExc_BufferError;
   char stack[256], *text = stack;
   size_t length = dlgen_format_error(err, stack, sizeof stack);
-  switch (err->rule) {
-  case DLGEN_OK:
-    break;
-  case DLGEN_RULE_VERSION_MAJOR:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_NDIM_RANGE:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_SHAPE_NULL:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_STRIDES_NULL:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_STRIDES_COUNT:
-    kind = PyExc_ValueError;
-    break;
-  case DLGEN_RULE_DTYPE_UNKNOWN:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_DTYPE_OPAQUE:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_DTYPE_ZERO:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_DTYPE_BITS:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_SHAPE_NEGATIVE:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_SIZE_LIMIT:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_STRIDE_LIMIT:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_SPAN_LIMIT:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_OFFSET_LIMIT:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_DATA_NULL:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_ADDRESS_LIMIT:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_DEVICE_UNREADABLE:
-    kind = PyExc_BufferError;
-    break;
-  case DLGEN_RULE_DTYPE_NAME:
-    kind = PyExc_ValueError;
-    break;
-  case DLGEN_RULE_STREAM_REFUSED:
-    kind = PyExc_ValueError;
-    break;
-  }
   if (length >= sizeof stack) {
     text = (char *)PyMem_Malloc(length + 1);
     if (text == NULL) {
@@ -1465,11 +1141,698 @@ DLGEN_INLINE int dlgen_raise(const dlgen_error *err) {
     }
     dlgen_format_error(err, text, length + 1);
   }
-  PyErr_SetString(kind, text);
+  PyErr_SetString(dlgen_rule_exception_(err->rule), text);
   if (text != stack) {
     PyMem_Free(text);
   }
   return -1;
+}
+
+/*
+ * A C extension's DLPack in a few lines: __dlpack__, __dlpack_device__ and
+ * from_dlpack over memory the extension describes with a DLTensor.
+ *
+ * The GIL: call these with it held. The deleter of an export may run on any
+ * thread, held or not: it takes the GIL (PyGILState_Ensure) to drop its
+ * reference, and after the interpreter finalized it does nothing (the
+ * owner and a small allocation are then left, as NumPy leaves them).
+ *
+ * Ownership: an export keeps a reference to owner, and its own copy of the
+ * shape and strides, until the consumer's deleter runs; an import returns a
+ * new reference to an owner object whose destruction runs the producer's
+ * deleter once, and the view points into the producer's tensor as long as
+ * the caller holds that owner.
+ */
+
+/* The words of dlgen's Python modules for the same mistakes. */
+#define DLGEN_PY_LEGACY_READ_ONLY_ \
+  "a read-only tensor cannot be exported as an unversioned capsule, which has no read-only flag"
+#define DLGEN_PY_LEGACY_PADDED_ \
+  "padded sub-byte elements cannot be exported as an unversioned capsule, which has no flag to say so"
+
+#if DLGEN_HAS_VERSIONED
+#define DLGEN_PY_READ_ONLY_ DLGEN_READ_ONLY_FLAG
+#else
+#define DLGEN_PY_READ_ONLY_ 0 /* a legacy tensor says nothing of it */
+#endif
+
+/* An export: the tensor a capsule hands over, the owner it keeps, and the
+ * shape and strides after it, in one allocation. */
+typedef struct {
+#if DLGEN_HAS_VERSIONED
+  DLGEN_MANAGED_TENSOR_VERSIONED versioned;
+  dlgen_versioned_as_legacy legacy; /* for a consumer that asks for no version */
+#else
+  DLGEN_MANAGED_TENSOR legacy;
+#endif
+  PyObject *owner;
+} dlgen_py_export_;
+
+DLGEN_INLINE void dlgen_py_export_free_(dlgen_py_export_ *e) {
+  if (Py_IsInitialized()) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF(e->owner);
+    PyGILState_Release(gil);
+    PyMem_RawFree(e);
+  }
+}
+
+#if DLGEN_HAS_VERSIONED
+DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR_VERSIONED *tensor) {
+  dlgen_py_export_free_((dlgen_py_export_ *)tensor->manager_ctx);
+}
+#else
+DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR *tensor) {
+  dlgen_py_export_free_((dlgen_py_export_ *)tensor->manager_ctx);
+}
+#endif
+
+/* Reads a (major, minor) or (device_type, device_id) pair of Python ints;
+ * -1 with the exception set. */
+DLGEN_INLINE int dlgen_py_pair_(PyObject *pair, long *first, long *second) {
+  *first = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
+  *second = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* dlgen:checker c-stream (docs/rules.md lists every checker) */
+/*!
+ * A complete __dlpack__(*, stream=None, max_version=None, dl_device=None,
+ * copy=None) (args and kwargs as METH_VARARGS | METH_KEYWORDS gives them)
+ * for memory the producer lends as it is: view describes it (strides NULL:
+ * row-major), flags are DLGEN_READ_ONLY_FLAG for read-only memory (and the
+ * padded flag for padded sub-byte elements). Returns a new capsule, versioned
+ * when max_version >= (1, 0) (where the release has one), else legacy; its
+ * tensor holds a copy of view's shape and strides and a reference to owner
+ * (the object that keeps the memory alive) until its deleter runs. Refuses
+ * what dlgen's Python modules refuse, in their words: a stream on a device
+ * without streams (ValueError), a copy (copy=True, or a dl_device the memory
+ * is not on: BufferError), a read-only or padded export as a legacy capsule.
+ */
+DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, uint64_t flags, PyObject *args,
+                                       PyObject *kwargs) {
+  static const char *keywords[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+  long major = 0, minor = 0, device_type = view->device.device_type, device_id = view->device.device_id;
+  int versioned, copied, here;
+  int32_t k, ndim = view->ndim;
+  int64_t *dims;
+  dlgen_py_export_ *e;
+  DLGEN_MANAGED_TENSOR *legacy;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", (char **)keywords, &stream, &max_version,
+                                   &dl_device, &copy)) {
+    return NULL;
+  }
+  if (max_version != Py_None && (!PyTuple_CheckExact(max_version) || PyTuple_GET_SIZE(max_version) != 2)) {
+    return PyErr_Format(PyExc_TypeError, "max_version must be a (major, minor) tuple, not %R", max_version);
+  }
+  if (max_version != Py_None && dlgen_py_pair_(max_version, &major, &minor) != 0) {
+    return NULL;
+  }
+  if (dl_device != Py_None) {
+    if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
+      PyErr_SetString(PyExc_TypeError, "dl_device must be a (device_type, device_id) tuple");
+      return NULL;
+    }
+    if (dlgen_py_pair_(dl_device, &device_type, &device_id) != 0) {
+      return NULL;
+    }
+  }
+  if (stream != Py_None && dlgen_streamless((int32_t)device_type)) {
+    dlgen_error err;
+    uint64_t v[2];
+    v[0] = (uint64_t)(int64_t)device_type;
+    v[1] = (uint64_t)(int64_t)device_id;
+    dlgen_refuse_(&err, DLGEN_RULE_STREAM_REFUSED, "ss", v, NULL);
+    dlgen_raise(&err);
+    return NULL;
+  }
+  here = (device_type == view->device.device_type && device_id == view->device.device_id) ||
+         (device_type == kDLCPU && device_id == 0 && dlgen_host_readable(view->device.device_type));
+  if (!here && copy == Py_False) {
+    return PyErr_Format(PyExc_BufferError,
+                        "a tensor on device (%d, %d) cannot be exported to device (%ld, %ld) without a copy, "
+                        "and copy=False was asked",
+                        (int)view->device.device_type, (int)view->device.device_id, device_type, device_id);
+  }
+  versioned = DLGEN_HAS_VERSIONED && major >= 1;
+  if (!versioned && (flags & DLGEN_PY_READ_ONLY_) != 0) {
+    PyErr_SetString(PyExc_BufferError, DLGEN_PY_LEGACY_READ_ONLY_);
+    return NULL;
+  }
+  if (!versioned && dlgen_padded_(flags)) {
+    PyErr_SetString(PyExc_BufferError, DLGEN_PY_LEGACY_PADDED_);
+    return NULL;
+  }
+  if ((copied = PyObject_IsTrue(copy)) != 0 || !here) {
+    return copied < 0 ? NULL
+                      : PyErr_Format(PyExc_BufferError,
+                                     "cannot copy a tensor on device (%d, %d) to device (%ld, %ld): its producer "
+                                     "lends its memory as it is (dlgen_py_dlpack) and makes no copy",
+                                     (int)view->device.device_type, (int)view->device.device_id, device_type,
+                                     device_id);
+  }
+  e = (dlgen_py_export_ *)PyMem_RawCalloc(1, sizeof *e + 2 * (size_t)(ndim > 0 ? ndim : 0) * sizeof(int64_t));
+  if (e == NULL) {
+    return PyErr_NoMemory();
+  }
+  dims = (int64_t *)(void *)(e + 1);
+  for (k = 0; k < ndim; k++) {
+    dims[k] = view->shape[k];
+    dims[ndim + k] = dlgen_stride(view, k);
+  }
+  Py_INCREF(owner);
+  e->owner = owner;
+#if DLGEN_HAS_VERSIONED
+  e->versioned.version.major = DLGEN_MAJOR_VERSION;
+  e->versioned.version.minor = DLGEN_MINOR_VERSION;
+  e->versioned.manager_ctx = e;
+  e->versioned.deleter = dlgen_py_export_deleter_;
+  e->versioned.flags = flags;
+  e->versioned.dl_tensor = *view;
+  e->versioned.dl_tensor.shape = dims;
+  e->versioned.dl_tensor.strides = dims + ndim;
+  if (versioned) {
+    return dlgen_capsule_versioned(&e->versioned);
+  }
+  legacy = dlgen_wrap_versioned(&e->legacy, &e->versioned, NULL);
+#else
+  e->legacy.manager_ctx = e;
+  e->legacy.deleter = dlgen_py_export_deleter_;
+  e->legacy.dl_tensor = *view;
+  e->legacy.dl_tensor.shape = dims;
+  e->legacy.dl_tensor.strides = dims + ndim;
+  legacy = &e->legacy;
+#endif
+  return dlgen_capsule_legacy(legacy);
+}
+
+/*! A complete __dlpack_device__ for memory view describes: (device_type, device_id). */
+DLGEN_INLINE PyObject *dlgen_py_dlpack_device(const DLTensor *view) {
+  return Py_BuildValue("(ii)", (int)view->device.device_type, (int)view->device.device_id);
+}
+
+/*!
+ * DLGEN_PY_EXPORT(TYPE, VIEW, FLAGS); defines TYPE_dlpack and
+ * TYPE_dlpack_device, __dlpack__ and __dlpack_device__ (dlgen_py_dlpack and
+ * dlgen_py_dlpack_device) for objects of the C type TYPE (a struct that
+ * begins with PyObject_HEAD) whose member VIEW, a DLTensor, describes memory
+ * the object keeps alive (an export keeps a reference to the object),
+ * read-only where member FLAGS has DLGEN_READ_ONLY_FLAG. DLGEN_PY_EXPORT_METHODS(TYPE) is their two
+ * entries in the type's PyMethodDef table.
+ */
+#define DLGEN_PY_EXPORT(TYPE, VIEW, FLAGS) \
+  static PyObject *TYPE##_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) { \
+    return dlgen_py_dlpack(self, &((TYPE *)self)->VIEW, ((TYPE *)self)->FLAGS, args, kwargs); \
+  } \
+  static PyObject *TYPE##_dlpack_device(PyObject *self, PyObject *unused) { \
+    (void)unused; \
+    return dlgen_py_dlpack_device(&((TYPE *)self)->VIEW); \
+  } \
+  struct TYPE##_dlgen_export_ /* takes the caller's ';' */
+#define DLGEN_PY_EXPORT_METHODS(TYPE) \
+  {"__dlpack__", (PyCFunction)(void (*)(void))TYPE##_dlpack, METH_VARARGS | METH_KEYWORDS, \
+   "A DLPack capsule of the memory, lent as it is."}, \
+  {"__dlpack_device__", TYPE##_dlpack_device, METH_NOARGS, "(device_type, device_id) of the memory."}
+
+/* The owner of an imported tensor: a capsule of its own name, whose
+ * destructor runs the tensor's deleter, once. */
+#define DLGEN_PY_OWNER_ "dlgen.imported_dltensor"
+#define DLGEN_PY_OWNER_VERSIONED_ "dlgen.imported_dltensor_versioned"
+
+DLGEN_INLINE void dlgen_py_owner_destructor_(PyObject *owner) {
+  DLGEN_SAVE_EXCEPTION_;
+  if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_)) {
+    dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_));
+  }
+#if DLGEN_HAS_VERSIONED
+  else if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_VERSIONED_)) {
+    dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_VERSIONED_));
+  }
+#endif
+  DLGEN_RESTORE_EXCEPTION_;
+}
+
+/* x.__dlpack__(max_version=this release's, copy=copy unless None); on a
+ * TypeError (a producer older than max_version) once more without
+ * keywords, as dlgen's Python modules ask. */
+DLGEN_INLINE PyObject *dlgen_py_request_(PyObject *x, PyObject *copy) {
+  PyObject *dlpack = PyObject_GetAttrString(x, "__dlpack__"), *none = NULL, *kwargs, *capsule = NULL;
+  if (dlpack == NULL) {
+    PyObject *name;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      return NULL;
+    }
+    PyErr_Clear();
+    name = PyObject_GetAttrString((PyObject *)Py_TYPE(x), "__name__");
+    if (name != NULL) {
+      PyErr_Format(PyExc_TypeError,
+                   "from_dlpack(x): %U does not support the DLPack protocol: pass an object with __dlpack__() "
+                   "(a NumPy, PyTorch, JAX or CuPy array) or a DLPack capsule; a list needs an array first "
+                   "(numpy.asarray(x))",
+                   name);
+      Py_DECREF(name);
+    }
+    return NULL;
+  }
+#if DLGEN_HAS_VERSIONED
+  kwargs = Py_BuildValue("{s(ii)}", "max_version", DLGEN_MAJOR_VERSION, DLGEN_MINOR_VERSION);
+#else
+  kwargs = PyDict_New();
+#endif
+  if (kwargs != NULL && (copy == Py_None || PyDict_SetItemString(kwargs, "copy", copy) == 0) &&
+      (none = PyTuple_New(0)) != NULL) {
+    capsule = PyObject_Call(dlpack, none, kwargs);
+    if (capsule == NULL && PyDict_Size(kwargs) > 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      capsule = PyObject_Call(dlpack, none, NULL);
+    }
+  }
+  Py_XDECREF(none);
+  Py_XDECREF(kwargs);
+  Py_DECREF(dlpack);
+  return capsule;
+}
+
+/*!
+ * A complete from_dlpack(x, copy=copy) for a C extension: asks x (a DLPack
+ * object, or a capsule as it is) for a versioned capsule (legacy from an
+ * older producer), takes its tensor exactly once and makes the import checks
+ * of its version; a refused tensor's deleter runs at once and the refusal is
+ * raised as dlgen_raise raises it. Else fills *view with the tensor as the
+ * producer describes it (data, byte_offset, shape and strides pointing into
+ * the producer's tensor; strides may be NULL in a legacy or pre-1.2 tensor:
+ * dlgen_stride reads both) and *flags (0 for a legacy tensor), and returns a
+ * new reference to the tensor's owner: keep it as long as view is used; its
+ * destruction runs the producer's deleter, once. NULL with an exception set
+ * on failure. What the extension itself accepts (dtype, device) is its own
+ * check, after this one.
+ */
+DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTensor *view, uint64_t *flags) {
+  PyObject *capsule = PyCapsule_CheckExact(x) ? (Py_INCREF(x), x) : dlgen_py_request_(x, copy), *owner;
+  DLGEN_MANAGED_TENSOR *legacy;
+  dlgen_error err;
+#if DLGEN_HAS_VERSIONED
+  DLGEN_MANAGED_TENSOR_VERSIONED *versioned;
+  int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &versioned, &legacy) : -1;
+#else
+  int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &legacy) : -1;
+#endif
+  Py_XDECREF(capsule);
+  if (taken != 0) {
+    return NULL;
+  }
+#if DLGEN_HAS_VERSIONED
+  if (versioned != NULL) {
+    if (dlgen_check_versioned(versioned, &err) != DLGEN_OK) {
+      dlgen_release_versioned(versioned);
+      dlgen_raise(&err);
+      return NULL;
+    }
+    if ((owner = PyCapsule_New(versioned, DLGEN_PY_OWNER_VERSIONED_, dlgen_py_owner_destructor_)) == NULL) {
+      dlgen_release_versioned(versioned);
+      return NULL;
+    }
+    *view = versioned->dl_tensor;
+    *flags = versioned->flags;
+    return owner;
+  }
+#endif
+  if (dlgen_check_legacy(legacy, &err) != DLGEN_OK) {
+    dlgen_release_legacy(legacy);
+    dlgen_raise(&err);
+    return NULL;
+  }
+  if ((owner = PyCapsule_New(legacy, DLGEN_PY_OWNER_, dlgen_py_owner_destructor_)) == NULL) {
+    dlgen_release_legacy(legacy);
+    return NULL;
+  }
+  *view = legacy->dl_tensor;
+  *flags = 0;
+  return owner;
+}
+#endif /* Py_PYTHON_H */
+
+/* --- The tables of DLPack v1.3 --- */
+
+DLGEN_INLINE const char *dlgen_rule_id(dlgen_rule rule) {
+  switch (rule) {
+  case DLGEN_OK:
+    return "ok";
+  case DLGEN_RULE_VERSION_MAJOR:
+    return "version_major";
+  case DLGEN_RULE_NDIM_RANGE:
+    return "ndim_range";
+  case DLGEN_RULE_SHAPE_NULL:
+    return "shape_null";
+  case DLGEN_RULE_STRIDES_NULL:
+    return "strides_null";
+  case DLGEN_RULE_STRIDES_COUNT:
+    return "strides_count";
+  case DLGEN_RULE_DTYPE_UNKNOWN:
+    return "dtype_unknown";
+  case DLGEN_RULE_DTYPE_OPAQUE:
+    return "dtype_opaque";
+  case DLGEN_RULE_DTYPE_ZERO:
+    return "dtype_zero";
+  case DLGEN_RULE_DTYPE_BITS:
+    return "dtype_bits";
+  case DLGEN_RULE_SHAPE_NEGATIVE:
+    return "shape_negative";
+  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
+    return "byte_offset_limit";
+  case DLGEN_RULE_SIZE_LIMIT:
+    return "size_limit";
+  case DLGEN_RULE_STRIDE_LIMIT:
+    return "stride_limit";
+  case DLGEN_RULE_SPAN_LIMIT:
+    return "span_limit";
+  case DLGEN_RULE_OFFSET_LIMIT:
+    return "offset_limit";
+  case DLGEN_RULE_DATA_NULL:
+    return "data_null";
+  case DLGEN_RULE_ADDRESS_LIMIT:
+    return "address_limit";
+  case DLGEN_RULE_DEVICE_UNREADABLE:
+    return "device_unreadable";
+  case DLGEN_RULE_DTYPE_NAME:
+    return "dtype_name";
+  case DLGEN_RULE_STREAM_REFUSED:
+    return "stream_refused";
+  }
+  return "";
+}
+
+DLGEN_INLINE const char *dlgen_rule_text(dlgen_rule rule) {
+  switch (rule) {
+  case DLGEN_OK:
+    return "";
+  case DLGEN_RULE_VERSION_MAJOR:
+    return "DLPack major version {major} is not supported (this consumer speaks {this_major}.{this_minor})";
+  case DLGEN_RULE_NDIM_RANGE:
+    return "ndim {ndim} is outside [0, {max_ndim}]";
+  case DLGEN_RULE_SHAPE_NULL:
+    return "shape is NULL for a {ndim}-dimensional tensor";
+  case DLGEN_RULE_STRIDES_NULL:
+    return "strides is NULL for a {ndim}-dimensional tensor of DLPack {major}.{minor}, which DLPack {from_major}.{from_minor} and later forbid";
+  case DLGEN_RULE_STRIDES_COUNT:
+    return "{count} strides for {ndim} dimensions";
+  case DLGEN_RULE_DTYPE_UNKNOWN:
+    return "unknown DLDataTypeCode {code}";
+  case DLGEN_RULE_DTYPE_OPAQUE:
+    return "{name} elements (code {code}) cannot be addressed";
+  case DLGEN_RULE_DTYPE_ZERO:
+    return "invalid dtype: {bits} bits, {lanes} lanes";
+  case DLGEN_RULE_DTYPE_BITS:
+    return "{name} elements have {required} bits, not {bits}";
+  case DLGEN_RULE_SHAPE_NEGATIVE:
+    return "negative extent {extent} in dimension {dim}";
+  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
+    return "byte_offset {byte_offset} is not below 2^{log2}";
+  case DLGEN_RULE_SIZE_LIMIT:
+    return "the tensor holds too many elements: their count and bytes must stay below 2^{log2}";
+  case DLGEN_RULE_STRIDE_LIMIT:
+    return "stride {stride} in dimension {dim} is too large: strides in elements and in bytes must stay below 2^{log2}";
+  case DLGEN_RULE_SPAN_LIMIT:
+    return "the strides spread the elements too far: the span in elements and in bytes must stay below 2^{log2}";
+  case DLGEN_RULE_OFFSET_LIMIT:
+    return "byte_offset {byte_offset} places the last element too far from data: every byte offset must stay below 2^{log2}";
+  case DLGEN_RULE_DATA_NULL:
+    return "data is NULL for a tensor with elements ({count})";
+  case DLGEN_RULE_ADDRESS_LIMIT:
+    return "the elements lie outside the address space: data {data} with byte_offset {byte_offset}";
+  case DLGEN_RULE_DEVICE_UNREADABLE:
+    return "memory on device ({device_type}, {device_id}) cannot be read from the CPU";
+  case DLGEN_RULE_DTYPE_NAME:
+    return "unknown dtype name '{name}'; known: {known}";
+  case DLGEN_RULE_STREAM_REFUSED:
+    return "stream must be None for a tensor on device ({device_type}, {device_id}), which has no streams";
+  }
+  return "";
+}
+
+DLGEN_INLINE const char *dlgen_rule_format_(dlgen_rule rule) {
+  switch (rule) {
+  case DLGEN_OK:
+    return "";
+  case DLGEN_RULE_VERSION_MAJOR:
+    return "DLPack major version \001 is not supported (this consumer speaks \003.\004)";
+  case DLGEN_RULE_NDIM_RANGE:
+    return "ndim \001 is outside [0, \002]";
+  case DLGEN_RULE_SHAPE_NULL:
+    return "shape is NULL for a \001-dimensional tensor";
+  case DLGEN_RULE_STRIDES_NULL:
+    return "strides is NULL for a \001-dimensional tensor of DLPack \002.\003, which DLPack \004.\005 and later forbid";
+  case DLGEN_RULE_STRIDES_COUNT:
+    return "\001 strides for \002 dimensions";
+  case DLGEN_RULE_DTYPE_UNKNOWN:
+    return "unknown DLDataTypeCode \001";
+  case DLGEN_RULE_DTYPE_OPAQUE:
+    return "\002 elements (code \001) cannot be addressed";
+  case DLGEN_RULE_DTYPE_ZERO:
+    return "invalid dtype: \001 bits, \002 lanes";
+  case DLGEN_RULE_DTYPE_BITS:
+    return "\002 elements have \004 bits, not \003";
+  case DLGEN_RULE_SHAPE_NEGATIVE:
+    return "negative extent \001 in dimension \002";
+  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
+    return "byte_offset \001 is not below 2^\002";
+  case DLGEN_RULE_SIZE_LIMIT:
+    return "the tensor holds too many elements: their count and bytes must stay below 2^\001";
+  case DLGEN_RULE_STRIDE_LIMIT:
+    return "stride \001 in dimension \002 is too large: strides in elements and in bytes must stay below 2^\003";
+  case DLGEN_RULE_SPAN_LIMIT:
+    return "the strides spread the elements too far: the span in elements and in bytes must stay below 2^\001";
+  case DLGEN_RULE_OFFSET_LIMIT:
+    return "byte_offset \001 places the last element too far from data: every byte offset must stay below 2^\002";
+  case DLGEN_RULE_DATA_NULL:
+    return "data is NULL for a tensor with elements (\001)";
+  case DLGEN_RULE_ADDRESS_LIMIT:
+    return "the elements lie outside the address space: data \001 with byte_offset \002";
+  case DLGEN_RULE_DEVICE_UNREADABLE:
+    return "memory on device (\001, \002) cannot be read from the CPU";
+  case DLGEN_RULE_DTYPE_NAME:
+    return "unknown dtype name '\001'; known: \002";
+  case DLGEN_RULE_STREAM_REFUSED:
+    return "stream must be None for a tensor on device (\001, \002), which has no streams";
+  }
+  return "";
+}
+
+DLGEN_INLINE const char *dlgen_type_code_name(uint8_t code) {
+  switch (code) {
+  case kDLInt:
+    return "kDLInt";
+  case kDLUInt:
+    return "kDLUInt";
+  case kDLFloat:
+    return "kDLFloat";
+  case kDLOpaqueHandle:
+    return "kDLOpaqueHandle";
+  case kDLBfloat:
+    return "kDLBfloat";
+  case kDLComplex:
+    return "kDLComplex";
+  case kDLBool:
+    return "kDLBool";
+  case kDLFloat8_e3m4:
+    return "kDLFloat8_e3m4";
+  case kDLFloat8_e4m3:
+    return "kDLFloat8_e4m3";
+  case kDLFloat8_e4m3b11fnuz:
+    return "kDLFloat8_e4m3b11fnuz";
+  case kDLFloat8_e4m3fn:
+    return "kDLFloat8_e4m3fn";
+  case kDLFloat8_e4m3fnuz:
+    return "kDLFloat8_e4m3fnuz";
+  case kDLFloat8_e5m2:
+    return "kDLFloat8_e5m2";
+  case kDLFloat8_e5m2fnuz:
+    return "kDLFloat8_e5m2fnuz";
+  case kDLFloat8_e8m0fnu:
+    return "kDLFloat8_e8m0fnu";
+  case kDLFloat6_e2m3fn:
+    return "kDLFloat6_e2m3fn";
+  case kDLFloat6_e3m2fn:
+    return "kDLFloat6_e3m2fn";
+  case kDLFloat4_e2m1fn:
+    return "kDLFloat4_e2m1fn";
+  }
+  return NULL;
+}
+
+DLGEN_INLINE int dlgen_type_code_addressable(uint8_t code) {
+  switch (code) {
+  case kDLInt:
+    return 1;
+  case kDLUInt:
+    return 1;
+  case kDLFloat:
+    return 1;
+  case kDLOpaqueHandle:
+    return 0;
+  case kDLBfloat:
+    return 1;
+  case kDLComplex:
+    return 1;
+  case kDLBool:
+    return 1;
+  case kDLFloat8_e3m4:
+    return 1;
+  case kDLFloat8_e4m3:
+    return 1;
+  case kDLFloat8_e4m3b11fnuz:
+    return 1;
+  case kDLFloat8_e4m3fn:
+    return 1;
+  case kDLFloat8_e4m3fnuz:
+    return 1;
+  case kDLFloat8_e5m2:
+    return 1;
+  case kDLFloat8_e5m2fnuz:
+    return 1;
+  case kDLFloat8_e8m0fnu:
+    return 1;
+  case kDLFloat6_e2m3fn:
+    return 1;
+  case kDLFloat6_e3m2fn:
+    return 1;
+  case kDLFloat4_e2m1fn:
+    return 1;
+  }
+  return 0;
+}
+
+DLGEN_INLINE unsigned dlgen_type_code_fixed_bits(uint8_t code) {
+  switch (code) {
+  case kDLFloat8_e3m4:
+    return 8;
+  case kDLFloat8_e4m3:
+    return 8;
+  case kDLFloat8_e4m3b11fnuz:
+    return 8;
+  case kDLFloat8_e4m3fn:
+    return 8;
+  case kDLFloat8_e4m3fnuz:
+    return 8;
+  case kDLFloat8_e5m2:
+    return 8;
+  case kDLFloat8_e5m2fnuz:
+    return 8;
+  case kDLFloat8_e8m0fnu:
+    return 8;
+  case kDLFloat6_e2m3fn:
+    return 6;
+  case kDLFloat6_e3m2fn:
+    return 6;
+  case kDLFloat4_e2m1fn:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+DLGEN_INLINE int dlgen_host_readable(int32_t device_type) {
+  switch (device_type) {
+  case kDLCPU:
+  case kDLCUDAHost:
+  case kDLROCMHost:
+  case kDLCUDAManaged:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+DLGEN_INLINE int dlgen_streamless(int32_t device_type) {
+  switch (device_type) {
+  case kDLCPU:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+DLGEN_INLINE const dlgen_dtype_name_ *dlgen_dtype_names_(size_t *count) {
+  static const dlgen_dtype_name_ names[] = {
+    {"int8", (uint8_t)kDLInt, 8},
+    {"int16", (uint8_t)kDLInt, 16},
+    {"int32", (uint8_t)kDLInt, 32},
+    {"int64", (uint8_t)kDLInt, 64},
+    {"uint8", (uint8_t)kDLUInt, 8},
+    {"uint16", (uint8_t)kDLUInt, 16},
+    {"uint32", (uint8_t)kDLUInt, 32},
+    {"uint64", (uint8_t)kDLUInt, 64},
+    {"float16", (uint8_t)kDLFloat, 16},
+    {"float32", (uint8_t)kDLFloat, 32},
+    {"float64", (uint8_t)kDLFloat, 64},
+    {"bfloat16", (uint8_t)kDLBfloat, 16},
+    {"complex64", (uint8_t)kDLComplex, 64},
+    {"complex128", (uint8_t)kDLComplex, 128},
+    {"bool", (uint8_t)kDLBool, 8},
+    {"float8_e3m4", (uint8_t)kDLFloat8_e3m4, 8},
+    {"float8_e4m3", (uint8_t)kDLFloat8_e4m3, 8},
+    {"float8_e4m3b11fnuz", (uint8_t)kDLFloat8_e4m3b11fnuz, 8},
+    {"float8_e4m3fn", (uint8_t)kDLFloat8_e4m3fn, 8},
+    {"float8_e4m3fnuz", (uint8_t)kDLFloat8_e4m3fnuz, 8},
+    {"float8_e5m2", (uint8_t)kDLFloat8_e5m2, 8},
+    {"float8_e5m2fnuz", (uint8_t)kDLFloat8_e5m2fnuz, 8},
+    {"float8_e8m0fnu", (uint8_t)kDLFloat8_e8m0fnu, 8},
+    {"float6_e2m3fn", (uint8_t)kDLFloat6_e2m3fn, 6},
+    {"float6_e3m2fn", (uint8_t)kDLFloat6_e3m2fn, 6},
+    {"float4_e2m1fn", (uint8_t)kDLFloat4_e2m1fn, 4},
+  };
+  *count = sizeof names / sizeof names[0];
+  return names;
+}
+#ifdef Py_PYTHON_H
+
+DLGEN_INLINE PyObject *dlgen_rule_exception_(dlgen_rule rule) {
+  switch (rule) {
+  case DLGEN_OK:
+    break;
+  case DLGEN_RULE_VERSION_MAJOR:
+    return PyExc_BufferError;
+  case DLGEN_RULE_NDIM_RANGE:
+    return PyExc_BufferError;
+  case DLGEN_RULE_SHAPE_NULL:
+    return PyExc_BufferError;
+  case DLGEN_RULE_STRIDES_NULL:
+    return PyExc_BufferError;
+  case DLGEN_RULE_STRIDES_COUNT:
+    return PyExc_ValueError;
+  case DLGEN_RULE_DTYPE_UNKNOWN:
+    return PyExc_BufferError;
+  case DLGEN_RULE_DTYPE_OPAQUE:
+    return PyExc_BufferError;
+  case DLGEN_RULE_DTYPE_ZERO:
+    return PyExc_BufferError;
+  case DLGEN_RULE_DTYPE_BITS:
+    return PyExc_BufferError;
+  case DLGEN_RULE_SHAPE_NEGATIVE:
+    return PyExc_BufferError;
+  case DLGEN_RULE_BYTE_OFFSET_LIMIT:
+    return PyExc_BufferError;
+  case DLGEN_RULE_SIZE_LIMIT:
+    return PyExc_BufferError;
+  case DLGEN_RULE_STRIDE_LIMIT:
+    return PyExc_BufferError;
+  case DLGEN_RULE_SPAN_LIMIT:
+    return PyExc_BufferError;
+  case DLGEN_RULE_OFFSET_LIMIT:
+    return PyExc_BufferError;
+  case DLGEN_RULE_DATA_NULL:
+    return PyExc_BufferError;
+  case DLGEN_RULE_ADDRESS_LIMIT:
+    return PyExc_BufferError;
+  case DLGEN_RULE_DEVICE_UNREADABLE:
+    return PyExc_BufferError;
+  case DLGEN_RULE_DTYPE_NAME:
+    return PyExc_ValueError;
+  case DLGEN_RULE_STREAM_REFUSED:
+    return PyExc_ValueError;
+  }
+  return PyExc_BufferError;
 }
 #endif /* Py_PYTHON_H */
 

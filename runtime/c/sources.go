@@ -1,0 +1,13 @@
+// Package c holds dlgen's hand-written C: the code of the C helper header
+// (dlpack_helpers.h), the same for every release. The C backend
+// (backend/c) writes it into each release's header between the release's
+// macros and its tables; it is an ordinary file that editors, compilers
+// and tests read as it is.
+package c
+
+import _ "embed"
+
+// Helpers is the hand-written part of dlpack_helpers.h.
+//
+//go:embed dlpack_helpers.h
+var Helpers string
