@@ -49,13 +49,14 @@ def median_ns(steps):
 def main():
     a = np.arange(16, dtype=np.float32)
     version = (dl.DLPACK_MAJOR_VERSION, dl.DLPACK_MINOR_VERSION)
-    get, rename = dl._capsule_get_pointer, dl._capsule_set_name
-    name, used = dl._VNAME, dl._USED_VNAME
+    get, name = dl._capsule_get_pointer, dl._VNAME
 
-    def take_and_delete():
+    def take_and_delete():  # in place, as from_dlpack does, then the deleter
         capsule = a.__dlpack__(max_version=version)
-        p = get(id(capsule), name)
-        rename(id(capsule), used)
+        held = id(capsule)
+        p, n = dl._read_capsule(dl._MEMORY, held + dl._CAPSULE_AT)
+        if n & 4095 <= dl._LAST_VNAME_START and dl._MEMORY[n:n + dl._VNAME_END] == dl._VNAME_BYTES:
+            dl._write_name(dl._MEMORY, held + dl._NAME_AT, dl._USED_VNAME_ADDRESS)
         dl._deleter(dl._read_versioned(dl._MEMORY, p)[3])(p)
 
     # A copy of a NumPy export's struct with no deleter: _adopt's own work.
@@ -79,12 +80,12 @@ def main():
         ("import", lambda: dl.from_dlpack(a)),
         ("floor", ctypes_floor(a)),
         ("__dlpack__", lambda: a.__dlpack__(max_version=version)),
-        ("__dlpack__ + 3 foreign calls", take_and_delete),
+        ("__dlpack__ + take + deleter", take_and_delete),
         ("reads", reads),
         ("_adopt", lambda: dl._adopt(ctypes.addressof(copy), True, None)),
         ("export", lambda: np.from_dlpack(t)),
         ("pack", lambda: dl._VERSIONED_WITH_DIMS[1].pack_into(
-            scratch, 0, 1, 3, at, 0, 0, t._data, 1, 0, 1, 2, 32, 1, 0, 0, 0, 16, 1)),
+            scratch, 0, 1, 3, at, 0, 0, t._head[dl._DATA], 1, 0, 1, 2, 32, 1, 0, 0, 0, 16, 1)),
         ("capsule", lambda: dl._capsule_new(at, dl._VNAME, None)),
     ]
     ns = median_ns(steps)
@@ -96,12 +97,12 @@ def main():
     print(f"ctypes import and export, CPU time per call (NumPy's exchange {peer:.0f} ns = 1x):")
     row("dlpack_ctypes.from_dlpack(np_array), whole", ns["import"])
     row("  __dlpack__ (NumPy makes the capsule)", ns["__dlpack__"])
-    row("  3 foreign calls: take the capsule, rename it, call the deleter",
-        ns["__dlpack__ + 3 foreign calls"] - ns["__dlpack__"])
+    row("  take the capsule in place, rename it; the deleter (1 foreign call)",
+        ns["__dlpack__ + take + deleter"] - ns["__dlpack__"])
     row("  read the struct, shape and strides", ns["reads"])
     row("  the checks, the Tensor and its fields", ns["_adopt"] - ns["reads"])
     row("  the rest: from_dlpack, the lease and its __del__",
-        ns["import"] - ns["__dlpack__ + 3 foreign calls"] - ns["_adopt"])
+        ns["import"] - ns["__dlpack__ + take + deleter"] - ns["_adopt"])
     row("floor: a pure-ctypes consumer that checks nothing", ns["floor"])
     row("np.from_dlpack(dlpack_ctypes tensor), whole", ns["export"])
     row("  pack the struct, shape and strides", ns["pack"])

@@ -10,10 +10,10 @@ also drawn in docs/bench/python-exchange.svg (bench/plot.py).
 
 Peer and candidates are interleaved as bench/interleaved.py says. "floor" is the least any
 ctypes consumer must do, written inline with nothing checked: take the
-capsule (PyCapsule_GetPointer, PyCapsule_SetName), read the struct and the
-shape in place (no foreign call: a ctypes array laid over the memory), keep
-them in a Python object, and call the deleter when that object dies: three
-foreign calls.
+capsule in place as dlpack_ctypes does on CPython (read its pointer and
+name, compare the name, write the used_ one), read the struct and the shape
+in place (a ctypes array laid over the address space), keep them in a
+Python object, and call the deleter when that object dies: one foreign call.
 """
 import ctypes
 import importlib
@@ -32,19 +32,20 @@ sys.path.insert(0, os.path.join(ROOT, "generated", "python"))  # the current cty
 
 def ctypes_floor(a):
     """The least a pure-ctypes consumer of a's capsule must do."""
-    py = ctypes.pythonapi
-    get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", py))
-    rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", py))
     import dlpack_ctypes as ct
+    memory = (ctypes.c_char * sys.maxsize).from_address(0)
+    capsule_at = object.__basicsize__  # a PyCapsule's pointer, then its name
+    capsule_head = struct.Struct("=QQ")
+    write_name = struct.Struct("=Q").pack_into
+    used = ctypes.create_string_buffer(b"used_dltensor_versioned")
+    used_at = ctypes.addressof(used)
+    name = b"dltensor_versioned\0"
     m = ct.DLManagedTensorVersioned
     shape_at = m.dl_tensor.offset + ct.DLTensor.shape.offset
     head = struct.Struct(f"={m.deleter.offset}xQ{shape_at - m.deleter.offset - 8}xQ")
-    head_bytes = ctypes.c_char * ctypes.sizeof(m)
     dims = struct.Struct(f"={2 * a.ndim}q")
-    dims_bytes = ctypes.c_char * dims.size
     deleter_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
     deleters = {}
-    name, used = b"dltensor_versioned", b"used_dltensor_versioned"
     max_version = (1, 0)
 
     class Held:
@@ -55,16 +56,19 @@ def ctypes_floor(a):
 
     def consume():
         cap = a.__dlpack__(max_version=max_version)
-        p = get(cap, name)
-        rename(cap, used)
-        deleter, shape_p = head.unpack_from(head_bytes.from_address(p))
+        p, n = capsule_head.unpack_from(memory, id(cap) + capsule_at)
+        if memory[n:n + len(name)] != name:
+            raise ValueError("not a versioned capsule")
+        write_name(memory, id(cap) + capsule_at + 8, used_at)
+        deleter, shape_p = head.unpack_from(memory, p)
         held = Held()
         held.address, held.deleter = p, deleter
-        held.shape = dims.unpack_from(dims_bytes.from_address(shape_p))
+        held.shape = dims.unpack_from(memory, shape_p)
         if deleter not in deleters:
             deleters[deleter] = deleter_type(deleter)
         return held
 
+    consume.keep = used  # the used_ name outlives every capsule renamed to it
     return consume
 
 

@@ -81,6 +81,27 @@ def _struct_of(ctype):
 
 _VERSIONED = _struct_of(DLManagedTensorVersioned)
 _LEGACY = _struct_of(DLManagedTensor)
+# A Tensor's data, device, dtype and byte_offset are one tuple, _head,
+# laid out as _VERSIONED reads a managed tensor: an import keeps what it
+# read (one store where seven would cost a tenth of an import), and every
+# other Tensor gets one from _head_of. These index it.
+_HEAD_INDEX = {path: i for i, (path, _) in enumerate(_LEAVES["DLManagedTensorVersioned"])}
+_DATA, _DEV_TYPE, _DEV_ID, _CODE, _BITS, _LANES, _BYTE_OFFSET = (
+    _HEAD_INDEX["dl_tensor." + name] for name in
+    ("data", "device.device_type", "device.device_id", "dtype.code", "dtype.bits", "dtype.lanes",
+     "byte_offset"))
+
+
+def _head_of(data, device, dtype, byte_offset):
+    """A Tensor's _head: data, device (type, id), dtype (code, bits,
+    lanes) and byte_offset where _VERSIONED puts them, 0 elsewhere."""
+    head = [0] * len(_HEAD_INDEX)
+    head[_DATA], (head[_DEV_TYPE], head[_DEV_ID]), (head[_CODE], head[_BITS], head[_LANES]) = (
+        data, device, dtype)
+    head[_BYTE_OFFSET] = byte_offset
+    return tuple(head)
+
+
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
 # Memory is read in place, by struct.unpack_from over _MEMORY, a ctypes
@@ -98,6 +119,46 @@ def _read(unpack_from, size, address):
         return unpack_from(_MEMORY, address)
     except _PAST_MEMORY:
         return unpack_from((ctypes.c_char * size).from_address(address))
+
+
+# A capsule taken in place: on CPython a PyCapsule is the object's head and
+# then its pointer and its name, which PyCapsule_GetPointer reads and
+# PyCapsule_SetName writes, and nothing else. Reading and writing them
+# through _MEMORY spares an import two of its three foreign calls (each
+# costs more than NumPy's whole exchange). The layout is private to CPython,
+# so _capsule_layout_holds tries it on a capsule PyCapsule_New made, and
+# anywhere it does not hold (another interpreter, another layout) the
+# foreign calls (_take) take over. A name is compared where it lies only
+# when the bytes compared share its first byte's page, which is then mapped.
+_CAPSULE_HEAD = struct.Struct("=" + _P + _P)  # pointer, name
+_CAPSULE_AT = object.__basicsize__  # PyObject_HEAD, whatever the build
+_NAME_AT = _CAPSULE_AT + _POINTER_SIZE
+_VNAME_BYTES = VERSIONED_CAPSULE_NAME.encode() + b"\0"
+_VNAME_END = len(_VNAME_BYTES)
+_LAST_VNAME_START = 4096 - _VNAME_END  # the smallest page there is
+_USED_VNAME_ADDRESS = _USED_VNAME.value
+_read_capsule = _CAPSULE_HEAD.unpack_from
+_write_name = struct.Struct("=" + _P).pack_into
+
+
+def _capsule_layout_holds():
+    """Whether capsules are laid out as _CAPSULE_HEAD reads them here: a
+    capsule made with a known pointer and name reads back as such, and a
+    name written in place is the one PyCapsule_GetName gives."""
+    if sys.implementation.name != "cpython":
+        return False
+    probe = _capsule_new(_NAME.value, _VNAME, None)  # any non-NULL pointer but the name
+    try:
+        fields = _read(_read_capsule, _CAPSULE_HEAD.size, _id(probe) + _CAPSULE_AT)
+        if fields != (_NAME.value, _VNAME.value):
+            return False
+        _write_name(_MEMORY, _id(probe) + _NAME_AT, _USED_VNAME_ADDRESS)
+        return _capsule_get_name(_id(probe)) == USED_VERSIONED_CAPSULE_NAME.encode()
+    except _PAST_MEMORY:
+        return False
+
+
+_CAPSULE_IN_PLACE = _capsule_layout_holds()
 
 
 # Bound once for the import path, where each attribute lookup shows.
@@ -246,23 +307,6 @@ def _look_at(batch, now):
             later.append(entry)
 
 
-def _look_at_due():
-    """At each export: looks at the exports due (see above)."""
-    global _exports_made
-    try:
-        _look_token.pop()
-    except IndexError:
-        return  # another thread is at it: the next export looks
-    try:
-        _exports_made = now = _exports_made + 1
-        due = _due.pop(now, None)
-        if due is not None:
-            _look_at(due, now)
-        _look_at(_fresh, now)  # popped one by one: what another thread appends meanwhile stays
-    finally:
-        _look_token.append(None)
-
-
 def _sweep():
     """Takes back every export consumers are done with (see above)."""
     try:
@@ -324,9 +368,8 @@ class Tensor:
     # _flags: the tensor's flag bits as this module keeps them: READ_ONLY for
     # a read-only tensor (a producer's or the user's word), IS_COPIED,
     # IS_SUBBYTE_TYPE_PADDED.
-    __slots__ = ("__weakref__", "_bits", "_byte_offset", "_code", "_data", "_dev_id", "_dev_type",
-                 "_flags", "_keep", "_lanes", "_on_copy", "_on_stream", "_shape", "_stream",
-                 "_strides")
+    __slots__ = ("__weakref__", "_flags", "_head", "_keep", "_on_copy", "_on_stream", "_shape",
+                 "_stream", "_strides")
 
     def __init__(self):
         raise TypeError("use from_dlpack() to make a Tensor")
@@ -350,7 +393,7 @@ class Tensor:
 
     @property
     def byte_offset(self):
-        return self._open()._byte_offset
+        return self._open()._head[_BYTE_OFFSET]
 
     @property
     def readonly(self):
@@ -363,12 +406,12 @@ class Tensor:
     @property
     def dtype(self):
         self._open()
-        return DataType(self._code, self._bits, self._lanes)
+        return DataType(self._head[_CODE], self._head[_BITS], self._head[_LANES])
 
     @property
     def device(self):
         self._open()
-        return Device(self._dev_type, self._dev_id)
+        return Device(self._head[_DEV_TYPE], self._head[_DEV_ID])
 
     @property
     def ndim(self):
@@ -380,18 +423,20 @@ class Tensor:
 
     @property
     def _itemsize(self):
-        return (self._bits * self._lanes + 7) // 8
+        return (self._head[_BITS] * self._head[_LANES] + 7) // 8
 
     @property
     def nbytes(self):
         """Bytes the elements occupy; sub-byte elements are packed unless the
         producer flagged them padded."""
-        return _nbytes(self.size, self._bits, self._lanes, self._flags & _SUBBYTE_PADDED)
+        h = self._head
+        return _nbytes(self.size, h[_BITS], h[_LANES], self._flags & _SUBBYTE_PADDED)
 
     @property
     def data_ptr(self):
         """Address of the first element (data + byte_offset)."""
-        return self._open()._data + self._byte_offset
+        h = self._open()._head
+        return h[_DATA] + h[_BYTE_OFFSET]
 
     @property
     def closed(self):
@@ -421,17 +466,17 @@ class Tensor:
     def _check_readable(self):
         """Before the CPU reads the memory: open, and not a device's."""
         self._open()
-        _check_host_readable(self._dev_type, self._dev_id)
+        _check_host_readable(self._head[_DEV_TYPE], self._head[_DEV_ID])
 
     # -- consumers ------------------------------------------------------------
 
     @property
     def __array_interface__(self):
         self._check_readable()
-        kind = _TYPESTR.get(self._code)
-        if kind is None or self._lanes != 1 or self._bits % 8:
+        kind = _TYPESTR.get(self._head[_CODE])
+        if kind is None or self._head[_LANES] != 1 or self._head[_BITS] % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
-        itemsize = self._bits // 8
+        itemsize = self._head[_BITS] // 8
         order = "|" if itemsize == 1 else "<"
         strides = tuple(s * itemsize for s in self._strides)
         # The data as a buffer that holds the tensor's lease, so that the
@@ -457,8 +502,8 @@ class Tensor:
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_readable()
-        fmt = _FORMAT.get((_TYPESTR.get(self._code), self._itemsize))
-        if fmt is None or self._lanes != 1 or self._bits % 8:
+        fmt = _FORMAT.get((_TYPESTR.get(self._head[_CODE]), self._itemsize))
+        if fmt is None or self._head[_LANES] != 1 or self._head[_BITS] % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
@@ -482,7 +527,7 @@ class Tensor:
     def __dlpack_device__(self):
         if self._keep is None:
             raise ValueError(_CLOSED)
-        return (self._dev_type, self._dev_id)
+        return (self._head[_DEV_TYPE], self._head[_DEV_ID])
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if self._keep is None:
@@ -492,7 +537,7 @@ class Tensor:
                 and (self._stream is None or self._stream[0] is None)):
             # The common request inline (_export_flags has the full rules).
             return _export(self, True, self._flags & _EXPORTED_FLAGS)
-        device = (self._dev_type, self._dev_id)
+        device = (self._head[_DEV_TYPE], self._head[_DEV_ID])
         versioned, flags, target = _export_flags(device, self._flags & _READ_ONLY,
                                                  self._flags & _SUBBYTE_PADDED, stream, max_version,
                                                  dl_device, copy)
@@ -541,6 +586,7 @@ def _adopt(address, versioned, readonly):
         (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
          _, deleter) = _read(_LEGACY.unpack_from, _LSIZE, address)
         major, minor, flags = _MAJOR, None, 0
+        head = _head_of(data, (dev_type, dev_id), (code, bits, lanes), byte_offset)
     t = _new_tensor(Tensor)
     if deleter:
         t._keep = lease = _new_lease(_Lease)
@@ -583,8 +629,7 @@ def _adopt(address, versioned, readonly):
         t.close()
         raise
     t._on_stream = t._on_copy = None
-    t._shape, t._strides, t._byte_offset, t._data = shape, strides, byte_offset, data or 0
-    t._code, t._bits, t._lanes, t._dev_type, t._dev_id = code, bits, lanes, dev_type, dev_id
+    t._shape, t._strides, t._head = shape, strides, head
     return t
 
 
@@ -615,7 +660,7 @@ def _copy_contiguous(t):
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
-    if t._bits * t._lanes < 8 and not t._flags & _SUBBYTE_PADDED:
+    if t._head[_BITS] * t._head[_LANES] < 8 and not t._flags & _SUBBYTE_PADDED:
         raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
     inner = t._shape[-1]
@@ -650,10 +695,9 @@ def _private_copy(t):
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._keep, c._on_stream, c._on_copy, c._stream = (None, (buf, storage)), None, None, None
     c._shape, c._strides = t._shape, _contiguous_strides(t._shape)
-    c._code, c._bits, c._lanes = t._code, t._bits, t._lanes
-    c._dev_type, c._dev_id = _CPU
-    c._flags, c._byte_offset = _IS_COPIED | t._flags & _SUBBYTE_PADDED, 0
-    c._data = ctypes.addressof(storage) if storage is not None else 0
+    c._head = _head_of(ctypes.addressof(storage) if storage is not None else 0, _CPU,
+                       t.dtype, 0)
+    c._flags = _IS_COPIED | t._flags & _SUBBYTE_PADDED
     return c
 
 
@@ -671,7 +715,22 @@ _LEGACY_WITH_DIMS = tuple(_with_dims(_LEGACY, _LSIZE, n) for n in range(_MAX_NDI
 def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
-    _look_at_due()  # first: what it gives back, this export may reuse
+    global _exports_made
+    # First, the exports due, whose slots this export may reuse: one looker
+    # at a time (another thread's export looks next time).
+    try:
+        _look_token.pop()
+    except IndexError:
+        pass
+    else:
+        try:
+            _exports_made = now = _exports_made + 1
+            due = _due.pop(now, None)
+            if due is not None:
+                _look_at(due, now)
+            _look_at(_fresh, now)  # popped one by one: what another thread appends meanwhile stays
+        finally:
+            _look_token.append(None)
     ndim = len(t._shape)
     head = _VSIZE if versioned else _LSIZE
     if ndim <= _SLOT_NDIM:
@@ -687,16 +746,17 @@ def _export(t, versioned, flags):
         view = (ctypes.c_char * (head + 16 * ndim)).from_address(address)
     shape_p = address + head if ndim else 0
     strides_p = shape_p + 8 * ndim if ndim else 0
+    h = t._head
     if versioned:
         _VERSIONED_WITH_DIMS[ndim].pack_into(
-            view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags, t._data, t._dev_type,
-            t._dev_id, ndim, t._code, t._bits, t._lanes, shape_p, strides_p, t._byte_offset,
+            view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags, h[_DATA], h[_DEV_TYPE],
+            h[_DEV_ID], ndim, h[_CODE], h[_BITS], h[_LANES], shape_p, strides_p, h[_BYTE_OFFSET],
             *t._shape, *t._strides)
         name = _VNAME
     else:
         _LEGACY_WITH_DIMS[ndim].pack_into(
-            view, offset, t._data, t._dev_type, t._dev_id, ndim, t._code, t._bits, t._lanes,
-            shape_p, strides_p, t._byte_offset, address, _EXPORT_DELETER, *t._shape, *t._strides)
+            view, offset, h[_DATA], h[_DEV_TYPE], h[_DEV_ID], ndim, h[_CODE], h[_BITS], h[_LANES],
+            shape_p, strides_p, h[_BYTE_OFFSET], address, _EXPORT_DELETER, *t._shape, *t._strides)
         name = _NAME
     # The tensor's lease too: it must outlive the export even if t is closed first.
     first = slot[2][slot[4]] if slot is not None else _first_word(address, None)
@@ -732,9 +792,7 @@ def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly,
               on_copy=None):
     t = _new_tensor(Tensor)
     t._keep, t._on_stream, t._on_copy, t._stream = lease, on_stream, on_copy, None
-    t._shape, t._strides, t._byte_offset, t._data = shape, strides, byte_offset, data
-    t._code, t._bits, t._lanes = dtype
-    t._dev_type, t._dev_id = device
+    t._shape, t._strides, t._head = shape, strides, _head_of(data, device, dtype, byte_offset)
     t._flags = _READ_ONLY if readonly else 0
     return t
 
@@ -841,14 +899,17 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
             if getattr(x, "__dlpack__", None) is not None:
                 raise
             capsule = _request_capsule(x, None, None, None)  # says what is missing
-        if type(capsule) is _CapsuleType:
-            held = _id(capsule)  # capsule stays alive: the calls take its address
+        if _CAPSULE_IN_PLACE and type(capsule) is _CapsuleType:
+            # A versioned capsule taken in place, as _take would with two
+            # foreign calls; capsule stays alive meanwhile.
+            held = _id(capsule)
             try:
-                address = _capsule_get_pointer(held, _VNAME)
-            except ValueError:  # another name
-                address = None
-            if address:
-                _capsule_set_name(held, _USED_VNAME)
+                address, name = _read_capsule(_MEMORY, held + _CAPSULE_AT)
+            except _PAST_MEMORY:  # an object above 2^31 - 1, with 32-bit pointers
+                address = 0
+            if (address and name and name & 4095 <= _LAST_VNAME_START
+                    and _MEMORY[name:name + _VNAME_END] == _VNAME_BYTES):
+                _write_name(_MEMORY, held + _NAME_AT, _USED_VNAME_ADDRESS)
                 return _adopt(address, True, readonly)
         return _adopt(*_take(capsule), readonly)
     if device is not None:
