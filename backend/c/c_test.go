@@ -83,9 +83,11 @@ func atoi(s string) int {
 }
 
 // TestHelperHeaderHoldsTheHandWrittenCode: every release's helper header
-// carries runtime/c/dlpack_helpers.h as it is, once, so a reviewer reads
-// there what ships; that file is C, not a template, and asks the release's
-// macros, never a release number, where releases differ.
+// carries runtime/c/dlpack_helpers.h once, as it is but for the other side
+// of each feature block, so a reviewer reads there what ships; that file is
+// C, not a template, and asks the release's macros, never a release number,
+// where releases differ. A release without versioned tensors says nothing
+// of them.
 func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
 	assert.NotContains(t, cruntime.Helpers, "{{", "runtime/c/dlpack_helpers.h holds a template action")
 	assert.False(t, release.MatchString(cComment.ReplaceAllString(cruntime.Helpers, "")),
@@ -97,6 +99,35 @@ func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, files, 2)
 		assert.Equal(t, HelpersPath, files[1].Path)
-		assert.Equal(t, 1, strings.Count(string(files[1].Content), cruntime.Helpers), "v%s", r.Version)
+		api := s.At(r.Version)
+		code, err := withFeatures(cruntime.Helpers, map[string]bool{
+			"DLGEN_HAS_VERSIONED": api.Versioned(), "DLGEN_HAS_PADDED_FLAG": api.Flag.SubbytePadded != nil})
+		require.NoError(t, err)
+		header := string(files[1].Content)
+		assert.Equal(t, 1, strings.Count(header, code), "v%s", r.Version)
+		if !api.Versioned() {
+			assert.NotContains(t, header, "DLManagedTensorVersioned", "v%s", r.Version)
+			assert.NotContains(t, header, "DLGEN_MANAGED_TENSOR_VERSIONED", "v%s", r.Version)
+		}
+	}
+}
+
+func TestWithFeaturesKeepsTheReleasesSide(t *testing.T) {
+	src := "a\n#if F\nf\n#ifdef X\nfx\n#else\nfnx\n#endif\n#else /* !F */\nnf\n#endif /* F */\n" +
+		"#if defined(Y)\ny\n#elif Z\nz\n#endif\n#if G\ng\n#endif\nb\n"
+	got, err := withFeatures(src, map[string]bool{"F": true, "G": false})
+	require.NoError(t, err)
+	assert.Equal(t, "a\nf\n#ifdef X\nfx\n#else\nfnx\n#endif\n#if defined(Y)\ny\n#elif Z\nz\n#endif\nb\n", got)
+	got, err = withFeatures(src, map[string]bool{"F": false, "G": true})
+	require.NoError(t, err)
+	assert.Equal(t, "a\nnf\n#if defined(Y)\ny\n#elif Z\nz\n#endif\ng\nb\n", got)
+
+	for src, want := range map[string]string{
+		"#if F\n#elif G\n#endif\n": "line 2: #elif in a block on a feature macro",
+		"#endif\n":                 "line 1: #endif without #if",
+		"#if F\nf\n":               "1 #if blocks left open",
+	} {
+		_, err := withFeatures(src, map[string]bool{"F": true})
+		assert.EqualError(t, err, want)
 	}
 }

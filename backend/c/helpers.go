@@ -19,8 +19,9 @@ const HelpersPath = "c/dlpack/dlpack_helpers.h"
 // frameworks written in C and C++: the checks, in their order, the facts a
 // consumer recomputes, the legacy/versioned wrappers, the capsule protocol
 // and a complete __dlpack__ and from_dlpack for C extensions. Its code is
-// hand-written, the same for every release (runtime/c/dlpack_helpers.h),
-// and names no fact; the template (dlpack_helpers.h.tmpl) renders around it
+// hand-written, the same for every release (runtime/c/dlpack_helpers.h,
+// with the release's side of each feature block: features.go), and names
+// no fact; the template (dlpack_helpers.h.tmpl) renders around it
 // only what a release says, from the IR alone: macros (DLGEN_HAS_VERSIONED,
 // the managed tensors' spellings, the padded flag, nullability, capsule
 // names), dlgen_rule, and tables (the same facts and messages the Go,
@@ -29,7 +30,7 @@ const HelpersPath = "c/dlpack/dlpack_helpers.h"
 // helpers is what dlpack_helpers.h.tmpl renders.
 type helpers struct {
 	Marker, License, Title, Schema string
-	Code                           string // the hand-written part
+	Code                           string // the hand-written part, with the release's side of each feature block
 	Versioned                      bool   // the release has DLManagedTensorVersioned
 	Major, Minor                   string // the consumer's version macros (versioned releases)
 	// The C spellings of the managed tensors in this release ("struct
@@ -89,7 +90,7 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		return nil, nil
 	}
 	h := helpers{
-		Marker: backend.Marker, License: backend.SPDX, Title: api.Version().Title(), Schema: b.Schema, Code: cruntime.Helpers,
+		Marker: backend.Marker, License: backend.SPDX, Title: api.Version().Title(), Schema: b.Schema,
 		Versioned: api.Versioned(), MaxDims: api.Rules.MaxDims, TypeCode: codes.Name,
 	}
 	if h.Versioned {
@@ -174,6 +175,11 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if p.ExchangeAPICapsule != nil {
 		h.ExchangeCapsule = cString(p.ExchangeAPICapsule.Name)
 	}
+	code, err := withFeatures(cruntime.Helpers, features(h))
+	if err != nil {
+		return nil, fmt.Errorf("runtime/c/dlpack_helpers.h: %w", err)
+	}
+	h.Code = code
 	tmpl, err := templates.Parse("dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
 	if err != nil {
 		return nil, err
@@ -183,6 +189,12 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// features are the template's feature macros (DLGEN_HAS_...) and their
+// value in the release h describes.
+func features(h helpers) map[string]bool {
+	return map[string]bool{"DLGEN_HAS_VERSIONED": h.Versioned, "DLGEN_HAS_PADDED_FLAG": h.Padded != ""}
 }
 
 // cString is s as a C string literal: printable ASCII as it is, anything

@@ -567,12 +567,7 @@ DLGEN_INLINE void dlgen_read_dims_(const int64_t *from, int64_t *to, int32_t n) 
 /* Whether a versioned tensor's flags say its sub-byte elements are padded
  * (never where the release has no such flag). */
 DLGEN_INLINE int dlgen_padded_(uint64_t flags) {
-#if DLGEN_HAS_PADDED_FLAG
   return (flags & DLGEN_PADDED_FLAG) != 0;
-#else
-  (void)flags;
-  return 0;
-#endif
 }
 
 /* dlgen:checker c-import (docs/rules.md lists every checker) */
@@ -716,7 +711,6 @@ DLGEN_INLINE dlgen_rule dlgen_check_dltensor(const DLTensor *t, int versioned, u
   }
   return DLGEN_OK;
 }
-#if DLGEN_HAS_VERSIONED
 
 /*!
  * Whether a versioned managed tensor may be imported: the import checks of
@@ -736,7 +730,6 @@ DLGEN_INLINE dlgen_rule dlgen_check_versioned(const DLGEN_MANAGED_TENSOR_VERSION
   return dlgen_check_dltensor(&managed->dl_tensor, 1, managed->version.major, managed->version.minor,
                               dlgen_padded_(managed->flags), 0, err);
 }
-#endif /* DLGEN_HAS_VERSIONED */
 
 /*!
  * Whether a legacy managed tensor may be imported: judged as older than
@@ -745,7 +738,6 @@ DLGEN_INLINE dlgen_rule dlgen_check_versioned(const DLGEN_MANAGED_TENSOR_VERSION
 DLGEN_INLINE dlgen_rule dlgen_check_legacy(const DLGEN_MANAGED_TENSOR *managed, dlgen_error *err) {
   return dlgen_check_dltensor(&managed->dl_tensor, 0, 0, 0, 0, 0, err);
 }
-#if DLGEN_HAS_VERSIONED
 
 /*! Calls a versioned tensor's deleter, if it has one: once per tensor. */
 DLGEN_INLINE void dlgen_release_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *managed) {
@@ -753,7 +745,6 @@ DLGEN_INLINE void dlgen_release_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *manage
     managed->deleter(managed);
   }
 }
-#endif /* DLGEN_HAS_VERSIONED */
 
 /*! Calls a legacy tensor's deleter, if it has one: once per tensor. */
 DLGEN_INLINE void dlgen_release_legacy(DLGEN_MANAGED_TENSOR *managed) {
@@ -899,7 +890,6 @@ DLGEN_INLINE void *dlgen_element_address(const DLTensor *t, uint64_t flags, cons
   }
   return (char *)t->data + t->byte_offset + quotient * width + bits / 8;
 }
-#if DLGEN_HAS_VERSIONED
 
 /*!
  * A legacy managed tensor seen as a versioned one, in storage the caller
@@ -987,7 +977,6 @@ DLGEN_INLINE DLGEN_MANAGED_TENSOR *dlgen_wrap_versioned(dlgen_versioned_as_legac
   storage->release = release;
   return &storage->tensor;
 }
-#endif /* DLGEN_HAS_VERSIONED */
 
 #ifdef Py_PYTHON_H
 /*
@@ -1026,14 +1015,11 @@ DLGEN_INLINE void dlgen_capsule_destructor_(PyObject *capsule) {
   if (PyCapsule_IsValid(capsule, DLGEN_CAPSULE)) {
     dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(capsule, DLGEN_CAPSULE));
   }
-#if DLGEN_HAS_VERSIONED
   else if (PyCapsule_IsValid(capsule, DLGEN_VERSIONED_CAPSULE)) {
     dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(capsule, DLGEN_VERSIONED_CAPSULE));
   }
-#endif
   DLGEN_RESTORE_EXCEPTION_;
 }
-#if DLGEN_HAS_VERSIONED
 
 /*!
  * A new capsule named DLGEN_VERSIONED_CAPSULE that owns managed. It takes
@@ -1047,7 +1033,6 @@ DLGEN_INLINE PyObject *dlgen_capsule_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *m
   }
   return capsule;
 }
-#endif /* DLGEN_HAS_VERSIONED */
 
 /*! A new capsule named DLGEN_CAPSULE that owns managed, as above. */
 DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLGEN_MANAGED_TENSOR *managed) {
@@ -1066,16 +1051,11 @@ DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLGEN_MANAGED_TENSOR *managed) {
  * Returns 0, or -1 with a ValueError set, in the words of dlgen's Python
  * modules, for a consumed capsule or another object.
  */
-#if DLGEN_HAS_VERSIONED
 DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLGEN_MANAGED_TENSOR_VERSIONED **versioned,
                                        DLGEN_MANAGED_TENSOR **legacy) {
-#else
-DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLGEN_MANAGED_TENSOR **legacy) {
-#endif
   const char *name = PyCapsule_CheckExact(capsule) ? PyCapsule_GetName(capsule) : NULL;
   void *pointer;
   *legacy = NULL;
-#if DLGEN_HAS_VERSIONED
   *versioned = NULL;
   if (name != NULL && strcmp(name, DLGEN_VERSIONED_CAPSULE) == 0) {
     pointer = PyCapsule_GetPointer(capsule, name);
@@ -1089,7 +1069,6 @@ DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLGEN_MANAGED_TENSOR *
     PyErr_SetString(PyExc_ValueError, "this DLPack capsule was already consumed");
     return -1;
   }
-#endif
   if (name != NULL && strcmp(name, DLGEN_CAPSULE) == 0) {
     pointer = PyCapsule_GetPointer(capsule, name);
     if (pointer == NULL || PyCapsule_SetName(capsule, DLGEN_USED_CAPSULE) != 0) {
@@ -1114,12 +1093,8 @@ DLGEN_INLINE int dlgen_consume_capsule(PyObject *capsule, DLGEN_MANAGED_TENSOR *
     if (shown == Py_None) {
       Py_INCREF(shown);
     }
-#if DLGEN_HAS_VERSIONED
     PyErr_Format(PyExc_ValueError, "a capsule named %R is not a DLPack capsule ('%s' or '%s')", shown,
                  DLGEN_VERSIONED_CAPSULE, DLGEN_CAPSULE);
-#else
-    PyErr_Format(PyExc_ValueError, "a capsule named %R is not a DLPack capsule ('%s')", shown, DLGEN_CAPSULE);
-#endif
     Py_DECREF(shown);
     return -1;
   }
@@ -1170,21 +1145,13 @@ DLGEN_INLINE int dlgen_raise(const dlgen_error *err) {
 #define DLGEN_PY_LEGACY_PADDED_ \
   "padded sub-byte elements cannot be exported as an unversioned capsule, which has no flag to say so"
 
-#if DLGEN_HAS_VERSIONED
 #define DLGEN_PY_READ_ONLY_ DLGEN_READ_ONLY_FLAG
-#else
-#define DLGEN_PY_READ_ONLY_ 0 /* a legacy tensor says nothing of it */
-#endif
 
 /* An export: the tensor a capsule hands over, the owner it keeps, and the
  * shape and strides after it, in one allocation. */
 typedef struct {
-#if DLGEN_HAS_VERSIONED
   DLGEN_MANAGED_TENSOR_VERSIONED versioned;
   dlgen_versioned_as_legacy legacy; /* for a consumer that asks for no version */
-#else
-  DLGEN_MANAGED_TENSOR legacy;
-#endif
   PyObject *owner;
 } dlgen_py_export_;
 
@@ -1197,15 +1164,9 @@ DLGEN_INLINE void dlgen_py_export_free_(dlgen_py_export_ *e) {
   }
 }
 
-#if DLGEN_HAS_VERSIONED
 DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR_VERSIONED *tensor) {
   dlgen_py_export_free_((dlgen_py_export_ *)tensor->manager_ctx);
 }
-#else
-DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR *tensor) {
-  dlgen_py_export_free_((dlgen_py_export_ *)tensor->manager_ctx);
-}
-#endif
 
 /* Reads a (major, minor) or (device_type, device_id) pair of Python ints;
  * -1 with the exception set. */
@@ -1303,7 +1264,6 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, ui
   }
   Py_INCREF(owner);
   e->owner = owner;
-#if DLGEN_HAS_VERSIONED
   e->versioned.version.major = DLGEN_MAJOR_VERSION;
   e->versioned.version.minor = DLGEN_MINOR_VERSION;
   e->versioned.manager_ctx = e;
@@ -1316,14 +1276,6 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, ui
     return dlgen_capsule_versioned(&e->versioned);
   }
   legacy = dlgen_wrap_versioned(&e->legacy, &e->versioned, NULL);
-#else
-  e->legacy.manager_ctx = e;
-  e->legacy.deleter = dlgen_py_export_deleter_;
-  e->legacy.dl_tensor = *view;
-  e->legacy.dl_tensor.shape = dims;
-  e->legacy.dl_tensor.strides = dims + ndim;
-  legacy = &e->legacy;
-#endif
   return dlgen_capsule_legacy(legacy);
 }
 
@@ -1365,11 +1317,9 @@ DLGEN_INLINE void dlgen_py_owner_destructor_(PyObject *owner) {
   if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_)) {
     dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_));
   }
-#if DLGEN_HAS_VERSIONED
   else if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_VERSIONED_)) {
     dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_VERSIONED_));
   }
-#endif
   DLGEN_RESTORE_EXCEPTION_;
 }
 
@@ -1395,11 +1345,7 @@ DLGEN_INLINE PyObject *dlgen_py_request_(PyObject *x, PyObject *copy) {
     }
     return NULL;
   }
-#if DLGEN_HAS_VERSIONED
   kwargs = Py_BuildValue("{s(ii)}", "max_version", DLGEN_MAJOR_VERSION, DLGEN_MINOR_VERSION);
-#else
-  kwargs = PyDict_New();
-#endif
   if (kwargs != NULL && (copy == Py_None || PyDict_SetItemString(kwargs, "copy", copy) == 0) &&
       (none = PyTuple_New(0)) != NULL) {
     capsule = PyObject_Call(dlpack, none, kwargs);
@@ -1432,17 +1378,12 @@ DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTenso
   PyObject *capsule = PyCapsule_CheckExact(x) ? (Py_INCREF(x), x) : dlgen_py_request_(x, copy), *owner;
   DLGEN_MANAGED_TENSOR *legacy;
   dlgen_error err;
-#if DLGEN_HAS_VERSIONED
   DLGEN_MANAGED_TENSOR_VERSIONED *versioned;
   int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &versioned, &legacy) : -1;
-#else
-  int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &legacy) : -1;
-#endif
   Py_XDECREF(capsule);
   if (taken != 0) {
     return NULL;
   }
-#if DLGEN_HAS_VERSIONED
   if (versioned != NULL) {
     if (dlgen_check_versioned(versioned, &err) != DLGEN_OK) {
       dlgen_release_versioned(versioned);
@@ -1457,7 +1398,6 @@ DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTenso
     *flags = versioned->flags;
     return owner;
   }
-#endif
   if (dlgen_check_legacy(legacy, &err) != DLGEN_OK) {
     dlgen_release_legacy(legacy);
     dlgen_raise(&err);

@@ -1,0 +1,90 @@
+package c
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The hand-written helpers (runtime/c/dlpack_helpers.h) are the same for
+// every release; where releases differ they ask a feature macro the
+// template defines (#if DLGEN_HAS_VERSIONED ... #else ... #endif). A
+// release's header carries only its own side of each such block, as
+// unifdef would leave it: a 0.8 header then neither compiles nor mentions
+// code and comments about tensors 0.8 does not have. Every other
+// conditional (the C dialect, Py_PYTHON_H) stays for the compiler.
+
+// withFeatures is src with each #if on a macro of features resolved: the
+// lines of the side the macro's value selects are kept, the directives and
+// the other side dropped. Those blocks nest in others; they take no #elif.
+func withFeatures(src string, features map[string]bool) (string, error) {
+	type block struct {
+		feature bool // an #if on a feature macro
+		keep    bool // its lines are kept (a feature block's current side)
+	}
+	var out strings.Builder
+	var open []block
+	kept := func() bool {
+		for _, b := range open {
+			if !b.keep {
+				return false
+			}
+		}
+		return true
+	}
+	for n, line := range strings.SplitAfter(src, "\n") {
+		directive, arg := cDirective(line)
+		switch directive {
+		case "if":
+			if on, ok := features[arg]; ok {
+				open = append(open, block{feature: true, keep: on})
+				continue
+			}
+			open = append(open, block{keep: true})
+		case "ifdef", "ifndef":
+			open = append(open, block{keep: true})
+		case "elif", "else", "endif":
+			if len(open) == 0 {
+				return "", fmt.Errorf("line %d: #%s without #if", n+1, directive)
+			}
+			top := &open[len(open)-1]
+			if top.feature {
+				switch directive {
+				case "elif":
+					return "", fmt.Errorf("line %d: #elif in a block on a feature macro", n+1)
+				case "else":
+					top.keep = !top.keep
+				default:
+					open = open[:len(open)-1]
+				}
+				continue
+			}
+			if directive == "endif" {
+				open = open[:len(open)-1]
+			}
+		}
+		if kept() {
+			out.WriteString(line)
+		}
+	}
+	if len(open) != 0 {
+		return "", fmt.Errorf("%d #if blocks left open", len(open))
+	}
+	return out.String(), nil
+}
+
+// cDirective is a preprocessor line's directive and its first word ("if",
+// "DLGEN_HAS_VERSIONED"), or "" for any other line.
+func cDirective(line string) (directive, arg string) {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), "#")
+	if !ok {
+		return "", ""
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return "", ""
+	}
+	if len(fields) > 1 {
+		arg = fields[1]
+	}
+	return fields[0], arg
+}
