@@ -207,6 +207,43 @@ def test_deleter_from_another_thread(dl, producer):
     assert producer.deleted == 1
 
 
+def test_racing_closes_and_exports_run_the_deleter_once(dl, producer):
+    # close() from three threads while three others export to NumPy: whoever
+    # comes first, the producer's deleter runs once, and not before the last
+    # export is released.
+    for _ in range(20):
+        before = producer.deleted
+        t = dl.from_dlpack(producer.capsule())
+        start = threading.Barrier(6)
+        arrays = []
+
+        def close():
+            start.wait()
+            t.close()
+
+        def export():
+            start.wait()
+            try:
+                arrays.append(np.from_dlpack(t))
+            except ValueError:  # closed first
+                pass
+
+        threads = [threading.Thread(target=f) for f in (close, export) * 3]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        del t
+        gc.collect()
+        assert producer.deleted == before + (not arrays)
+        for array in arrays:
+            array[:] = 1.5  # the memory is still the producer's
+        arrays.clear()
+        array = None
+        gc.collect()
+        assert producer.deleted == before + 1
+
+
 def test_byte_offset_is_honoured(dl, producer):
     cap = producer.capsule(shape=(2,), strides=(1,), byte_offset=8, code=0, bits=32)  # int32
     storage = producer._keep[-1][0]
