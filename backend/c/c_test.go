@@ -123,9 +123,15 @@ func TestWithFeaturesKeepsTheReleasesSide(t *testing.T) {
 	assert.Equal(t, "a\nnf\n#if defined(Y)\ny\n#elif Z\nz\n#endif\ng\nb\n", got)
 
 	for src, want := range map[string]string{
-		"#if F\n#elif G\n#endif\n": "line 2: #elif in a block on a feature macro",
-		"#endif\n":                 "line 1: #endif without #if",
-		"#if F\nf\n":               "1 #if blocks left open",
+		"#if F\n#elif X\n#endif\n":     "line 2: #elif in a block on a feature macro",
+		"#endif\n":                     "line 1: #endif without #if",
+		"#if F\nf\n":                   "1 #if blocks left open",
+		"#if F || X\n#endif\n":         `line 1: F must be alone in its #if (a comment may follow): "#if F || X"`,
+		"#if X \\\n  && F\n#endif\n":   `line 2: F must be alone in its #if (a comment may follow): "&& F"`,
+		"#if F \\\n  && X\n#endif\n":   `line 1: F must be alone in its #if (a comment may follow): "#if F \\"`,
+		"#if(F)\n#endif\n":             `line 1: F must be alone in its #if (a comment may follow): "#if(F)"`,
+		"#if X\n#elif F\n#endif\n":     `line 2: F must be alone in its #if (a comment may follow): "#elif F"`,
+		"#if F /* a */ && X\n#endif\n": `line 1: F must be alone in its #if (a comment may follow): "#if F /* a */ && X"`,
 	} {
 		_, err := withFeatures(src, map[string]bool{"F": true})
 		assert.EqualError(t, err, want)

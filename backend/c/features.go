@@ -15,7 +15,10 @@ import (
 
 // withFeatures is src with each #if on a macro of features resolved: the
 // lines of the side the macro's value selects are kept, the directives and
-// the other side dropped. Those blocks nest in others; they take no #elif.
+// the other side dropped. Those blocks nest in others; they take no #elif,
+// and a feature macro anywhere else in a condition (#if A || B, a
+// continued line) is an error rather than a guess. Directives are read at
+// the start of a line, comments or not: the file is dlgen's own.
 func withFeatures(src string, features map[string]bool) (string, error) {
 	type block struct {
 		feature bool // an #if on a feature macro
@@ -31,8 +34,17 @@ func withFeatures(src string, features map[string]bool) (string, error) {
 		}
 		return true
 	}
+	continued := false // the line goes on an #if or #elif's condition
 	for n, line := range strings.SplitAfter(src, "\n") {
-		directive, arg := cDirective(line)
+		directive, arg, rest := cDirective(line)
+		if condition := directive == "if" || directive == "elif"; condition || continued {
+			for name := range features {
+				if strings.Contains(line, name) && (!condition || directive == "elif" || arg != name || !onlyComment(rest)) {
+					return "", fmt.Errorf("line %d: %s must be alone in its #if (a comment may follow): %q", n+1, name, strings.TrimSpace(line))
+				}
+			}
+			continued = strings.HasSuffix(strings.TrimRight(line, "\r\n"), "\\")
+		}
 		switch directive {
 		case "if":
 			if on, ok := features[arg]; ok {
@@ -72,19 +84,36 @@ func withFeatures(src string, features map[string]bool) (string, error) {
 	return out.String(), nil
 }
 
-// cDirective is a preprocessor line's directive and its first word ("if",
-// "DLGEN_HAS_VERSIONED"), or "" for any other line.
-func cDirective(line string) (directive, arg string) {
+// cDirective is a preprocessor line's directive, the identifier after it
+// and what follows that ("if", "DLGEN_HAS_VERSIONED", " /* ... */\n"), or
+// "" for any other line.
+func cDirective(line string) (directive, arg, rest string) {
 	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), "#")
 	if !ok {
-		return "", ""
+		return "", "", ""
 	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 {
-		return "", ""
+	directive, rest = identifier(strings.TrimLeft(rest, " \t"))
+	arg, rest = identifier(strings.TrimLeft(rest, " \t"))
+	return directive, arg, rest
+}
+
+// identifier splits s after its leading C identifier characters.
+func identifier(s string) (string, string) {
+	end := strings.IndexFunc(s, func(c rune) bool {
+		return !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+	})
+	if end < 0 {
+		return s, ""
 	}
-	if len(fields) > 1 {
-		arg = fields[1]
+	return s[:end], s[end:]
+}
+
+// onlyComment reports whether rest, the end of a directive's line, holds
+// nothing but blanks and a comment that ends on it.
+func onlyComment(rest string) bool {
+	rest = strings.TrimSpace(rest)
+	if c, ok := strings.CutPrefix(rest, "/*"); ok {
+		return strings.HasSuffix(c, "*/") && !strings.Contains(strings.TrimSuffix(c, "*/"), "*/")
 	}
-	return fields[0], arg
+	return rest == "" || strings.HasPrefix(rest, "//") && !strings.HasSuffix(rest, "\\")
 }

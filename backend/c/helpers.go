@@ -46,6 +46,7 @@ type helpers struct {
 	KnownNames                      string // the dtype names joined by ", ", a C literal
 	Padded                          string // the padded sub-byte flag's macro, "" where none
 	ReadOnly                        string // the read-only flag's macro (versioned releases)
+	IsCopied                        string // the is-copied flag's macro (versioned releases)
 	Rules                           []rule
 	Capsule, UsedCapsule            string // C literals
 	VersionedCapsule, UsedVersioned string
@@ -146,6 +147,9 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	}
 	if f := api.Flag.ReadOnly; f != nil {
 		h.ReadOnly = f.Name
+	}
+	if f := api.Flag.IsCopied; f != nil {
+		h.IsCopied = f.Name
 	}
 	for _, m := range api.Rules.Messages {
 		var format strings.Builder

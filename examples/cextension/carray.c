@@ -51,9 +51,12 @@ static PyObject *Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   if (ndim > DLGEN_MAX_NDIM || (a = array_new(type, (int32_t)ndim)) == NULL) {
     return ndim > DLGEN_MAX_NDIM ? PyErr_Format(PyExc_ValueError, "at most %d dimensions", DLGEN_MAX_NDIM) : NULL;
   }
-  for (i = ndim - 1; i >= 0; i--) {
+  for (i = ndim - 1; i >= 0 && !PyErr_Occurred(); i--) {
     a->view.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     a->view.strides[i] = count;
+    if (a->view.shape[i] < 0 || (a->view.shape[i] > 0 && count > PY_SSIZE_T_MAX / 4 / a->view.shape[i])) {
+      PyErr_Format(PyExc_ValueError, "shape %R: extents must be >= 0 and the array must fit in memory", shape);
+    }
     count *= a->view.shape[i];
   }
   if (PyErr_Occurred() ||

@@ -843,6 +843,21 @@ DLGEN_INLINE PyObject *dlgen_rule_exception_(dlgen_rule rule);
 #define DLGEN_RESTORE_EXCEPTION_ PyErr_Restore(pending_type_, pending_value_, pending_traceback_)
 #endif
 
+/* A release on a failure path: the deleter (which may run Python code)
+ * runs with the failure's exception put aside, and it stays pending. */
+#if DLGEN_HAS_VERSIONED
+DLGEN_INLINE void dlgen_release_versioned_keeping_error_(DLGEN_MANAGED_TENSOR_VERSIONED *managed) {
+  DLGEN_SAVE_EXCEPTION_;
+  dlgen_release_versioned(managed);
+  DLGEN_RESTORE_EXCEPTION_;
+}
+#endif
+DLGEN_INLINE void dlgen_release_legacy_keeping_error_(DLGEN_MANAGED_TENSOR *managed) {
+  DLGEN_SAVE_EXCEPTION_;
+  dlgen_release_legacy(managed);
+  DLGEN_RESTORE_EXCEPTION_;
+}
+
 DLGEN_INLINE void dlgen_capsule_destructor_(PyObject *capsule) {
   DLGEN_SAVE_EXCEPTION_;
   if (PyCapsule_IsValid(capsule, DLGEN_CAPSULE)) {
@@ -865,7 +880,7 @@ DLGEN_INLINE void dlgen_capsule_destructor_(PyObject *capsule) {
 DLGEN_INLINE PyObject *dlgen_capsule_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *managed) {
   PyObject *capsule = PyCapsule_New(managed, DLGEN_VERSIONED_CAPSULE, dlgen_capsule_destructor_);
   if (capsule == NULL) {
-    dlgen_release_versioned(managed);
+    dlgen_release_versioned_keeping_error_(managed);
   }
   return capsule;
 }
@@ -875,7 +890,7 @@ DLGEN_INLINE PyObject *dlgen_capsule_versioned(DLGEN_MANAGED_TENSOR_VERSIONED *m
 DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLGEN_MANAGED_TENSOR *managed) {
   PyObject *capsule = PyCapsule_New(managed, DLGEN_CAPSULE, dlgen_capsule_destructor_);
   if (capsule == NULL) {
-    dlgen_release_legacy(managed);
+    dlgen_release_legacy_keeping_error_(managed);
   }
   return capsule;
 }
@@ -1011,12 +1026,12 @@ typedef struct {
 } dlgen_py_export_;
 
 DLGEN_INLINE void dlgen_py_export_free_(dlgen_py_export_ *e) {
-  if (Py_IsInitialized()) {
+  if (Py_IsInitialized()) { /* after finalisation the owner is gone with the interpreter */
     PyGILState_STATE gil = PyGILState_Ensure();
     Py_DECREF(e->owner);
     PyGILState_Release(gil);
-    PyMem_RawFree(e);
   }
+  PyMem_RawFree(e); /* the raw allocator is malloc's: safe without the GIL, and after */
 }
 
 #if DLGEN_HAS_VERSIONED
@@ -1032,7 +1047,9 @@ DLGEN_INLINE void dlgen_py_export_deleter_(DLGEN_MANAGED_TENSOR *tensor) {
 /* Reads a (major, minor) or (device_type, device_id) pair of Python ints;
  * -1 with the exception set. */
 DLGEN_INLINE int dlgen_py_pair_(PyObject *pair, long *first, long *second) {
-  *first = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
+  if ((*first = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0))) == -1 && PyErr_Occurred()) {
+    return -1; /* before the second item's __index__ runs */
+  }
   *second = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
   return PyErr_Occurred() ? -1 : 0;
 }
@@ -1043,7 +1060,8 @@ DLGEN_INLINE int dlgen_py_pair_(PyObject *pair, long *first, long *second) {
  * copy=None) (args and kwargs as METH_VARARGS | METH_KEYWORDS gives them)
  * for memory the producer lends as it is: view describes it (strides NULL:
  * row-major), flags are DLGEN_READ_ONLY_FLAG for read-only memory (and the
- * padded flag for padded sub-byte elements). Returns a new capsule, versioned
+ * padded flag for padded sub-byte elements); other bits, IS_COPIED among
+ * them, are not exported. Returns a new capsule, versioned
  * when max_version >= (1, 0) (where the release has one), else legacy; its
  * tensor holds a copy of view's shape and strides and a reference to owner
  * (the object that keeps the memory alive) until its deleter runs. Refuses
@@ -1114,7 +1132,16 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, ui
                                      (int)view->device.device_type, (int)view->device.device_id, device_type,
                                      device_id);
   }
-  e = (dlgen_py_export_ *)PyMem_RawCalloc(1, sizeof *e + 2 * (size_t)(ndim > 0 ? ndim : 0) * sizeof(int64_t));
+  if (ndim < 0 || ndim > DLGEN_MAX_NDIM) { /* the same words as an import's check */
+    dlgen_error err;
+    uint64_t v[2];
+    v[0] = (uint64_t)(int64_t)ndim;
+    v[1] = DLGEN_MAX_NDIM;
+    dlgen_refuse_(&err, DLGEN_RULE_NDIM_RANGE, "ss", v, NULL);
+    dlgen_raise(&err);
+    return NULL;
+  }
+  e = (dlgen_py_export_ *)PyMem_RawCalloc(1, sizeof *e + 2 * (size_t)ndim * sizeof(int64_t));
   if (e == NULL) {
     return PyErr_NoMemory();
   }
@@ -1130,7 +1157,13 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, ui
   e->versioned.version.minor = DLGEN_MINOR_VERSION;
   e->versioned.manager_ctx = e;
   e->versioned.deleter = dlgen_py_export_deleter_;
-  e->versioned.flags = flags;
+  /* The memory's own flags only: an export is never a private copy, even of
+   * an import that was one (IS_COPIED). */
+  e->versioned.flags = flags & (DLGEN_READ_ONLY_FLAG
+#if DLGEN_HAS_PADDED_FLAG
+                                | DLGEN_PADDED_FLAG
+#endif
+                               );
   e->versioned.dl_tensor = *view;
   e->versioned.dl_tensor.shape = dims;
   e->versioned.dl_tensor.strides = dims + ndim;
@@ -1236,6 +1269,13 @@ DLGEN_INLINE PyObject *dlgen_py_request_(PyObject *x, PyObject *copy) {
   return capsule;
 }
 
+/* copy=True asked of a producer that lent its memory as it is. */
+DLGEN_INLINE PyObject *dlgen_py_no_copy_(void) {
+  PyErr_SetString(PyExc_BufferError, "copy=True was asked, and the producer lent its memory without a copy "
+                                     "(no IS_COPIED flag); dlgen_py_from_dlpack makes no copy of its own");
+  return NULL;
+}
+
 /*!
  * A complete from_dlpack(x, copy=copy) for a C extension: asks x (a DLPack
  * object, or a capsule as it is) for a versioned capsule (legacy from an
@@ -1247,13 +1287,17 @@ DLGEN_INLINE PyObject *dlgen_py_request_(PyObject *x, PyObject *copy) {
  * dlgen_stride reads both) and *flags (0 for a legacy tensor), and returns a
  * new reference to the tensor's owner: keep it as long as view is used; its
  * destruction runs the producer's deleter, once. NULL with an exception set
- * on failure. What the extension itself accepts (dtype, device) is its own
- * check, after this one.
+ * on failure. copy (Py_None, or a Python truth value) goes to the producer;
+ * copy=True takes only a tensor the producer flagged IS_COPIED (a legacy
+ * one cannot say so), else BufferError: this helper makes no copy itself.
+ * What the extension itself accepts (dtype, device) is its own check, after
+ * this one.
  */
 DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTensor *view, uint64_t *flags) {
   PyObject *capsule = PyCapsule_CheckExact(x) ? (Py_INCREF(x), x) : dlgen_py_request_(x, copy), *owner;
   DLGEN_MANAGED_TENSOR *legacy;
   dlgen_error err;
+  int copied;
 #if DLGEN_HAS_VERSIONED
   DLGEN_MANAGED_TENSOR_VERSIONED *versioned;
   int taken = capsule != NULL ? dlgen_consume_capsule(capsule, &versioned, &legacy) : -1;
@@ -1271,8 +1315,13 @@ DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTenso
       dlgen_raise(&err);
       return NULL;
     }
+    if (copy != Py_None && (copied = PyObject_IsTrue(copy)) != 0 &&
+        (copied < 0 || (versioned->flags & DLGEN_IS_COPIED_FLAG) == 0)) {
+      dlgen_release_versioned_keeping_error_(versioned);
+      return copied < 0 ? NULL : dlgen_py_no_copy_();
+    }
     if ((owner = PyCapsule_New(versioned, DLGEN_PY_OWNER_VERSIONED_, dlgen_py_owner_destructor_)) == NULL) {
-      dlgen_release_versioned(versioned);
+      dlgen_release_versioned_keeping_error_(versioned);
       return NULL;
     }
     *view = versioned->dl_tensor;
@@ -1285,8 +1334,12 @@ DLGEN_INLINE PyObject *dlgen_py_from_dlpack(PyObject *x, PyObject *copy, DLTenso
     dlgen_raise(&err);
     return NULL;
   }
+  if (copy != Py_None && (copied = PyObject_IsTrue(copy)) != 0) { /* a legacy tensor cannot say it */
+    dlgen_release_legacy_keeping_error_(legacy);
+    return copied < 0 ? NULL : dlgen_py_no_copy_();
+  }
   if ((owner = PyCapsule_New(legacy, DLGEN_PY_OWNER_, dlgen_py_owner_destructor_)) == NULL) {
-    dlgen_release_legacy(legacy);
+    dlgen_release_legacy_keeping_error_(legacy);
     return NULL;
   }
   *view = legacy->dl_tensor;

@@ -285,3 +285,99 @@ def test_the_c_extension_takes_fewer_dlpack_lines_than_the_ctypes_example():
     with open(os.path.join(EXAMPLE, "README.md")) as f:
         readme = f.read()
     assert f"are {c} code lines" in readme and f"takes {python}" in readme
+
+
+PROBE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include "dlpack/dlpack_helpers.h"
+
+/* take(x, copy): dlgen_py_from_dlpack(x, copy, ...) as (data, flags, owner). */
+static PyObject *take(PyObject *self, PyObject *args) {
+  PyObject *x, *copy, *owner;
+  DLTensor view;
+  uint64_t flags;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO", &x, &copy) || (owner = dlgen_py_from_dlpack(x, copy, &view, &flags)) == NULL) {
+    return NULL;
+  }
+  return Py_BuildValue("(KKN)", (unsigned long long)(uintptr_t)view.data, (unsigned long long)flags, owner);
+}
+
+static PyMethodDef methods[] = {{"take", take, METH_VARARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef probe_module = {PyModuleDef_HEAD_INIT, "probe", NULL, -1, methods, NULL, NULL, NULL, NULL};
+PyMODINIT_FUNC PyInit_probe(void) { return PyModule_Create(&probe_module); }
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    """dlgen_py_from_dlpack with its copy argument, which carray does not pass."""
+    need("gcc")
+    tmp = tmp_path_factory.mktemp("probe")
+    (tmp / "probe.c").write_text(PROBE)
+    out = tmp / ("probe" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC",
+                    "-I", sysconfig.get_paths()["include"], "-I", os.path.join(ROOT, "generated", "c"),
+                    str(tmp / "probe.c"), "-o", str(out)], check=True)
+    spec = importlib.util.spec_from_file_location("probe", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Lends:
+    """A producer whose __dlpack__ takes no keywords and lends n (legacy)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __dlpack__(self):
+        return self.n.__dlpack__()
+
+
+def test_copy_true_takes_only_a_copy(probe):
+    n = np.arange(4, dtype=np.float32)
+    data, flags, owner = probe.take(n, True)  # NumPy copies on request, and says so
+    assert data != n.ctypes.data
+    assert flags & 2  # IS_COPIED
+    del owner
+    before = sys.getrefcount(n)
+    # A legacy producer cannot say it copied; a capsule was made already.
+    for x in (_Lends(n), n.__dlpack__(max_version=(1, 0))):
+        with pytest.raises(BufferError, match=r"^copy=True was asked, and the producer lent its memory without a copy"):
+            probe.take(x, True)
+    gc.collect()
+    assert sys.getrefcount(n) == before  # each refused tensor released
+    assert probe.take(n, None)[0] == n.ctypes.data
+
+
+def test_a_reexport_of_a_copy_is_no_copy(carray):
+    n = np.arange(4, dtype=np.float32)
+
+    class Copies:
+        def __dlpack__(self, **kwargs):
+            return n.__dlpack__(max_version=(1, 0), copy=True)
+
+    a = carray.Array.from_dlpack(Copies())
+    dl = importlib.import_module("dlpack_ctypes")
+    t = dl.from_dlpack(a)
+    assert not t._flags & dl.DLPACK_FLAG_BITMASK_IS_COPIED  # carray shares it with whoever imports it
+    assert np.from_dlpack(t).tolist() == [0, 1, 2, 3]
+
+
+def test_a_bad_pair_raises_its_own_error(carray):
+    class Index:
+        def __index__(self):
+            return 1
+
+    with pytest.raises(TypeError) as e:
+        carray.Array((2,)).__dlpack__(max_version=("x", Index()))
+    assert not isinstance(e.value.__context__, SystemError)
+    assert "str" in str(e.value)
+
+
+@pytest.mark.parametrize("shape", [(-1, -1), (3, 6148914691236517206), (2**62, 2**62)])
+def test_a_shape_that_cannot_be_is_refused(carray, shape):
+    with pytest.raises(ValueError, match="extents must be >= 0 and the array must fit in memory"):
+        carray.Array(shape)
