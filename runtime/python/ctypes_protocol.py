@@ -307,6 +307,23 @@ def _look_at(batch, now):
             later.append(entry)
 
 
+def _look_at_due():
+    """At each export: looks at the exports due (see above)."""
+    global _exports_made
+    try:
+        _look_token.pop()
+    except IndexError:
+        return  # another thread is at it: the next export looks
+    try:
+        _exports_made = now = _exports_made + 1
+        due = _due.pop(now, None)
+        if due is not None:
+            _look_at(due, now)
+        _look_at(_fresh, now)  # popped one by one: what another thread appends meanwhile stays
+    finally:
+        _look_token.append(None)
+
+
 def _sweep():
     """Takes back every export consumers are done with (see above)."""
     try:
@@ -715,22 +732,7 @@ _LEGACY_WITH_DIMS = tuple(_with_dims(_LEGACY, _LSIZE, n) for n in range(_MAX_NDI
 def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
-    global _exports_made
-    # First, the exports due, whose slots this export may reuse: one looker
-    # at a time (another thread's export looks next time).
-    try:
-        _look_token.pop()
-    except IndexError:
-        pass
-    else:
-        try:
-            _exports_made = now = _exports_made + 1
-            due = _due.pop(now, None)
-            if due is not None:
-                _look_at(due, now)
-            _look_at(_fresh, now)  # popped one by one: what another thread appends meanwhile stays
-        finally:
-            _look_token.append(None)
+    _look_at_due()  # first: what it gives back, this export may reuse
     ndim = len(t._shape)
     head = _VSIZE if versioned else _LSIZE
     if ndim <= _SLOT_NDIM:
