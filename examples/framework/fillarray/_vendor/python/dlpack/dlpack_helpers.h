@@ -1001,8 +1001,8 @@ DLGEN_INLINE DLGEN_MANAGED_TENSOR *dlgen_wrap_versioned(dlgen_versioned_as_legac
 /* The Python exception of a check, as dlgen's Python modules raise it. */
 DLGEN_INLINE PyObject *dlgen_rule_exception_(dlgen_rule rule);
 
-/* Runs the deleter of an unconsumed capsule's tensor, keeping any
- * exception pending (a consumer may drop a capsule while raising). */
+/* A pending exception put aside while a deleter runs, and set back after
+ * (a consumer may drop a capsule while raising). */
 #if PY_VERSION_HEX >= 0x030C0000
 #define DLGEN_SAVE_EXCEPTION_ PyObject *pending_ = PyErr_GetRaisedException()
 #define DLGEN_RESTORE_EXCEPTION_ PyErr_SetRaisedException(pending_)
@@ -1026,15 +1026,21 @@ DLGEN_INLINE void dlgen_release_legacy_keeping_error_(DLGEN_MANAGED_TENSOR *mana
   DLGEN_RESTORE_EXCEPTION_;
 }
 
-DLGEN_INLINE void dlgen_capsule_destructor_(PyObject *capsule) {
+/* A capsule's destructor: runs the deleter of the tensor it holds while its
+ * name is legacy or versioned (the capsule still owns it), else nothing. */
+DLGEN_INLINE void dlgen_release_capsule_(PyObject *capsule, const char *legacy, const char *versioned) {
   DLGEN_SAVE_EXCEPTION_;
-  if (PyCapsule_IsValid(capsule, DLGEN_CAPSULE)) {
-    dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(capsule, DLGEN_CAPSULE));
+  if (PyCapsule_IsValid(capsule, legacy)) {
+    dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(capsule, legacy));
   }
-  else if (PyCapsule_IsValid(capsule, DLGEN_VERSIONED_CAPSULE)) {
-    dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(capsule, DLGEN_VERSIONED_CAPSULE));
+  else if (PyCapsule_IsValid(capsule, versioned)) {
+    dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(capsule, versioned));
   }
   DLGEN_RESTORE_EXCEPTION_;
+}
+
+DLGEN_INLINE void dlgen_capsule_destructor_(PyObject *capsule) {
+  dlgen_release_capsule_(capsule, DLGEN_CAPSULE, DLGEN_VERSIONED_CAPSULE);
 }
 
 /*!
@@ -1345,14 +1351,7 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack_device(const DLTensor *view) {
 #define DLGEN_PY_OWNER_VERSIONED_ "dlgen.imported_dltensor_versioned"
 
 DLGEN_INLINE void dlgen_py_owner_destructor_(PyObject *owner) {
-  DLGEN_SAVE_EXCEPTION_;
-  if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_)) {
-    dlgen_release_legacy((DLGEN_MANAGED_TENSOR *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_));
-  }
-  else if (PyCapsule_IsValid(owner, DLGEN_PY_OWNER_VERSIONED_)) {
-    dlgen_release_versioned((DLGEN_MANAGED_TENSOR_VERSIONED *)PyCapsule_GetPointer(owner, DLGEN_PY_OWNER_VERSIONED_));
-  }
-  DLGEN_RESTORE_EXCEPTION_;
+  dlgen_release_capsule_(owner, DLGEN_PY_OWNER_, DLGEN_PY_OWNER_VERSIONED_);
 }
 
 /* x.__dlpack__(max_version=this release's, copy=copy unless None); on a
