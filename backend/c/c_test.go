@@ -94,6 +94,11 @@ func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
 		"runtime/c/dlpack_helpers.h's code names a release")
 	s, err := schema.Default()
 	require.NoError(t, err)
+	files, err := Backend{Schema: "dlpack.yaml"}.Generate(s.At(s.Newest()))
+	require.NoError(t, err)
+	newest := helperNames(string(files[1].Content))
+	require.Contains(t, newest, "dlgen_check_versioned")
+	require.Contains(t, newest, "DLGEN_VERSIONED_CAPSULE")
 	for _, r := range s.Releases {
 		files, err := Backend{Schema: "dlpack.yaml"}.Generate(s.At(r.Version))
 		require.NoError(t, err)
@@ -107,9 +112,23 @@ func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(header, code), "v%s", r.Version)
 		if !api.Versioned() {
 			assert.NotContains(t, header, "DLManagedTensorVersioned", "v%s", r.Version)
-			assert.NotContains(t, header, "DLGEN_MANAGED_TENSOR_VERSIONED", "v%s", r.Version)
+			own := helperNames(header)
+			for name := range newest {
+				if !own[name] {
+					assert.NotRegexp(t, `\b`+name+`\b`, header, "v%s's helper header names %s, which it does not define", r.Version, name)
+				}
+			}
 		}
 	}
+}
+
+// helperNames are the macros and functions a helper header defines.
+func helperNames(header string) map[string]bool {
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#define (\w+)|^DLGEN_INLINE [\w *]*?\b(dlgen_\w+)\(`).FindAllStringSubmatch(header, -1) {
+		names[m[1]+m[2]] = true
+	}
+	return names
 }
 
 func TestWithFeaturesKeepsTheReleasesSide(t *testing.T) {

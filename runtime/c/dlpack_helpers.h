@@ -402,7 +402,7 @@ DLGEN_INLINE int dlgen_padded_(uint64_t flags) {
  * The checks that follow version_major, in order, on a copy of a
  * DLTensor's description: of a versioned tensor of version (major, minor),
  * or of a legacy one (versioned 0); its sub-byte elements padded or
- * packed. dlgen_check_versioned and dlgen_check_legacy call it. A producer
+ * packed. The import checks of a managed tensor call it. A producer
  * API that reads NULL strides as row-major in any release (dlgen's
  * from_pointer) passes producer 1: strides_null is then not checked.
  */
@@ -822,10 +822,10 @@ DLGEN_INLINE DLGEN_MANAGED_TENSOR *dlgen_wrap_versioned(dlgen_versioned_as_legac
  * deleter that touches Python objects returns early when
  * !Py_IsInitialized(), and else takes the GIL with PyGILState_Ensure.
  *
- * Ownership: a capsule named DLGEN_CAPSULE (or DLGEN_VERSIONED_CAPSULE)
- * owns its tensor until a consumer takes it, renaming the capsule to
- * DLGEN_USED_CAPSULE (or DLGEN_USED_VERSIONED_CAPSULE); from then on the
- * consumer calls the deleter, once, and the capsule's destructor does not.
+ * Ownership: a DLPack capsule owns its tensor until a consumer takes it,
+ * renaming the capsule to its used_ name (DLGEN_USED_CAPSULE for
+ * DLGEN_CAPSULE); from then on the consumer calls the deleter, once, and
+ * the capsule's destructor does not.
  */
 
 /* The Python exception of a check, as dlgen's Python modules raise it. */
@@ -910,8 +910,8 @@ DLGEN_INLINE PyObject *dlgen_capsule_legacy(DLGEN_MANAGED_TENSOR *managed) {
 /*!
  * Takes the tensor out of a DLPack capsule, exactly once: renames the
  * capsule used_*, so that its destructor leaves the tensor to the caller,
- * who calls its deleter once. Sets *versioned (where the release has the
- * versioned tensor) or *legacy, the other to NULL, by the capsule's name.
+ * who calls its deleter once. Sets the tensor pointer the capsule's name
+ * calls for (and the other to NULL, where the release has two kinds).
  * Returns 0, or -1 with a ValueError set, in the words of dlgen's Python
  * modules, for a consumed capsule or another object.
  */
@@ -1071,9 +1071,9 @@ DLGEN_INLINE int dlgen_py_pair_(PyObject *pair, long *first, long *second) {
  * A complete __dlpack__(*, stream=None, max_version=None, dl_device=None,
  * copy=None) (args and kwargs as METH_VARARGS | METH_KEYWORDS gives them)
  * for memory the producer lends as it is: view describes it (strides NULL:
- * row-major), flags are DLGEN_READ_ONLY_FLAG for read-only memory (and the
- * padded flag for padded sub-byte elements); other bits, IS_COPIED among
- * them, are not exported. Returns a new capsule, versioned
+ * row-major), flags its tensor flags where the release has them (read-only
+ * memory, padded sub-byte elements); other bits, IS_COPIED among them, are
+ * not exported. Returns a new capsule, versioned
  * when max_version >= (1, 0) (where the release has one), else legacy; its
  * tensor holds a copy of view's shape and strides and a reference to owner
  * (the object that keeps the memory alive) until its deleter runs. Refuses
@@ -1205,8 +1205,9 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack_device(const DLTensor *view) {
  * dlgen_py_dlpack_device) for objects of the C type TYPE (a struct that
  * begins with PyObject_HEAD) whose member VIEW, a DLTensor, describes memory
  * the object keeps alive (an export keeps a reference to the object),
- * read-only where member FLAGS has DLGEN_READ_ONLY_FLAG. DLGEN_PY_EXPORT_METHODS(TYPE) is their two
- * entries in the type's PyMethodDef table.
+ * with the tensor flags in member FLAGS (read-only memory, where the release
+ * has flags). DLGEN_PY_EXPORT_METHODS(TYPE) is their two entries in the
+ * type's PyMethodDef table.
  */
 #define DLGEN_PY_EXPORT(TYPE, VIEW, FLAGS) \
   static PyObject *TYPE##_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) { \
