@@ -55,8 +55,8 @@ def main():
         capsule = a.__dlpack__(max_version=version)
         held = id(capsule)
         p, n = dl._read_capsule(dl._MEMORY, held + dl._CAPSULE_AT)
-        if n & 4095 <= dl._LAST_VNAME_START and dl._MEMORY[n:n + dl._VNAME_END] == dl._VNAME_BYTES:
-            dl._write_name(dl._MEMORY, held + dl._NAME_AT, dl._USED_VNAME_ADDRESS)
+        if n & 4095 <= dl._LAST_VNAME_START and dl._read_vname(dl._MEMORY, n) == dl._VNAME_READ:
+            dl._WORDS[(held + dl._NAME_AT) >> dl._WORD_SHIFT] = dl._USED_VNAME_ADDRESS
         dl._deleter(dl._read_versioned(dl._MEMORY, p)[3])(p)
 
     # A copy of a NumPy export's struct with no deleter: _adopt's own work.
@@ -84,7 +84,7 @@ def main():
         ("reads", reads),
         ("_adopt", lambda: dl._adopt(ctypes.addressof(copy), True, None)),
         ("export", lambda: np.from_dlpack(t)),
-        ("pack", lambda: dl._VERSIONED_WITH_DIMS[1].pack_into(
+        ("pack", lambda: dl._pack_versioned[1](
             scratch, 0, 1, 3, at, 0, 0, t._head[dl._DATA], 1, 0, 1, 2, 32, 1, 0, 0, 0, 16, 1)),
         ("capsule", lambda: dl._capsule_new(at, dl._VNAME, None)),
     ]

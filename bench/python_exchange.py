@@ -33,13 +33,14 @@ sys.path.insert(0, os.path.join(ROOT, "generated", "python"))  # the current cty
 def ctypes_floor(a):
     """The least a pure-ctypes consumer of a's capsule must do."""
     import dlpack_ctypes as ct
-    memory = (ctypes.c_char * sys.maxsize).from_address(0)
+    memory = memoryview((ctypes.c_char * (sys.maxsize & -8)).from_address(0)).cast("B")
+    words = memory.cast("Q")
     capsule_at = object.__basicsize__  # a PyCapsule's pointer, then its name
     capsule_head = struct.Struct("=QQ")
-    write_name = struct.Struct("=Q").pack_into
     used = ctypes.create_string_buffer(b"used_dltensor_versioned")
     used_at = ctypes.addressof(used)
-    name = b"dltensor_versioned\0"
+    name = (b"dltensor_versioned\0",)
+    read_name = struct.Struct(f"={len(name[0])}s").unpack_from
     m = ct.DLManagedTensorVersioned
     shape_at = m.dl_tensor.offset + ct.DLTensor.shape.offset
     head = struct.Struct(f"={m.deleter.offset}xQ{shape_at - m.deleter.offset - 8}xQ")
@@ -57,9 +58,9 @@ def ctypes_floor(a):
     def consume():
         cap = a.__dlpack__(max_version=max_version)
         p, n = capsule_head.unpack_from(memory, id(cap) + capsule_at)
-        if memory[n:n + len(name)] != name:
+        if read_name(memory, n) != name:
             raise ValueError("not a versioned capsule")
-        write_name(memory, id(cap) + capsule_at + 8, used_at)
+        words[(id(cap) + capsule_at + 8) >> 3] = used_at
         deleter, shape_p = head.unpack_from(memory, p)
         held = Held()
         held.address, held.deleter = p, deleter

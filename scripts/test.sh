@@ -51,12 +51,13 @@ echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dp
 OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.venv-dpnp/etc/OpenCL/vendors" \
   DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
 for v in 3.10 3.12 3.13; do
-  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place"
+  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back"
   # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
   DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
     tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py \
-    tests/python/test_c_extension.py tests/python/test_ctypes_capsule_in_place.py
+    tests/python/test_c_extension.py tests/python/test_ctypes_capsule_in_place.py \
+    tests/python/test_release.py
 done
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
 go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema

@@ -1529,13 +1529,18 @@ def _head_of(data, device, dtype, byte_offset):
 
 _VSIZE = ctypes.sizeof(DLManagedTensorVersioned)
 _LSIZE = ctypes.sizeof(DLManagedTensor)
-# Memory is read in place, by struct.unpack_from over _MEMORY, a ctypes
-# array laid over the address space from 0: a read makes no object but its
-# values (a ctypes array laid over each struct would cost a tenth of an
-# import). An address past its end (2^63 - 1, or 2^31 - 1 with 32-bit
+# Memory is read in place, by struct.unpack_from over _MEMORY, a byte view
+# of a ctypes array laid over the address space from 0: a read makes no
+# object but its values (a ctypes array laid over each struct would cost a
+# tenth of an import, and struct reads a memoryview faster than the ctypes
+# array itself). An address past its end (2^63 - 1, or 2^31 - 1 with 32-bit
 # pointers) is read through a ctypes array laid over it (from_address).
-_MEMORY = (ctypes.c_char * sys.maxsize).from_address(0)
-_PAST_MEMORY = (struct.error, OverflowError)
+# _WORDS is the same memory as pointer-sized words, _WORDS[address >>
+# _WORD_SHIFT], for one aligned word read or written in place.
+_MEMORY = memoryview((ctypes.c_char * (sys.maxsize & -_POINTER_SIZE)).from_address(0)).cast("B")
+_WORDS = _MEMORY.cast(_P)
+_WORD_SHIFT = _POINTER_SIZE.bit_length() - 1
+_PAST_MEMORY = (struct.error, OverflowError, IndexError)
 
 
 def _read(unpack_from, size, address):
@@ -1547,37 +1552,38 @@ def _read(unpack_from, size, address):
 
 
 # A capsule taken in place: on CPython a PyCapsule is the object's head and
-# then its pointer and its name, which PyCapsule_GetPointer reads and
-# PyCapsule_SetName writes, and nothing else. Reading and writing them
-# through _MEMORY spares an import two of its three foreign calls (each
-# costs more than NumPy's whole exchange). The layout is private to CPython,
-# so _capsule_layout_holds tries it on a capsule PyCapsule_New made, and
-# anywhere it does not hold (another interpreter, another layout) the
-# foreign calls (_take) take over. A name is compared where it lies only
+# then its pointer, name, context and destructor, which PyCapsule_GetPointer
+# reads and PyCapsule_SetName writes, and nothing else. Reading and writing
+# them through _MEMORY and _WORDS spares an import two of its three foreign
+# calls (each costs more than NumPy's whole exchange). The layout is private
+# to CPython, so _capsule_layout_holds tries it on a capsule PyCapsule_New
+# made, and anywhere it does not hold (another interpreter, another layout)
+# the foreign calls (_take) take over. A name is compared where it lies only
 # when the bytes compared share its first byte's page, which is then mapped.
 _CAPSULE_HEAD = struct.Struct("=" + _P + _P)  # pointer, name
 _CAPSULE_AT = object.__basicsize__  # PyObject_HEAD, whatever the build
-_NAME_AT = _CAPSULE_AT + _POINTER_SIZE
+_NAME_AT = _CAPSULE_AT + _POINTER_SIZE  # _WORDS[(id(capsule) + _NAME_AT) >> _WORD_SHIFT]
 _VNAME_BYTES = VERSIONED_CAPSULE_NAME.encode() + b"\0"
 _VNAME_END = len(_VNAME_BYTES)
+_read_vname = struct.Struct(f"={_VNAME_END}s").unpack_from
+_VNAME_READ = (_VNAME_BYTES,)  # what _read_vname gives for it
 _LAST_VNAME_START = 4096 - _VNAME_END  # the smallest page there is
 _USED_VNAME_ADDRESS = _USED_VNAME.value
 _read_capsule = _CAPSULE_HEAD.unpack_from
-_write_name = struct.Struct("=" + _P).pack_into
 
 
 def _capsule_layout_holds():
     """Whether capsules are laid out as _CAPSULE_HEAD reads them here: a
     capsule made with a known pointer and name reads back as such, and a
-    name written in place is the one PyCapsule_GetName gives."""
+    name written in place (in _WORDS) is the one PyCapsule_GetName gives."""
     if sys.implementation.name != "cpython":
         return False
     probe = _capsule_new(_NAME.value, _VNAME, None)  # any non-NULL pointer but the name
     try:
         fields = _read(_read_capsule, _CAPSULE_HEAD.size, _id(probe) + _CAPSULE_AT)
-        if fields != (_NAME.value, _VNAME.value):
+        if fields != (_NAME.value, _VNAME.value) or (_id(probe) + _NAME_AT) % _POINTER_SIZE:
             return False
-        _write_name(_MEMORY, _id(probe) + _NAME_AT, _USED_VNAME_ADDRESS)
+        _WORDS[(_id(probe) + _NAME_AT) >> _WORD_SHIFT] = _USED_VNAME_ADDRESS
         return _capsule_get_name(_id(probe)) == USED_VERSIONED_CAPSULE_NAME.encode()
     except _PAST_MEMORY:
         return False
@@ -1674,6 +1680,18 @@ _exports_made = 0
 _look_token = [None]
 
 
+def _refs_of_one_name():
+    held = object()
+    return _refcount(held)
+
+
+# What sys.getrefcount says of an object that one local name holds, as _done
+# asks it: 2 through CPython 3.13 (the name and the call's argument).
+# Measured on later ones, which count no argument they borrow (a tracer
+# reading frame locals meanwhile would add one: so not where it is known).
+_ONE_NAME = 2 if sys.version_info < (3, 14) else _refs_of_one_name()
+
+
 def _new_arena():
     size = _SLOT * _ARENA_SLOTS
     base = _raw_malloc(size)
@@ -1688,7 +1706,7 @@ def _new_arena():
 def _first_word(address, slot):
     if slot is not None:
         return slot[2][slot[4]]
-    return int.from_bytes(_string_at(address, 8), "little")
+    return int.from_bytes(_string_at(address, 8), sys.byteorder)  # as the slots' words view
 
 
 def _give_back(entry):
@@ -1705,7 +1723,7 @@ def _done(entry, word):
     if word != entry[2]:
         return True  # deleted
     capsule = entry[1]
-    if capsule is None or _refcount(capsule) > 3:  # someone besides entry and this frame holds it
+    if capsule is None or _refcount(capsule) > _ONE_NAME + 1:  # held besides entry and here
         return False
     if _capsule_is_valid(capsule, entry[3]):
         return True  # dropped unconsumed
@@ -1790,8 +1808,8 @@ class _Lease:
     address), a buffer-protocol view (PyBuffer_Release, the view). The
     Tensor holds it in _keep until close(), and each live export of the
     Tensor holds it too, so either may finish first. Memory an owner object
-    keeps valid has (None, owner) in _keep instead: nothing to run. Made
-    with _new_lease, which runs no Python code."""
+    keeps valid has (None, owner) in _keep instead: nothing to run. It has
+    no __init__: _Lease() runs no Python code."""
 
     __slots__ = ("held", "release")
 
@@ -1799,7 +1817,8 @@ class _Lease:
         self.release(self.held)
 
 
-_new_lease = _Lease.__new__
+_NO_HOOKS = (None, None)  # a Tensor's _hooks without from_pointer's
+
 
 class Tensor:
     """A DLPack tensor: imported from a producer (owning the producer's
@@ -1809,8 +1828,8 @@ class Tensor:
 
     # _flags: the tensor's flag bits as this module keeps them: READ_ONLY for
     # a read-only tensor (a producer's or the user's word), IS_COPIED,
-    # IS_SUBBYTE_TYPE_PADDED.
-    __slots__ = ("__weakref__", "_flags", "_head", "_keep", "_on_copy", "_on_stream", "_shape",
+    # IS_SUBBYTE_TYPE_PADDED. _hooks: from_pointer's (on_stream, on_copy).
+    __slots__ = ("__weakref__", "_flags", "_head", "_hooks", "_keep", "_shape",
                  "_stream", "_strides")
 
     def __init__(self):
@@ -1983,11 +2002,12 @@ class Tensor:
         versioned, flags, target = _export_flags(device, self._flags & _READ_ONLY,
                                                  self._flags & _SUBBYTE_PADDED, stream, max_version,
                                                  dl_device, copy)
+        on_stream, on_copy = self._hooks
         if target is not None:
-            return _export(_export_copy(self, self._on_copy, target, stream), versioned, flags)
-        if self._on_stream is not None:
+            return _export(_export_copy(self, on_copy, target, stream), versioned, flags)
+        if on_stream is not None:
             if stream is not None:
-                self._on_stream(stream)
+                on_stream(stream)
         elif self._stream is not None:
             _check_stream(device, stream, self._stream)
         return _export(self, versioned, flags)
@@ -2031,7 +2051,7 @@ def _adopt(address, versioned, readonly):
         head = _head_of(data, (dev_type, dev_id), (code, bits, lanes), byte_offset)
     t = _new_tensor(Tensor)
     if deleter:
-        t._keep = lease = _new_lease(_Lease)
+        t._keep = lease = _Lease()
         lease.release, lease.held = _deleters.get(deleter) or _deleter(deleter), address
         # A refusal's traceback would keep the lease, and the deleter, past
         # close().
@@ -2070,7 +2090,7 @@ def _adopt(address, versioned, readonly):
     except BaseException:
         t.close()
         raise
-    t._on_stream = t._on_copy = None
+    t._hooks = _NO_HOOKS
     t._shape, t._strides, t._head = shape, strides, head
     return t
 
@@ -2135,7 +2155,7 @@ def _private_copy(t):
     buf = _copy_contiguous(t)
     c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
-    c._keep, c._on_stream, c._on_copy, c._stream = (None, (buf, storage)), None, None, None
+    c._keep, c._hooks, c._stream = (None, (buf, storage)), _NO_HOOKS, None
     c._shape, c._strides = t._shape, _contiguous_strides(t._shape)
     c._head = _head_of(ctypes.addressof(storage) if storage is not None else 0, _CPU,
                        t.dtype, 0)
@@ -2152,6 +2172,11 @@ def _with_dims(head, size, ndim):
 # By ndim: a Tensor has at most _MAX_NDIM dimensions.
 _VERSIONED_WITH_DIMS = tuple(_with_dims(_VERSIONED, _VSIZE, n) for n in range(_MAX_NDIM + 1))
 _LEGACY_WITH_DIMS = tuple(_with_dims(_LEGACY, _LSIZE, n) for n in range(_MAX_NDIM + 1))
+_pack_versioned = tuple(s.pack_into for s in _VERSIONED_WITH_DIMS)
+_pack_legacy = tuple(s.pack_into for s in _LEGACY_WITH_DIMS)
+# An export's first word as written: a versioned struct's version (major,
+# minor), a legacy one's data pointer.
+_VERSION_WORD = int.from_bytes(struct.pack("=II", _MAJOR, _MINOR), sys.byteorder)
 
 
 def _export(t, versioned, flags):
@@ -2175,18 +2200,17 @@ def _export(t, versioned, flags):
     strides_p = shape_p + 8 * ndim if ndim else 0
     h = t._head
     if versioned:
-        _VERSIONED_WITH_DIMS[ndim].pack_into(
+        _pack_versioned[ndim](
             view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags, h[_DATA], h[_DEV_TYPE],
             h[_DEV_ID], ndim, h[_CODE], h[_BITS], h[_LANES], shape_p, strides_p, h[_BYTE_OFFSET],
             *t._shape, *t._strides)
-        name = _VNAME
+        name, first = _VNAME, _VERSION_WORD
     else:
-        _LEGACY_WITH_DIMS[ndim].pack_into(
+        _pack_legacy[ndim](
             view, offset, h[_DATA], h[_DEV_TYPE], h[_DEV_ID], ndim, h[_CODE], h[_BITS], h[_LANES],
             shape_p, strides_p, h[_BYTE_OFFSET], address, _EXPORT_DELETER, *t._shape, *t._strides)
-        name = _NAME
+        name, first = _NAME, _first_word(address, slot)
     # The tensor's lease too: it must outlive the export even if t is closed first.
-    first = slot[2][slot[4]] if slot is not None else _first_word(address, None)
     entry = [(t, t._keep), None, first, name, slot, address, 1]
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
@@ -2218,7 +2242,7 @@ _buffer_release = _api("PyBuffer_Release", None, ctypes.POINTER(_PyBuffer))
 def _new_view(lease, data, shape, strides, byte_offset, dtype, device, readonly, on_stream=None,
               on_copy=None):
     t = _new_tensor(Tensor)
-    t._keep, t._on_stream, t._on_copy, t._stream = lease, on_stream, on_copy, None
+    t._keep, t._hooks, t._stream = lease, (on_stream, on_copy), None
     t._shape, t._strides, t._head = shape, strides, _head_of(data, device, dtype, byte_offset)
     t._flags = _READ_ONLY if readonly else 0
     return t
@@ -2275,7 +2299,7 @@ def from_buffer(obj, /, *, readonly=None):
     view = _PyBuffer()
     flags = _PyBUF_RECORDS_RO | (_PyBUF_WRITABLE if readonly is False else 0)
     _buffer_get(obj, ctypes.byref(view), flags)
-    lease = _new_lease(_Lease)  # gives the buffer back, whatever happens next
+    lease = _Lease()  # gives the buffer back, whatever happens next
     lease.release, lease.held = _buffer_release, view
     if view.ndim > _MAX_NDIM:
         raise _broken("ndim_range", view.ndim, _MAX_NDIM)
@@ -2335,8 +2359,8 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
             except _PAST_MEMORY:  # an object above 2^31 - 1, with 32-bit pointers
                 address = 0
             if (address and name and name & 4095 <= _LAST_VNAME_START
-                    and _MEMORY[name:name + _VNAME_END] == _VNAME_BYTES):
-                _write_name(_MEMORY, held + _NAME_AT, _USED_VNAME_ADDRESS)
+                    and _read_vname(_MEMORY, name) == _VNAME_READ):
+                _WORDS[(held + _NAME_AT) >> _WORD_SHIFT] = _USED_VNAME_ADDRESS
                 return _adopt(address, True, readonly)
         return _adopt(*_take(capsule), readonly)
     if device is not None:
