@@ -1552,9 +1552,9 @@ def _read(unpack_from, size, address):
 
 
 # A capsule taken in place: on CPython a PyCapsule is the object's head and
-# then its pointer, name, context and destructor, which PyCapsule_GetPointer
-# reads and PyCapsule_SetName writes, and nothing else. Reading and writing
-# them through _MEMORY and _WORDS spares an import two of its three foreign
+# then its pointer and its name, which PyCapsule_GetPointer reads and
+# PyCapsule_SetName writes, and nothing else. Reading and writing them
+# through _MEMORY and _WORDS spares an import two of its three foreign
 # calls (each costs more than NumPy's whole exchange). The layout is private
 # to CPython, so _capsule_layout_holds tries it on a capsule PyCapsule_New
 # made, and anywhere it does not hold (another interpreter, another layout)
@@ -1687,8 +1687,8 @@ def _refs_of_one_name():
 
 # What sys.getrefcount says of an object that one local name holds, as _done
 # asks it: 2 through CPython 3.13 (the name and the call's argument).
-# Measured on later ones, which count no argument they borrow (a tracer
-# reading frame locals meanwhile would add one: so not where it is known).
+# Measured only where that is not known (3.14 and later count no argument
+# they borrow), since a tracer reading frame locals meanwhile adds one.
 _ONE_NAME = 2 if sys.version_info < (3, 14) else _refs_of_one_name()
 
 
@@ -2174,8 +2174,8 @@ _VERSIONED_WITH_DIMS = tuple(_with_dims(_VERSIONED, _VSIZE, n) for n in range(_M
 _LEGACY_WITH_DIMS = tuple(_with_dims(_LEGACY, _LSIZE, n) for n in range(_MAX_NDIM + 1))
 _pack_versioned = tuple(s.pack_into for s in _VERSIONED_WITH_DIMS)
 _pack_legacy = tuple(s.pack_into for s in _LEGACY_WITH_DIMS)
-# An export's first word as written: a versioned struct's version (major,
-# minor), a legacy one's data pointer.
+# A versioned export's first word as written, its version (major, minor):
+# the deleter writes over it.
 _VERSION_WORD = int.from_bytes(struct.pack("=II", _MAJOR, _MINOR), sys.byteorder)
 
 
