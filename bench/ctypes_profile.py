@@ -74,6 +74,7 @@ def main():
 
     t = dl.from_dlpack(a)
     scratch = (ctypes.c_char * 1024)()  # packed into, and lent to capsules, as a slot is
+    float32 = dl._dtype_word(2, 32, 1)  # a dtype as one word, as a Tensor keeps it
     at = ctypes.addressof(scratch)
     steps = [
         ("np.from_dlpack(np_array)", lambda: np.from_dlpack(a)),
@@ -85,7 +86,7 @@ def main():
         ("_adopt", lambda: dl._adopt(ctypes.addressof(copy), True, None)),
         ("export", lambda: np.from_dlpack(t)),
         ("pack", lambda: dl._pack_versioned[1](
-            scratch, 0, 1, 3, at, 0, 0, t._head[dl._DATA], 1, 0, 1, 2, 32, 1, 0, 0, 0, 16, 1)),
+            scratch, 0, 1, 3, at, 0, 0, t._head[dl._DATA], 1, 0, 1, float32, 0, 0, 0, 16, 1)),
         ("capsule", lambda: dl._capsule_new(at, dl._VNAME, None)),
     ]
     ns = median_ns(steps)

@@ -1487,16 +1487,51 @@ _refcount = sys.getrefcount
 _prod = math.prod
 
 
-def _struct_of(ctype):
-    """A struct.Struct reading every scalar field of ctype (its generated
-    _LEAVES entry) at this machine's C offsets."""
-    fmt, pos = "=", 0
+def _at(ctype, path):
+    """The offset and ctypes type of the field at path ("dl_tensor.dtype")."""
+    offset, t = 0, ctype
+    for name in path.split("."):
+        offset += getattr(t, name).offset
+        t = dict(t._fields_)[name]
+    return offset, t
+
+
+# A DLDataType is read and written as one word, its code, bits and lanes as
+# the C struct lays them out: an import looks it up whole in _WHOLE_BYTES.
+_DTYPE_LAYOUT = struct.Struct("=" + "".join(code for _, code in _LEAVES["DLDataType"]))
+_DTYPE_WORD = struct.Struct("=I")
+assert _DTYPE_LAYOUT.size == _DTYPE_WORD.size == ctypes.sizeof(DLDataType)
+
+
+def _dtype_word(code, bits, lanes):
+    return _DTYPE_WORD.unpack(_DTYPE_LAYOUT.pack(code, bits, lanes))[0]
+
+
+def _dtype_fields(word):
+    """(code, bits, lanes) of a dtype word."""
+    return _DTYPE_LAYOUT.unpack(_DTYPE_WORD.pack(word))
+
+
+def _leaves_of(ctype):
+    """ctype's generated _LEAVES entry with each DLDataType as one word."""
+    leaves = []
     for path, code in _LEAVES[ctype.__name__]:
+        parent = path.rpartition(".")[0]
+        if parent and _at(ctype, parent)[1] is DLDataType:
+            if (parent, "I") not in leaves:
+                leaves.append((parent, "I"))
+        else:
+            leaves.append((path, code))
+    return leaves
+
+
+def _struct_of(ctype):
+    """A struct.Struct reading every scalar field of ctype (_leaves_of) at
+    this machine's C offsets."""
+    fmt, pos = "=", 0
+    for path, code in _leaves_of(ctype):
         code = _P if code == "P" else code
-        offset, t = 0, ctype
-        for name in path.split("."):
-            offset += getattr(t, name).offset
-            t = dict(t._fields_)[name]
+        offset = _at(ctype, path)[0]
         if offset > pos:
             fmt += f"{offset - pos}x"
         fmt += code
@@ -1510,20 +1545,18 @@ _LEGACY = _struct_of(DLManagedTensor)
 # laid out as _VERSIONED reads a managed tensor: an import keeps what it
 # read (one store where seven would cost a tenth of an import), and every
 # other Tensor gets one from _head_of. These index it.
-_HEAD_INDEX = {path: i for i, (path, _) in enumerate(_LEAVES["DLManagedTensorVersioned"])}
-_DATA, _DEV_TYPE, _DEV_ID, _CODE, _BITS, _LANES, _BYTE_OFFSET = (
+_HEAD_INDEX = {path: i for i, (path, _) in enumerate(_leaves_of(DLManagedTensorVersioned))}
+_DATA, _DEV_TYPE, _DEV_ID, _DTYPE, _BYTE_OFFSET = (
     _HEAD_INDEX["dl_tensor." + name] for name in
-    ("data", "device.device_type", "device.device_id", "dtype.code", "dtype.bits", "dtype.lanes",
-     "byte_offset"))
+    ("data", "device.device_type", "device.device_id", "dtype", "byte_offset"))
 
 
 def _head_of(data, device, dtype, byte_offset):
     """A Tensor's _head: data, device (type, id), dtype (code, bits,
     lanes) and byte_offset where _VERSIONED puts them, 0 elsewhere."""
     head = [0] * len(_HEAD_INDEX)
-    head[_DATA], (head[_DEV_TYPE], head[_DEV_ID]), (head[_CODE], head[_BITS], head[_LANES]) = (
-        data, device, dtype)
-    head[_BYTE_OFFSET] = byte_offset
+    head[_DATA], (head[_DEV_TYPE], head[_DEV_ID]) = data, device
+    head[_DTYPE], head[_BYTE_OFFSET] = _dtype_word(*dtype), byte_offset
     return tuple(head)
 
 
@@ -1867,7 +1900,7 @@ class Tensor:
     @property
     def dtype(self):
         self._open()
-        return DataType(self._head[_CODE], self._head[_BITS], self._head[_LANES])
+        return DataType(*_dtype_fields(self._head[_DTYPE]))
 
     @property
     def device(self):
@@ -1884,14 +1917,15 @@ class Tensor:
 
     @property
     def _itemsize(self):
-        return (self._head[_BITS] * self._head[_LANES] + 7) // 8
+        _, bits, lanes = _dtype_fields(self._head[_DTYPE])
+        return (bits * lanes + 7) // 8
 
     @property
     def nbytes(self):
         """Bytes the elements occupy; sub-byte elements are packed unless the
         producer flagged them padded."""
-        h = self._head
-        return _nbytes(self.size, h[_BITS], h[_LANES], self._flags & _SUBBYTE_PADDED)
+        _, bits, lanes = _dtype_fields(self._head[_DTYPE])
+        return _nbytes(self.size, bits, lanes, self._flags & _SUBBYTE_PADDED)
 
     @property
     def data_ptr(self):
@@ -1934,10 +1968,11 @@ class Tensor:
     @property
     def __array_interface__(self):
         self._check_readable()
-        kind = _TYPESTR.get(self._head[_CODE])
-        if kind is None or self._head[_LANES] != 1 or self._head[_BITS] % 8:
+        code, bits, lanes = _dtype_fields(self._head[_DTYPE])
+        kind = _TYPESTR.get(code)
+        if kind is None or lanes != 1 or bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
-        itemsize = self._head[_BITS] // 8
+        itemsize = bits // 8
         order = "|" if itemsize == 1 else "<"
         strides = tuple(s * itemsize for s in self._strides)
         # The data as a buffer that holds the tensor's lease, so that the
@@ -1963,8 +1998,9 @@ class Tensor:
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
         self._check_readable()
-        fmt = _FORMAT.get((_TYPESTR.get(self._head[_CODE]), self._itemsize))
-        if fmt is None or self._head[_LANES] != 1 or self._head[_BITS] % 8:
+        code, bits, lanes = _dtype_fields(self._head[_DTYPE])
+        fmt = _FORMAT.get((_TYPESTR.get(code), self._itemsize))
+        if fmt is None or lanes != 1 or bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         if not self.is_contiguous():
             raise BufferError("only contiguous tensors export a buffer")
@@ -2026,10 +2062,13 @@ def _contiguous(shape, strides):
 _MAJOR, _MINOR = _VERSION
 _KEPT_FLAGS = _READ_ONLY | _IS_COPIED | _SUBBYTE_PADDED
 _EXPORTED_FLAGS = _READ_ONLY | _SUBBYTE_PADDED  # what an export of the tensor itself says
-# Type codes whose tensors the fast path of _adopt takes: known, addressable,
-# of any width.
-_PLAIN_CODES = frozenset(code for code, (_, opaque, bits) in _TYPE_CODES.items()
-                         if not opaque and not bits)
+# The dtype words whose tensors the fast path of _adopt takes, with their
+# bytes per element: codes known, addressable and of any width, in whole
+# bytes of up to 255 bits, of 1 to 4, 8 or 16 lanes. Others take the checks
+# in order (_checked).
+_WHOLE_BYTES = {_dtype_word(code, bits, lanes): bits // 8 * lanes
+                for code, (_, opaque, fixed) in _TYPE_CODES.items() if not opaque and not fixed
+                for bits in range(8, 256, 8) for lanes in (1, 2, 3, 4, 8, 16)}
 
 
 def _adopt(address, versioned, readonly):
@@ -2042,13 +2081,13 @@ def _adopt(address, versioned, readonly):
             head = _read_versioned(_MEMORY, address)
         except _PAST_MEMORY:
             head = _read(_read_versioned, _VSIZE, address)
-        (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, code, bits, lanes,
-         shape_p, strides_p, byte_offset) = head
+        (major, minor, _, deleter, flags, data, dev_type, dev_id, ndim, dtype, shape_p, strides_p,
+         byte_offset) = head
     else:  # no version and no flags
-        (data, dev_type, dev_id, ndim, code, bits, lanes, shape_p, strides_p, byte_offset,
-         _, deleter) = _read(_LEGACY.unpack_from, _LSIZE, address)
+        (data, dev_type, dev_id, ndim, dtype, shape_p, strides_p, byte_offset, _,
+         deleter) = _read(_LEGACY.unpack_from, _LSIZE, address)
         major, minor, flags = _MAJOR, None, 0
-        head = _head_of(data, (dev_type, dev_id), (code, bits, lanes), byte_offset)
+        head = _head_of(data, (dev_type, dev_id), _dtype_fields(dtype), byte_offset)
     t = _new_tensor(Tensor)
     if deleter:
         t._keep = lease = _Lease()
@@ -2062,8 +2101,8 @@ def _adopt(address, versioned, readonly):
     try:
         # The common tensor passes every check of rules.py at once: with its
         # dimensions read as unsigned (a negative one is then 2^63 or more),
-        # some elements, data, a code of any width, whole bytes per element
-        # and strides s_k >= 0, the elements reach at most
+        # some elements, data, a dtype of _WHOLE_BYTES and strides s_k >= 0,
+        # the elements reach at most
         # (sum(s) + 1) * size elements from the first one, which bounds every
         # count, stride, span, offset and address the checks bound
         # (sum(s) * size >= the span, as size >= each extent).
@@ -2077,11 +2116,12 @@ def _adopt(address, versioned, readonly):
             except _PAST_MEMORY:
                 pass  # _checked reads them
             else:
-                size, width = _prod(shape), bits * lanes
-                if not (size and data and code in _PLAIN_CODES and width >= 8 and data
-                        + byte_offset + (_sum(strides) + 1) * size * ((width + 7) >> 3) < _BOUND):
+                size, itemsize = _prod(shape), _WHOLE_BYTES.get(dtype)
+                if not (size and data and itemsize and data
+                        + byte_offset + (_sum(strides) + 1) * size * itemsize < _BOUND):
                     shape = None
         if shape is None:
+            code, bits, lanes = _dtype_fields(dtype)
             shape, strides = _checked(major, minor, ndim, shape_p, strides_p, code, bits, lanes,
                                       byte_offset, data, flags)
         t._flags = flags & _KEPT_FLAGS
@@ -2122,7 +2162,8 @@ def _copy_contiguous(t):
     if t.is_contiguous():
         ctypes.memmove(dst, t.data_ptr, len(out))
         return out
-    if t._head[_BITS] * t._head[_LANES] < 8 and not t._flags & _SUBBYTE_PADDED:
+    _, bits, lanes = _dtype_fields(t._head[_DTYPE])
+    if bits * lanes < 8 and not t._flags & _SUBBYTE_PADDED:
         raise BufferError("packed sub-byte elements can only be copied from a contiguous tensor")
     # Strided: copy one innermost run at a time.
     inner = t._shape[-1]
@@ -2202,13 +2243,13 @@ def _export(t, versioned, flags):
     if versioned:
         _pack_versioned[ndim](
             view, offset, _MAJOR, _MINOR, address, _EXPORT_DELETER, flags, h[_DATA], h[_DEV_TYPE],
-            h[_DEV_ID], ndim, h[_CODE], h[_BITS], h[_LANES], shape_p, strides_p, h[_BYTE_OFFSET],
+            h[_DEV_ID], ndim, h[_DTYPE], shape_p, strides_p, h[_BYTE_OFFSET],
             *t._shape, *t._strides)
         name, first = _VNAME, _VERSION_WORD
     else:
         _pack_legacy[ndim](
-            view, offset, h[_DATA], h[_DEV_TYPE], h[_DEV_ID], ndim, h[_CODE], h[_BITS], h[_LANES],
-            shape_p, strides_p, h[_BYTE_OFFSET], address, _EXPORT_DELETER, *t._shape, *t._strides)
+            view, offset, h[_DATA], h[_DEV_TYPE], h[_DEV_ID], ndim, h[_DTYPE], shape_p, strides_p,
+            h[_BYTE_OFFSET], address, _EXPORT_DELETER, *t._shape, *t._strides)
         name, first = _NAME, _first_word(address, slot)
     # The tensor's lease too: it must outlive the export even if t is closed first.
     entry = [(t, t._keep), None, first, name, slot, address, 1]
