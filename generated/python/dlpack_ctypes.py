@@ -1973,7 +1973,7 @@ class Tensor:
         if kind is None or lanes != 1 or bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
         itemsize = bits // 8
-        order = "|" if itemsize == 1 else "<"
+        order = "|" if itemsize == 1 else "<" if sys.byteorder == "little" else ">"  # native
         strides = tuple(s * itemsize for s in self._strides)
         # The data as a buffer that holds the tensor's lease, so that the
         # array outlives close() as an export does; it spans the elements
