@@ -53,6 +53,7 @@ var declarations = []handover{
 	{"_STREAMLESS", modules, "table: the device types without streams, where __dlpack__ takes only stream=None"},
 	{"_DTYPES", modules, "table: the dtype names, each with its code and bits"},
 	{"_RULES", modules, "table: each check's exception, words and parameters"},
+	{"DLDataType", ctypesModule, "the ctypes Structure of a dtype, which a Tensor keeps as one word"},
 	{"DLManagedTensor", ctypesModule, "the ctypes Structure of a legacy managed tensor"},
 	{"DLManagedTensorVersioned", ctypesModule, "the ctypes Structure of a versioned managed tensor"},
 	{"_POINTER_SIZE", ctypesModule, "table: this machine's pointer size, in bytes"},
