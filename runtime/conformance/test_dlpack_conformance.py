@@ -58,6 +58,12 @@ def test_case(library, case):
         pytest.xfail(message)
     if verdict == "warn":
         warnings.warn(f"{case.id}: {message}", stacklevel=1)
+    if verdict == "error":
+        pytest.fail(
+            f"the kit could not judge this case (the kit's fault, not the library's): {message}\n"
+            f"{r['traceback']}\nreproducer:\n{r['reproducer']}",
+            pytrace=False,
+        )
     if verdict in ("fail", "crash"):
         pytest.fail(f"{verdict}: {message}\nreproducer:\n{r['reproducer']}", pytrace=False)
 

@@ -1,14 +1,18 @@
-"""python -m dlpack_conformance LIBRARY... [--json FILE] [--case PATTERN] [--xfail FILE]
+"""python -m dlpack_conformance LIBRARY... [--json FILE] [--markdown FILE] [--case PATTERN] [--xfail FILE]
 
 Runs the DLPack conformance cases against each LIBRARY (a module name such
 as numpy, torch, jax, or an adapter file ending in .py) and prints a report.
-Exit status: 0 when every case passes (warnings, skips and expected
-failures included), 1 when a case fails or crashes or an expected failure
-passes, 2 when the kit cannot run (a library that does not import, a bad
-argument)."""
+Exit status: 0 when every library passes (warnings, declared skips and
+expected failures included); 1 when a case fails or crashes, an expected
+failure passes, a library lacks a producer or a consumer its adapter does
+not declare it lacks, or most of a side's cases were skipped without the
+adapter saying why; 2 when the kit cannot run (a library that does not
+import, a bad argument); 3 when nothing fails but the kit could not judge
+some cases (its own error, reported with the traceback)."""
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -44,7 +48,21 @@ def main(argv=None):
         "--list", action="store_true", help="list the case ids for each LIBRARY and exit"
     )
     parser.add_argument(
-        "--quiet", "-q", action="store_true", help="print the summary and the failures only"
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print the summary and one entry per broken requirement only",
+    )
+    parser.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="write a report fit to paste into an issue of the library's tracker to FILE",
+    )
+    parser.add_argument(
+        "--malformed-crashes",
+        choices=("fail", "report"),
+        default="fail",
+        help="whether a crash on a malformed tensor fails the run (default) or is only reported",
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result-fd", type=int, help=argparse.SUPPRESS)
@@ -64,14 +82,15 @@ def main(argv=None):
     except OSError as e:
         print(f"python -m dlpack_conformance: --xfail: {e}", file=sys.stderr)
         return 2
-    json_file = None
-    if args.json:
-        try:
-            json_file = open(args.json, "w")  # noqa: SIM115 - written at the end, opened first to fail early
-        except OSError as e:
-            print(f"python -m dlpack_conformance: --json: {e}", file=sys.stderr)
-            return 2
-    results, cannot = [], []
+    files = {}
+    for option in ("json", "markdown"):
+        if getattr(args, option):
+            try:
+                files[option] = open(getattr(args, option), "w")  # noqa: SIM115 - written at the end, opened first to fail early
+            except OSError as e:
+                print(f"python -m dlpack_conformance: --{option}: {e}", file=sys.stderr)
+                return 2
+    results, cannot, summaries, pages = [], [], [], []
     try:
         for library in args.libraries:
             try:
@@ -95,23 +114,52 @@ def main(argv=None):
                 continue
             runner.apply_xfail(got, xfail, library)
             results += got
-            report.print_library(got, time.monotonic() - start, quiet=args.quiet)
+            summaries.append(runner.summarize(got, args.malformed_crashes))
+            pages.append(report.markdown(got, args.malformed_crashes, _command(library, args)))
+            report.print_library(
+                got,
+                time.monotonic() - start,
+                quiet=args.quiet,
+                malformed_crashes=args.malformed_crashes,
+            )
     except KeyboardInterrupt:
         print(
             "python -m dlpack_conformance: interrupted; the results so far follow", file=sys.stderr
         )
         cannot.append("interrupted")
     finally:
-        if json_file is not None:
-            with json_file:
-                json.dump(results, json_file, indent=1)
-                json_file.write("\n")
+        if "json" in files:
+            with files["json"] as f:
+                json.dump(results, f, indent=1)
+                f.write("\n")
+        if "markdown" in files:
+            with files["markdown"] as f:
+                f.write("\n".join(pages))
     for line in cannot:
         print(f"python -m dlpack_conformance: {line}", file=sys.stderr)
     if cannot:
         return 130 if cannot[-1] == "interrupted" else 2
-    return 1 if runner.failed(results) else 0
+    return runner.exit_status(summaries)
+
+
+def _command(library, args):
+    words = ["python -m dlpack_conformance", os.path.basename(library)]
+    if args.malformed_crashes != "fail":
+        words.append(f"--malformed-crashes {args.malformed_crashes}")
+    return " ".join(words + [f"--case {p}" for p in args.case])
+
+
+def run(argv=None):
+    """main, quiet when stdout is closed early (`... | head`)."""
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a process that SIGPIPE ended
+    return status
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

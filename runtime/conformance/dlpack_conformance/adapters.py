@@ -53,6 +53,16 @@ class Adapter:
     lacks = frozenset({"readonly"})
     #: the imports a script needs before `xp` is used
     imports = ()
+    #: what the library is: ("producer", "consumer") exports and imports;
+    #: ("producer",) only exports (its arrays have __dlpack__, it has no
+    #: from_dlpack), ("consumer",) only imports. The other side's cases are
+    #: skipped as declared; an undeclared missing side fails the run.
+    sides = ("producer", "consumer")
+    #: the dimension counts of the arrays the library makes, such as (1,) for
+    #: a library of vectors, or None: any. Without 2, producer cases start
+    #: from a vector of 24 instead of a 4x6 array; cases needing another
+    #: count are skipped as declared.
+    ndims = None
 
     def __init__(self, module=None):
         if module is not None:
@@ -391,6 +401,20 @@ def adapter_for(library):
         if isinstance(adapter.dtypes, str) or not all(d in DTYPE_NAMES for d in adapter.dtypes):
             raise AdapterError(
                 f"{library}: the adapter's dtypes must be a tuple of names of {', '.join(DTYPE_NAMES)}"
+            )
+        sides = getattr(adapter, "sides", Adapter.sides)
+        if isinstance(sides, str) or not sides or not set(sides) <= set(Adapter.sides):
+            raise AdapterError(
+                f"{library}: the adapter's sides must be ('producer',), ('consumer',) or both, "
+                f"not {sides!r}"
+            )
+        ndims = getattr(adapter, "ndims", None)
+        if ndims is not None and (
+            isinstance(ndims, (str, int)) or not all(isinstance(n, int) and n >= 0 for n in ndims)
+        ):
+            raise AdapterError(
+                f"{library}: the adapter's ndims must be None or a tuple of dimension counts, "
+                f"such as (1,), not {ndims!r}"
             )
         adapter.name = adapter.name or adapter.module
         return adapter

@@ -36,6 +36,12 @@ class Case:
     about: str = ""
     needs: frozenset = field(default_factory=frozenset)
     act: int = 1
+    # the dimension counts of the arrays or tensors the case makes (an
+    # adapter's ndims declares which its library can make)
+    ndims: frozenset = field(default_factory=frozenset)
+    # a tensor DLPack or dlgen's rules call malformed (its crash is
+    # crash-malformed, a class of its own)
+    malformed: bool = False
 
     def body_text(self):
         """The body, its library calls wrapped in the refusal policy."""
@@ -92,6 +98,11 @@ class Layout:
     shape: tuple  # the shape of the result
     needs: frozenset = frozenset()
     base: tuple = (4, 6)
+    via: tuple = ()  # the shapes of the steps between (3-d permuted)
+
+    @property
+    def ndims(self):
+        return frozenset({len(self.base), len(self.shape), *(len(s) for s in self.via)})
 
 
 LAYOUTS = [
@@ -146,8 +157,43 @@ LAYOUTS = [
         lambda a: [f"x = {a.reshape('x', (2, 3, 4))}", f"x = {a.permute('x', (2, 0, 1))}"],
         lambda v: _permute3(nest([e for r in v for e in r], (2, 3, 4))),
         (4, 2, 3),
+        via=((2, 3, 4),),
     ),
 ]
+
+# For a library whose arrays are 1-d only (its adapter's ndims lacks 2):
+# the same layouts, made from a vector of 24.
+LAYOUTS_1D = [
+    Layout("contiguous", lambda a: [], lambda v: v, (24,), base=(24,)),
+    Layout("stepped", lambda a: ["x = x[1::3]"], lambda v: v[1::3], (8,), base=(24,)),
+    Layout(
+        "negative step",
+        lambda a: ["x = x[::-1]"],
+        lambda v: v[::-1],
+        (24,),
+        frozenset({"negative-step"}),
+        base=(24,),
+    ),
+    Layout("offset view", lambda a: ["x = x[5:11]"], lambda v: v[5:11], (6,), base=(24,)),
+    Layout("size-1 slice", lambda a: ["x = x[7:8]"], lambda v: v[7:8], (1,), base=(24,)),
+    Layout(
+        "broadcast",
+        lambda a: [f"x = {a.broadcast('x[2:3]', (5,))}"],
+        lambda v: v[2:3] * 5,
+        (5,),
+        frozenset({"broadcast"}),
+        base=(24,),
+    ),
+    Layout("0-d", lambda a: [], lambda v: v, (), base=()),
+    Layout("size-0", lambda a: ["x = x[24:]"], lambda v: [], (0,), base=(24,)),
+]
+
+
+def layouts_for(adapter):
+    """The producer layouts: 2-d based, or 1-d based for an adapter whose
+    ndims (the dimension counts its library makes) lacks 2."""
+    ndims = getattr(adapter, "ndims", None)
+    return LAYOUTS if ndims is None or 2 in ndims else LAYOUTS_1D
 
 
 def _permute3(v):
@@ -188,7 +234,10 @@ def producer_cases(adapter):
     releases = list(dict.fromkeys([(1, 0), VERSION]))  # 1.0 and this release, once each
     versions = [None, *releases, (2, 0)] if keywords else [None]
     dtype = adapter.layout_dtype
-    for layout in LAYOUTS:
+    layouts = layouts_for(adapter)
+    plain = layouts[0]
+    size = "x".join(map(str, plain.base))
+    for layout in layouts:
         for mv in versions:
             setup, expected, shape = _array_setup(adapter, dtype, layout)
             kw = {} if mv is None else {"max_version": mv}
@@ -196,7 +245,7 @@ def producer_cases(adapter):
                 f"capsule = {adapter.export('x', kw)}",
                 _check(expected, shape, dtype, max_version=mv),
             ]
-            refusal = _export_policy(layout is LAYOUTS[0], mv)
+            refusal = _export_policy(layout is plain, mv)
             cases.append(
                 Case(
                     f"producer/layout/{slug(layout.name)}/max_version={_v(mv)}",
@@ -206,11 +255,12 @@ def producer_cases(adapter):
                     refusal,
                     f"{layout.name} {dtype} array, __dlpack__({_kw(kw)})",
                     layout.needs,
+                    ndims=layout.ndims,
                 )
             )
     for dt in adapter.dtypes:
         for mv in [None, VERSION] if keywords else [None]:
-            setup, expected, shape = _array_setup(adapter, dt, LAYOUTS[0])
+            setup, expected, shape = _array_setup(adapter, dt, plain)
             kw = {} if mv is None else {"max_version": mv}
             body = [
                 f"capsule = {adapter.export('x', kw)}",
@@ -223,10 +273,10 @@ def producer_cases(adapter):
                     setup,
                     body,
                     _export_policy(dt == dtype, mv),
-                    f"4x6 {dt} array, __dlpack__({_kw(kw)})",
+                    f"{size} {dt} array, __dlpack__({_kw(kw)})",
                 )
             )
-    setup, expected, shape = _array_setup(adapter, dtype)
+    setup, expected, shape = _array_setup(adapter, dtype, plain)
     cases.append(
         Case(
             "producer/__dlpack_device__",
@@ -255,7 +305,7 @@ def producer_cases(adapter):
                     setup,
                     body,
                     refusal,
-                    f"4x6 {dtype} array, __dlpack__({_kw(kw)})",
+                    f"{size} {dtype} array, __dlpack__({_kw(kw)})",
                 )
             )
         for copy in (None, False, True):
@@ -276,7 +326,7 @@ def producer_cases(adapter):
                     setup,
                     body,
                     "export",
-                    f"4x6 {dtype} array, __dlpack__({_kw(kw)})",
+                    f"{size} {dtype} array, __dlpack__({_kw(kw)})",
                     act=0,
                 )
             )
@@ -370,7 +420,7 @@ def producer_cases(adapter):
             )
         )
     if "readonly" not in adapter.lacks:
-        ro_setup, ro_expected, ro_shape = _array_setup(adapter, dtype, readonly=True)
+        ro_setup, ro_expected, ro_shape = _array_setup(adapter, dtype, plain, readonly=True)
         for mv in releases if keywords else []:
             kw = {"max_version": mv}
             cases.append(
@@ -401,7 +451,7 @@ def producer_cases(adapter):
         )
     if keywords and reference.EXCHANGE:
         export = f"lambda: {adapter.export('x', {'max_version': VERSION})}"
-        for layout in LAYOUTS:
+        for layout in layouts:
             setup, expected, shape = _array_setup(adapter, dtype, layout)
             cases.append(
                 Case(
@@ -413,8 +463,12 @@ def producer_cases(adapter):
                     "__dlpack_c_exchange_api__ against __dlpack__",
                     layout.needs,
                     act=0,
+                    ndims=layout.ndims,
                 )
             )
+    for c in cases:  # the others make the plain array
+        c.ndims = c.ndims or plain.ndims
+    if keywords and reference.EXCHANGE:
         for name, lines, values in adapter.exchange_inputs():
             cases.append(
                 Case(
@@ -584,7 +638,9 @@ def consumer_cases(adapter):
         for t in tensors:
             kw = dict(t.keywords, versioned=versioned)
             kw.setdefault("dtype", code)
-            cases.append(_consumer_case(adapter, f"consumer/{form}/{slug(t.name)}", kw, t, read))
+            case = _consumer_case(adapter, f"consumer/{form}/{slug(t.name)}", kw, t, read)
+            case.malformed = malformed and t.name == null_strides
+            cases.append(case)
     for dt in adapter.dtypes:
         t = Tensor(
             dt,
@@ -621,6 +677,7 @@ def consumer_cases(adapter):
                 body,
                 "ok",
                 "from_dlpack(capsule): a raw legacy capsule",
+                ndims=frozenset({2}),
             )
         )
     cases += corpus_cases(adapter)
@@ -628,6 +685,17 @@ def consumer_cases(adapter):
 
 
 def _consumer_case(adapter, id, kw, t, read):
+    case = _consumer_case_of(adapter, id, kw, t, read)
+    case.ndims = _tensor_ndims(kw)
+    return case
+
+
+def _tensor_ndims(kw):
+    shape, ndim = kw.get("shape"), kw.get("ndim")
+    return frozenset({len(shape) if ndim is None and shape is not None else ndim or 0})
+
+
+def _consumer_case_of(adapter, id, kw, t, read):
     values = kw.pop("values", None)
     keywords = kw.pop("keywords", True)
     args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
@@ -722,7 +790,16 @@ def corpus_cases(adapter):
                 f"reference.accepted(producer, y, {spec!r})",
             ]
             cases.append(
-                Case(id, "consumer", setup, body, "ok", f"{c['name']} (dlgen's rules: {c['rule']})")
+                Case(
+                    id,
+                    "consumer",
+                    setup,
+                    body,
+                    "ok",
+                    f"{c['name']} (dlgen's rules: {c['rule']})",
+                    ndims=_tensor_ndims(kw),
+                    malformed=spec == "consumer-malformed",
+                )
             )
             continue
         readable = (
@@ -747,7 +824,7 @@ def corpus_cases(adapter):
                 "del y",
                 "reference.check_released(producer)",
             ]
-        cases.append(Case(id, "consumer", setup, body, "ok", c["name"]))
+        cases.append(Case(id, "consumer", setup, body, "ok", c["name"], ndims=_tensor_ndims(kw)))
     return cases
 
 

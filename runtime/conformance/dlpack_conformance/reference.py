@@ -681,11 +681,20 @@ def check_released(producer, *, settle=0.2):
             f"the consumer renamed the capsule (took the tensor), and the "
             f"deleter ran {what} after its array was dropped",
         )
-    if not producer.consumed and producer.calls:
+    if not producer.consumed and producer.calls > 1:
         raise Violation(
             "consumer-deleter-once",
-            f"the consumer never renamed the capsule, yet called the deleter "
-            f"{producer.calls} times: the capsule's owner calls it again",
+            f"the consumer never renamed the capsule, and the deleter ran {producer.calls} times",
+        )
+    if not producer.consumed and producer.calls:
+        # The kit's capsule has no destructor, so the consumer alone called
+        # the deleter: it took the tensor without renaming the capsule.
+        raise Violation(
+            "consumer-rename",
+            "the consumer called the deleter once but left the capsule named "
+            f"{capsule_name(producer.capsule)!r}: it took the tensor without renaming the "
+            "capsule (clearing its destructor, say), so the capsule still reads as unconsumed "
+            "and a second from_dlpack of it would take a freed tensor",
         )
 
 
@@ -956,7 +965,12 @@ def check_dlpack_device(x):
     method = getattr(x, "__dlpack_device__", None)
     if method is None:
         raise Violation("dlpack-device", f"{type(x).__name__} has no __dlpack_device__ method")
-    got = method()
+    try:
+        got = method()
+    except Exception as e:  # noqa: BLE001 - the library's answer, judged
+        raise Violation(
+            "dlpack-device", f"__dlpack_device__() raised {type(e).__name__}: {_first_line(e)}"
+        ) from None
     if not (isinstance(got, tuple) and len(got) == 2 and all(_is_int(v) for v in got)):
         raise Violation(
             "dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)"

@@ -19,9 +19,17 @@ import traceback
 
 from . import cases as catalogue
 from .adapters import AdapterError, adapter_for
-from .spec import REQUIREMENTS, Refused, Skip, Violation
+from .spec import REQUIREMENTS, Refused, Skip, Violation, basis
 
-VERDICTS = ("pass", "fail", "crash", "skip", "xfail", "warn")
+# pass: the library met every check; fail: it broke a `must`; warn: it broke
+# a `should` (never fails a run); crash: it killed or hung the worker;
+# error: the kit could not judge the case (a check of the kit's could not
+# run: the kit's or the adapter's fault, never the library's; counted
+# apart); skip: not judged (what the library cannot make, declared or not);
+# xfail: a failure the xfail file expects.
+VERDICTS = ("pass", "fail", "crash", "error", "skip", "xfail", "warn")
+JUDGED = ("pass", "fail", "crash", "warn", "xfail")
+SIDES = ("producer", "consumer")
 CASE_TIMEOUT = 60.0
 
 
@@ -29,7 +37,8 @@ class CannotRun(Exception):
     """The kit cannot run against a library (exit 2)."""
 
 
-def result(library, case, verdict, message, spec=None):
+def result(library, case, verdict, message, spec=None, *, declared=False, trace=None):
+    """One case's result, as --json writes it."""
     strength, source, text = REQUIREMENTS[spec] if spec else (None, None, None)
     return {
         "library": library,
@@ -40,10 +49,35 @@ def result(library, case, verdict, message, spec=None):
         "about": case.about,
         "spec": spec,
         "strength": strength,
+        "basis": basis(spec) if spec else None,
         "source": source,
         "requirement": text,
         "reproducer": None,
+        "declared": declared,
+        "malformed": bool(getattr(case, "malformed", False)),
+        "traceback": trace,
     }
+
+
+def kit_error(library, case, error, where):
+    """The kit could not judge the case: a check of its own raised. The
+    traceback says where (the kit, the adapter's spelling, or the library
+    called from a check)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    # The case's script is "<string>": keep it and what it called.
+    start = next((i for i, f in enumerate(frames) if f.filename == "<string>"), 0)
+    trace = "".join(
+        traceback.format_list(frames[start:]) + traceback.format_exception_only(type(error), error)
+    )
+    last = frames[-1] if frames else None
+    place = f" (raised at {os.path.basename(last.filename)}:{last.lineno})" if last else ""
+    return result(
+        library,
+        case,
+        "error",
+        f"{where}: {type(error).__name__}: {_short(error)}{place}",
+        trace=trace.strip(),
+    )
 
 
 # ---- in the worker ----------------------------------------------------------
@@ -72,10 +106,74 @@ def run_case(adapter, case, namespace_base):
         spec = v.spec if v.spec in REQUIREMENTS else None
         return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), spec)
     except Exception as e:  # noqa: BLE001 - a check that could not run: the adapter's or the kit's
-        return result(
-            adapter.name, case, "fail", f"a check could not run: {type(e).__name__}: {_short(e)}"
+        return kit_error(
+            adapter.name, case, e, "the kit could not judge this case: a check could not run"
         )
     return result(adapter.name, case, "pass", "")
+
+
+# The case whose input a side's probe makes: the plainest of each side.
+_PROBE_CASES = {
+    "producer": "producer/layout/contiguous/max_version=none",
+    "consumer": "consumer/legacy/contiguous",
+}
+
+
+def probe(adapter, side, namespace_base, by_id):
+    """Whether the library has this side: None when it has (or the kit
+    cannot tell), else what is missing. Evaluates the adapter's spelling of
+    the export (or import) up to the function it calls, without calling
+    it; a name the library lacks raises AttributeError or NameError right
+    there."""
+    import ast
+
+    case = by_id.get(_PROBE_CASES[side])
+    if case is None:
+        return None
+    ns = dict(namespace_base)
+    for line in case.setup:
+        try:
+            exec(compile(line, "<probe>", "exec"), ns)  # noqa: S102 - the case's own setup
+        except Exception as e:  # noqa: BLE001 - judged by _missing
+            return _missing(e, line)
+    spelled = adapter.export("x", {}) if side == "producer" else adapter.from_dlpack("producer")
+    try:
+        call = ast.parse(spelled, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    function = ast.unparse(call.func)
+    try:
+        eval(compile(function, "<probe>", "eval"), ns)  # the adapter's own spelling
+    except Exception as e:  # noqa: BLE001 - judged by _missing
+        return _missing(e, function)
+    return None
+
+
+def _missing(error, spelled):
+    """Why a side is missing when error is a name looked up in the
+    adapter's spelling itself (not raised deeper, in the library)."""
+    if not isinstance(error, (AttributeError, NameError)):
+        return None
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames or frames[-1].filename != "<probe>":
+        return None
+    return f"`{spelled}` raised {type(error).__name__}: {_short(error)}"
+
+
+def library_version(adapter):
+    """The library's version: its __version__, or its distribution's."""
+    top = adapter.module.split(".")[0]
+    version = getattr(sys.modules.get(top), "__version__", None)
+    if version is None:
+        try:
+            import importlib.metadata
+
+            version = importlib.metadata.version(top)
+        except Exception:  # noqa: BLE001 - no distribution of that name
+            return None
+    return str(version)
 
 
 def _short(e, limit=300):
@@ -108,20 +206,21 @@ def worker(library, result_fd):
     except Exception as e:  # noqa: BLE001 - reported to the parent as cannot-run
         out.write(json.dumps({"cannot_run": f"{library}: {type(e).__name__}: {e}"}) + "\n")
         return
-    out.write(json.dumps({"ready": True}) + "\n")
+    out.write(json.dumps({"ready": True, "version": library_version(adapter)}) + "\n")
     by_id = {c.id: c for c in catalogue.all_cases(adapter)}
     for line in sys.stdin:
+        if line.startswith("probe:"):
+            side = line.strip().partition(":")[2]
+            out.write(
+                json.dumps({"probe": side, "missing": probe(adapter, side, ns, by_id)}) + "\n"
+            )
+            continue
         case = by_id[line.strip()]
         start = time.monotonic()
         try:
             r = run_case(adapter, case, ns)
         except BaseException as e:  # noqa: BLE001 - the kit's own error, reported as such
-            r = result(
-                adapter.name,
-                case,
-                "crash",
-                "the kit failed: " + "".join(traceback.format_exception_only(type(e), e)).strip(),
-            )
+            r = kit_error(adapter.name, case, e, "the kit failed")
         r["seconds"] = round(time.monotonic() - start, 4)
         out.write(json.dumps(r) + "\n")
 
@@ -165,6 +264,7 @@ class Worker:
             why = first["cannot_run"] if first else f"the worker died at start: {self.tail()}"
             self.close()
             raise CannotRun(why)
+        self.version = first.get("version")
 
     def _read(self, timeout):
         ready, _, _ = select.select([self.results], [], [], timeout)
@@ -175,6 +275,17 @@ class Worker:
             return json.loads(line) if line else None
         except json.JSONDecodeError:
             return None  # the worker died while writing
+
+    def probe(self, side):
+        """What the library lacks to be a side (None: nothing), or ... when
+        the worker died answering."""
+        try:
+            self.proc.stdin.write(f"probe:{side}\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return ...
+        answer = self._read(CASE_TIMEOUT)
+        return ... if answer is None else answer.get("missing")
 
     def run(self, case):
         """The case's result, or None when the worker died or hung."""
@@ -249,18 +360,65 @@ class Session:
         self.library = library
         self.adapter = adapter_for(library)
         self.worker = None
+        self.version = None
+        self.missing = {}  # side: None (present) or what the library lacks
+
+    def declared_skip(self, case):
+        """Why the adapter says the library cannot do the case, or None."""
+        name, adapter = self.adapter.name, self.adapter
+        sides = getattr(adapter, "sides", SIDES)
+        if case.side not in sides:
+            return f"{name} is {sides[0]}-only: it has no {case.side} (its adapter says so)"
+        if case.needs & adapter.lacks:
+            return f"{name} lacks {', '.join(sorted(case.needs))} (its adapter says so)"
+        ndims = getattr(adapter, "ndims", None)
+        judged_refusal = case.side == "producer" or case.refusal in (
+            "consumer-basic",
+            "consumer-refused-valid",
+        )
+        wanted = getattr(case, "ndims", frozenset())
+        if ndims is not None and judged_refusal and not case.malformed and wanted - set(ndims):
+            made = ", ".join(f"{n}-d" for n in sorted(ndims))
+            return (
+                f"{name} makes {made} arrays only; this case needs "
+                f"{', '.join(f'{n}-d' for n in sorted(wanted))} (its adapter says so)"
+            )
+        return None
+
+    def side_missing(self, side):
+        """What the library lacks to be this side, or None; asked once."""
+        if side not in self.missing:
+            if self.worker is None:
+                self._start()
+            got = self.worker.probe(side)
+            if got is ...:  # it died answering: it has the side, crashing
+                self.worker.close()
+                self.worker = None
+                got = None
+            self.missing[side] = got
+        return self.missing[side]
+
+    def _start(self):
+        self.worker = Worker(self.library)
+        self.version = self.worker.version
 
     def run(self, case):
-        if case.needs & self.adapter.lacks:
+        declared = self.declared_skip(case)
+        missing = None if declared else self.side_missing(case.side)
+        if declared:
+            r = result(self.adapter.name, case, "skip", declared, declared=True)
+        elif missing:
             r = result(
                 self.adapter.name,
                 case,
-                "skip",
-                f"{self.adapter.name} lacks {', '.join(sorted(case.needs))} (its adapter says so)",
+                "fail",
+                f"{self.adapter.name} has no {case.side}: {missing}. If it has none by design, say so in "
+                f"its adapter: sides = ({SIDES[case.side == 'producer']!r},)",
+                f"{case.side}-exists",
             )
         else:
             if self.worker is None:
-                self.worker = Worker(self.library)
+                self._start()
             r = self.worker.run(case)
             if r is None:
                 why = self.worker.death()
@@ -268,9 +426,8 @@ class Session:
                     self.adapter.name,
                     case,
                     "crash",
-                    f"{why} while running this case; its last words: "
-                    f"{self.worker.tail() or '(none)'}",
-                    "crash",
+                    f"{why} while running this case; its last words: {self.worker.tail() or '(none)'}",
+                    "crash-malformed" if getattr(case, "malformed", False) else "crash",
                 )
                 self.worker.close()
                 self.worker = None
@@ -291,11 +448,14 @@ def run_library(library, patterns=(), on_result=None):
     try:
         for case in chosen:
             r = session.run(case)
+            r["version"] = session.version
             results.append(r)
             if on_result:
                 on_result(r)
     finally:
         session.close()
+    for r in results:  # the version is known once a worker has started
+        r["version"] = session.version
     return results
 
 
@@ -325,15 +485,106 @@ def apply_xfail(results, entries, argument=None):
         for library, pattern, where in entries:
             names = (r["library"], argument or r["library"])
             if any(fnmatch.fnmatchcase(n, library) for n in names) and _matches(r["case"], pattern):
-                if r["verdict"] in ("fail", "crash"):
+                if r["verdict"] in ("fail", "crash", "error"):
                     r["message"] = f"expected ({where}): {r['message']}"
                     r["verdict"] = "xfail"
                 elif r["verdict"] == "pass":
-                    r["verdict"] = "fail"
+                    r.update(result(r["library"], _Named(r), "fail", "", "xfail-stale"), **_kept(r))
                     r["message"] = f"passed, but {where} expects it to fail: remove that line"
                 break
     return results
 
 
-def failed(results):
-    return any(r["verdict"] in ("fail", "crash") for r in results)
+class _Named:
+    """A result's case, as result() reads it."""
+
+    def __init__(self, r):
+        self.id, self.side, self.about = r["case"], r["side"], r["about"]
+        self.malformed = r.get("malformed", False)
+
+
+def _kept(r):
+    return {k: r[k] for k in ("reproducer", "seconds", "version") if k in r}
+
+
+# ---- the verdict of a run ---------------------------------------------------
+
+
+def fails_run(r, malformed_crashes="fail"):
+    """Whether this result fails the run: a fail, or a crash (a crash on a
+    malformed tensor only when malformed_crashes is "fail")."""
+    if r["verdict"] == "fail":
+        return True
+    if r["verdict"] == "crash":
+        return malformed_crashes == "fail" or r["spec"] != "crash-malformed"
+    return False
+
+
+def summarize(results, malformed_crashes="fail"):
+    """One library's run in numbers, and why it fails (problems, empty when
+    it passes): {library, version, cases, counts, sides: {side: {cases,
+    judged, skipped, declared, undeclared}}, errors, problems}."""
+    from collections import Counter
+
+    library = results[0]["library"] if results else None
+    counts = Counter(r["verdict"] for r in results)
+    sides = {}
+    for side in SIDES:
+        mine = [r for r in results if r["side"] == side]
+        skipped = [r for r in mine if r["verdict"] == "skip"]
+        sides[side] = {
+            "cases": len(mine),
+            "judged": sum(r["verdict"] in JUDGED and r["spec"] != f"{side}-exists" for r in mine),
+            "skipped": len(skipped),
+            "declared": sum(bool(r.get("declared")) for r in skipped),
+            # could not make the input, without the adapter saying so
+            "undeclared": sum(not r.get("declared") and _unmade(r) for r in skipped),
+            "missing": next((r["message"] for r in mine if r["spec"] == f"{side}-exists"), None),
+        }
+    problems = []
+    for side, n in sides.items():
+        if n["missing"]:
+            problems.append(n["missing"])
+        elif n["cases"] and n["undeclared"] * 2 > n["cases"]:
+            problems.append(
+                f"most {side} cases were not judged: {n['undeclared']} of {n['cases']} skipped because the "
+                "library could not make the input, and its adapter does not say it cannot (declare it: "
+                "lacks, ndims, dtypes, sides)"
+            )
+    failing = [
+        r
+        for r in results
+        if fails_run(r, malformed_crashes) and not (r["spec"] or "").endswith("-exists")
+    ]
+    if failing:
+        by = Counter(r["verdict"] for r in failing)
+        problems.append(" and ".join(f"{n} {v}" for v, n in sorted(by.items())))
+    version = next((r.get("version") for r in results if r.get("version")), None)
+    return {
+        "library": library,
+        "version": version,
+        "cases": len(results),
+        "counts": {v: counts[v] for v in VERDICTS},
+        "sides": sides,
+        "errors": counts["error"],
+        "problems": problems,
+    }
+
+
+def _unmade(r):
+    return "could not make the input" in r["message"]
+
+
+def exit_status(summaries):
+    """0: every library passes; 1: one fails (a fail, a crash, a missing
+    side, undeclared skips in the majority, a stale xfail line); 3: none
+    fails but the kit could not judge some cases (errors: the kit's fault)."""
+    if any(s["problems"] for s in summaries):
+        return 1
+    if any(s["errors"] for s in summaries):
+        return 3
+    return 0
+
+
+def failed(results, malformed_crashes="fail"):
+    return bool(summarize(results, malformed_crashes)["problems"])

@@ -5,6 +5,8 @@ that states it, what it asks in a sentence, and its strength:
   - "must": the text requires it; breaking it is a failure;
   - "should": the text recommends it, or only implies it; breaking it is
     reported as a warning, never a failure.
+The ids in POLICY are the kit's own policy, not a text's words; reports say
+so.
 The sentences are the kit's summaries; the places are where to read the
 words themselves."""
 
@@ -324,12 +326,63 @@ REQUIREMENTS = {
         ARRAY_API_DLPACK + ", Raises",
         "__dlpack__ raises BufferError when it cannot export the data (dtype, strides, device).",
     ),
+    "consumer-rename": (
+        "should",
+        PYTHON_SPEC + ", Implementation",
+        (
+            "a consumer takes the tensor over by renaming the capsule 'used_dltensor[_versioned]'. The text's "
+            "'must' is on taking ownership ('The consumer must transfer ownership ... from the capsule to its "
+            "own object'); renaming is how it says that is done ('It does so by renaming the capsule'), with "
+            "no 'must' of its own: a consumer that takes the tensor another way (clearing the capsule's "
+            "destructor) is warned, because the capsule still reads as unconsumed to the next consumer."
+        ),
+    ),
     "crash": (
         "must",
         "the kit's policy (no DLPack text is about crashes)",
         (
-            "a library answers every input, malformed ones too, with a result or an exception: it does not "
-            "kill or hang the process that called it."
+            "a library answers every input with a result or an exception: it does not kill or hang the "
+            "process that called it."
         ),
     ),
+    "crash-malformed": (
+        "must",
+        "the kit's policy (no DLPack text says what a consumer does with a malformed tensor)",
+        (
+            "a library answers a malformed tensor with a result or an exception: it does not kill or hang "
+            "the process. Reported on its own; --malformed-crashes report keeps these crashes from failing "
+            "the run."
+        ),
+    ),
+    "producer-exists": (
+        "must",
+        ARRAY_API_DLPACK + " and array.__dlpack_device__",
+        (
+            "a library's arrays export: they have __dlpack__ (and __dlpack_device__). A library that only "
+            "imports declares it in its adapter (sides = ('consumer',))."
+        ),
+    ),
+    "consumer-exists": (
+        "must",
+        ARRAY_API + ", from_dlpack",
+        (
+            "a library imports DLPack tensors: it has from_dlpack. A library that only exports declares it "
+            "in its adapter (sides = ('producer',))."
+        ),
+    ),
+    "xfail-stale": (
+        "must",
+        "the kit's policy (your xfail file)",
+        "a case the xfail file names fails: one that passes is reported, so that the file shrinks.",
+    ),
 }
+
+# The requirements that are the kit's own policy rather than words of a
+# DLPack or array-API text: reports say so next to the strength.
+POLICY = frozenset({"crash", "crash-malformed", "consumer-malformed", "xfail-stale"})
+
+
+def basis(spec):
+    """'must', 'should', or either followed by ", the kit's policy"."""
+    strength = REQUIREMENTS[spec][0]
+    return f"{strength}, the kit's policy" if spec in POLICY else strength
