@@ -66,7 +66,7 @@ def run(library, kit, pythonpath=()):
     r = subprocess.run([python_of(library), "-m", "dlpack_conformance", library, "--json", out, "-q"], cwd=kit,
                        env=env, capture_output=True, text=True)
     seconds = time.monotonic() - start
-    if r.returncode not in (0, 1):
+    if r.returncode not in (0, 1, 3):  # 3: nothing fails, the kit could not judge some cases
         raise RuntimeError(f"the kit could not run against {library} (exit {r.returncode}):\n{r.stderr}{r.stdout}")
     with open(out) as f:
         results = json.load(f)
