@@ -111,7 +111,7 @@ def record(results, version, seconds):
             "verdicts": verdicts(results), "failures": failures}
 
 
-ORDER = ("pass", "warn", "fail", "crash", "skip", "xfail")
+ORDER = ("pass", "warn", "fail", "crash", "error", "skip", "xfail")
 
 
 def write(got):
@@ -153,7 +153,7 @@ def _markdown(matrix):
              "|---|---|---|---|" + "---|" * len(ORDER)]
     for library, m in matrix.items():
         lines.append(f"| {library} | {m['version'] or 'this commit'} | {m['cases']} | {m['seconds']} | "
-                     + " | ".join(str(m["counts"][v]) for v in ORDER) + " |")
+                     + " | ".join(str(m["counts"].get(v, 0)) for v in ORDER) + " |")
     lines += ["", "Seconds: one run of every case (the imports, a fresh worker after each crash), on the 2-core "
               "machine that recorded the page, while it did other work; `make bench-conformance` measures it "
               "alone.", "",
@@ -193,7 +193,7 @@ def _svg(matrix):
         y, x = 28 + row * n, left
         out.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end">{library}</text>')
         for verdict, colour in colours:
-            w = matrix[library]["counts"][verdict] * scale
+            w = matrix[library]["counts"].get(verdict, 0) * scale
             if w:
                 out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="18" fill="{colour}">'
                            f'<title>{library}: {matrix[library]["counts"][verdict]} {verdict}</title></rect>')

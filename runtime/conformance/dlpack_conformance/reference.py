@@ -471,7 +471,7 @@ class Producer:
         if values is not None:
             self.write(values)
         name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
-        self.capsule = _api.PyCapsule_New(ctypes.addressof(m), _name_ptr(name), None)
+        self.capsule = _api.PyCapsule_New(ctypes.addressof(m), _name_ptr(name), _KEPT_DESTRUCTOR)
         self.requests = []
         self.refused_request = None  # what this producer refused to make
         # A consumer may call the deleter long after the case (a deferred
@@ -548,6 +548,17 @@ class Producer:
         used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
         return capsule_name(self.capsule) == used
 
+
+# The kit's capsules carry a destructor that does nothing (Py_GetVersion
+# takes no argument and changes nothing; the kit keeps every capsule alive
+# anyway), so that check_released can tell a consumer that took the tensor
+# by clearing the destructor from one that left the capsule owning it. The
+# prototypes are the kit's own: nothing is set on ctypes.pythonapi.
+_CAPI = ctypes.PyDLL(None, handle=ctypes.pythonapi._handle)
+_KEPT_DESTRUCTOR = ctypes.cast(_CAPI.Py_GetVersion, ctypes.c_void_p).value
+_GET_DESTRUCTOR = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(
+    ("PyCapsule_GetDestructor", _CAPI)
+)
 
 _PADDED_DIMS = 1 << 17
 _PAGE = 4096
@@ -686,9 +697,21 @@ def check_released(producer, *, settle=0.2):
             "consumer-deleter-once",
             f"the consumer never renamed the capsule, and the deleter ran {producer.calls} times",
         )
+    if (
+        not producer.consumed
+        and producer.calls
+        and _GET_DESTRUCTOR(producer.capsule) == _KEPT_DESTRUCTOR
+    ):
+        raise Violation(
+            "consumer-deleter-once",
+            "the consumer called the deleter once but neither renamed the capsule nor cleared its "
+            "destructor: the capsule still owns the tensor, so a producer's destructor that calls the "
+            "deleter of a capsule still named 'dltensor[_versioned]', as the specification's does, "
+            "calls it a second time",
+        )
     if not producer.consumed and producer.calls:
-        # The kit's capsule has no destructor, so the consumer alone called
-        # the deleter: it took the tensor without renaming the capsule.
+        # The consumer alone called the deleter, and cleared (or replaced)
+        # the capsule's destructor: it took the tensor without renaming it.
         raise Violation(
             "consumer-rename",
             "the consumer called the deleter once but left the capsule named "

@@ -44,10 +44,9 @@ def group(results, verdicts):
 
 
 def _error_key(message):
-    """An error's exception type and where it was raised."""
+    """An error's exception type."""
     kind = re.search(r": (\w+): ", message)
-    place = re.search(r"\(raised at ([^)]*)\)$", message)
-    return " at ".join(m.group(1) for m in (kind, place) if m) or message
+    return kind.group(1) if kind else message
 
 
 def summary_line(results, seconds=None, malformed_crashes="fail"):
@@ -79,9 +78,11 @@ def print_library(results, seconds, quiet=False, out=None, malformed_crashes="fa
     for problem in s["problems"]:
         print(f"   the run fails: {problem}", file=out)
     if s["errors"]:
+        n = f"{s['errors']} case{'s' * (s['errors'] != 1)}"
         print(
-            f"   the kit could not judge {s['errors']} cases (KIT ERROR below): the kit's fault, not "
-            f"{s['library']}'s; please report it with the traceback",
+            f"   the kit could not judge {n} (KIT ERROR below), not counted against {s['library']}: "
+            "the traceback says where it was raised (the kit, the adapter, or the library called "
+            "from a check)",
             file=out,
         )
     shown = ("fail", "crash", "error") if quiet else ("fail", "crash", "error", "warn", "xfail")

@@ -69,15 +69,29 @@ def kit_error(library, case, error, where):
     trace = "".join(
         traceback.format_list(frames[start:]) + traceback.format_exception_only(type(error), error)
     )
-    last = frames[-1] if frames else None
-    place = f" (raised at {os.path.basename(last.filename)}:{last.lineno})" if last else ""
+    place = _where(frames[-1], case) if frames else ""
     return result(
         library,
         case,
         "error",
         f"{where}: {type(error).__name__}: {_short(error)}{place}",
-        trace=trace.strip(),
+        trace=trace.rstrip(),
     )
+
+
+def _where(frame, case):
+    """Where an error was raised, in words: the kit's own code, the case's
+    script (the adapter's spelling, or a C function of the library it
+    called), or a Python file of the library's."""
+    name = os.path.basename(frame.filename)
+    kit = os.path.dirname(os.path.abspath(__file__))
+    if frame.filename == "<string>":
+        lines = case.body_text().splitlines()
+        line = lines[frame.lineno - 1].strip() if 0 < frame.lineno <= len(lines) else ""
+        return f" (raised at the case's `{line}`, or in what it called of the library)"
+    if os.path.dirname(os.path.abspath(frame.filename)) == kit:
+        return f" (raised in the kit, {name}:{frame.lineno})"
+    return f" (raised at {frame.filename}:{frame.lineno}, called from a check of the kit's)"
 
 
 # ---- in the worker ----------------------------------------------------------

@@ -233,8 +233,9 @@ REQUIREMENTS = {
         "must",
         HEADER + ", DLManagedTensor(Versioned) deleter; " + PYTHON_SPEC,
         (
-            "a consumer that renamed the capsule calls the deleter exactly once, when it no "
-            "longer needs the tensor."
+            "a consumer that took the tensor (renamed the capsule) calls the deleter exactly once, "
+            "when it no longer needs the tensor; one that leaves the capsule owning the tensor (its "
+            "name and destructor as they were) does not call it, as the capsule's destructor will."
         ),
     ),
     "consumer-deleter-early": (
