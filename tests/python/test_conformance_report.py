@@ -92,6 +92,15 @@ LIBRARIES = {
             tensor.call_deleter()
             return values
     """,
+    # PyTorch's way with a tensor it refuses: calls the deleter, raises, and
+    # leaves the capsule named and destructed as it was.
+    "refuser": """
+        from numpy import asarray, permute_dims, reshape, broadcast_to, float32
+        from dlpack_conformance import reference
+        def from_dlpack(x):
+            reference.Capsule(x.__dlpack__(max_version=(1, 0))).call_deleter()
+            raise BufferError("too many elements")
+    """,
 }
 
 ADAPTERS = {
@@ -105,6 +114,7 @@ ADAPTERS = {
     "nodevice": "class A(Adapter):\n    module = 'nodevice'\n    dtypes = ('float32',)\n",
     "flipped": "class A(Adapter):\n    module = 'flipped'\n    dtypes = ('float32',)\n"
                "    def read(self):\n        return 'y.tolist()'\n",
+    "refuser": "class A(Adapter):\n    module = 'refuser'\n    dtypes = ('float32',)\n",
     "unrenamed": "class A(Adapter):\n    module = 'unrenamed'\n    dtypes = ('float32',)\n"
                  "    def read(self):\n        return 'y.tolist()'\n",
     # The adapter's read raises inside the kit's check: the kit cannot judge.
@@ -218,6 +228,10 @@ def test_a_consumer_that_does_not_rename_the_capsule_is_warned_in_true_words(kit
     assert "left the capsule named 'dltensor_versioned'" in x["message"]
     assert "calls it again" not in x["message"]
     assert "It does so by renaming the capsule" in x["requirement"]
+    r, results = results_of(kit, libs, tmp_path, "refuser", "--case", "consumer/versioned/contiguous")
+    (x,) = results
+    assert (x["verdict"], x["spec"]) == ("fail", "consumer-deleter-once"), x
+    assert "neither renamed the capsule nor cleared its destructor" in x["message"]
 
 
 def test_one_design_flaw_is_one_entry_and_q_fits_on_a_screen(kit, libs, tmp_path):
