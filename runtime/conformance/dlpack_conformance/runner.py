@@ -572,7 +572,10 @@ def summarize(results, malformed_crashes="fail"):
     ]
     if failing:
         by = Counter(r["verdict"] for r in failing)
-        problems.append(" and ".join(f"{n} {v}" for v, n in sorted(by.items())))
+        words = {"fail": ("failure", "failures"), "crash": ("crash", "crashes")}
+        problems.append(
+            " and ".join(f"{n} {words[v][n != 1]}" for v, n in sorted(by.items(), reverse=True))
+        )
     version = next((r.get("version") for r in results if r.get("version")), None)
     return {
         "library": library,
