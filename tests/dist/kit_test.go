@@ -214,6 +214,54 @@ func TestKitWheelRunsFromAnyDirectoryAndSoDoItsReproducers(t *testing.T) {
 	assert.Contains(t, text, "dlpack_conformance.spec.Violation: "+failed.Message)
 }
 
+// adapterFile is an adapter written as docs/conformance-kit.md shows, for
+// NumPy: it lives in its maintainer's repository, and keeps working with the
+// kit installed.
+const adapterFile = `from dlpack_conformance import Adapter
+
+
+class MyLib(Adapter):
+    module = "numpy"
+    dtypes = ("bool", "int32", "float32", "float64")
+    lacks = frozenset({"negative-step"})
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, dtype=xp.{dtype})"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {axes!r})"
+
+    def make_readonly(self, x):
+        return f"{x}.flags.writeable = False"
+
+    def read(self):
+        return "y.tolist()"
+
+
+ADAPTER = MyLib()
+`
+
+func TestKitWheelRunsAnAdapterFileFromItsOwnDirectory(t *testing.T) {
+	venv := kitVenv(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mylib_adapter.py"), []byte(adapterFile), 0o644))
+	out := filepath.Join(dir, "out.json")
+	code, text := venvRun(t, venv, dir, nil, "dlpack-conformance", "./mylib_adapter.py", "--case", "consumer/versioned/1-d",
+		"--case", "producer/layout/contiguous/max_version=1.3", "--case", "producer/layout/negative-step", "--json", out)
+	require.Equal(t, 0, code, text)
+	results := readResults(t, out)
+	assert.Equal(t, "pass", results["consumer/versioned/1-d"].Verdict, text)
+	assert.Equal(t, "pass", results["producer/layout/contiguous/max_version=1.3"].Verdict, text)
+	skipped := 0
+	for id, r := range results {
+		if strings.HasPrefix(id, "producer/layout/negative-step") {
+			assert.Equal(t, "skip", r.Verdict, "%s: the adapter says numpy lacks it", id)
+			skipped++
+		}
+	}
+	assert.NotZero(t, skipped)
+}
+
 // pytestOutcomes runs pytest in dir and returns its exit status, output and
 // the outcome of each test (-rA's lines), by node id (a skip by the first
 // word of its reason).
