@@ -128,6 +128,13 @@ func venvRun(t *testing.T, venv, dir string, env []string, name string, args ...
 	cmd := exec.Command(filepath.Join(venv, "bin", name), args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + filepath.Join(venv, "bin") + ":/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	return status(t, cmd)
+}
+
+// status runs cmd and returns its exit status and output; it fails t when
+// cmd cannot start.
+func status(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -431,13 +438,7 @@ func TestConformanceActionScript(t *testing.T) {
 		cmd := exec.Command(script)
 		cmd.Dir = dir
 		cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
-		out, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode(), string(out)
-		}
-		require.NoError(t, err)
-		return 0, string(out)
+		return status(t, cmd)
 	}
 
 	// Without a kit named, the wheel of this release from its GitHub
