@@ -58,3 +58,18 @@ def test_the_test_file_with_its_variables(kit):
     assert got["numpy:consumer/corpus/major-version-0"] == "FAILED", r.stdout
     assert "reproducer:\nimport numpy as xp" in r.stdout
     assert r.returncode == 1
+
+
+def test_a_library_or_case_the_kit_cannot_run_is_a_collection_error(kit, tmp_path):
+    r = run_pytest(kit, "-p", "dlpack_conformance.pytest_plugin", "--dlpack-library", "numpy",
+                   "--dlpack-case", "no-such-case", "--ignore", "test_dlpack_conformance.py")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "no case of numpy matches --dlpack-case no-such-case" in r.stdout
+    r = run_pytest(kit, "-p", "dlpack_conformance.pytest_plugin", "--dlpack-library", str(tmp_path / "none.py"),
+                   "--ignore", "test_dlpack_conformance.py")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "no adapter file" in r.stdout
+    r = run_pytest(kit, "-p", "dlpack_conformance.pytest_plugin", "--dlpack-library", "no_such_library_here",
+                   "--dlpack-case", "consumer/versioned/1-d", "--ignore", "test_dlpack_conformance.py")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "cannot run against no_such_library_here" in r.stdout

@@ -105,10 +105,15 @@ class Library(pytest.Collector):
         self.config.add_cleanup(self.close)
 
     def collect(self):
+        patterns = self.config.getoption("dlpack_case")
         try:
-            _, cases = runner.select_cases(self.library, self.config.getoption("dlpack_case"))
+            _, cases = runner.select_cases(self.library, patterns)
         except runner.CannotRun as e:
             raise self.CollectError(f"--dlpack-library {self.library}: {e}") from None
+        if not cases:
+            raise self.CollectError(
+                f"no case of {self.library} matches --dlpack-case {' --dlpack-case '.join(patterns)}"
+            )
         return [Case.from_parent(self, name=case.id, case=case) for case in cases]
 
     def run(self, case):
