@@ -2,7 +2,8 @@
 # make generate: refresh generated/ from the embedded schema.
 # make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, generation);
 #   each prints its table and draws it in docs/bench/*.svg (docs/benchmarks.md).
-# make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go).
+# make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go), and the
+#   conformance kit's pure-Python wheel (dlpack_conformance-VERSION-py3-none-any.whl).
 .PHONY: test deps generate bench bench-python bench-runtime bench-framework bench-conformance golden wheels
 
 test:

@@ -101,17 +101,19 @@ func TestDocumentationNamesNoIssues(t *testing.T) {
 }
 
 // The documentation pins this release of dlgen wherever it tells how to get
-// it (go run ...@vX.Y.Z, a pre-commit rev, pip's ==X.Y.Z), and never
+// it (go run ...@vX.Y.Z, a pre-commit rev, pip's ==X.Y.Z, the conformance
+// kit's action @vX.Y.Z and wheel), and never
 // @latest, in the README, the docs and the manual.
 func TestDocumentationPinsThisRelease(t *testing.T) {
-	pin := regexp.MustCompile(`dlgen/cmd/dlgen@v(\d[\w.-]*)|\brev: v(\d[\w.-]*)|\bdlgen==(\d[\w.-]*)`)
+	pin := regexp.MustCompile(`dlgen/cmd/dlgen@v(\d[\w.-]*)|\brev: v(\d[\w.-]*)|\b(?:dlgen|dlpack-conformance)==(\d[\w.-]*)|` +
+		`dlgen/dlgen/conformance@v(\d[\w.-]*)|dlpack_conformance-(\d[\w.-]*)-py3`)
 	for _, page := range append(documentationPages(t), "cmd/dlgen/doc.go") {
 		for i, line := range strings.Split(readText(t, page), "\n") {
 			if strings.Contains(line, "dlgen/cmd/dlgen@latest") {
 				t.Errorf("%s:%d: %q does not pin dlgen; pin @v%s", page, i+1, line, dlgen.Version)
 			}
 			for _, m := range pin.FindAllStringSubmatch(line, -1) {
-				if v := m[1] + m[2] + m[3]; v != dlgen.Version {
+				if v := m[1] + m[2] + m[3] + m[4] + m[5]; v != dlgen.Version {
 					t.Errorf("%s:%d: %q pins dlgen %s; this release is %s", page, i+1, m[0], v, dlgen.Version)
 				}
 			}

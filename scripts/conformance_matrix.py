@@ -130,7 +130,8 @@ def write(got):
                     f.write(f"# {library} {version or ''}: {r['case']} ({r['verdict']})\n")
                     f.write(f"# requires: {r['requirement']}\n# source: {r['source']}\n")
                     f.write(f"# got: {r['message']}\n")
-                    f.write("# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).\n")
+                    f.write("# Runs from any directory with the kit installed (pip install dlpack-conformance, "
+                            "or DIR/conformance that dlgen -lang conformance -out DIR writes).\n")
                     f.write(r["reproducer"])
     matrix = {lib: matrix[lib] for lib in LIBRARIES if lib in matrix}
     with open(MATRIX, "w") as f:

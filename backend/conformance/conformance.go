@@ -8,7 +8,10 @@
 // the generated ctypes declarations (the driver places the Python backend's
 // dlpack_ctypes.py at Reference), and the corpus of tensors with the
 // verdicts of that release (corpus.py, from tests/conformance/corpus.json,
-// shipped when the corpus is written for the release).
+// shipped when the corpus is written for the release). The directory is a
+// Python project (pyproject.toml, project.go): pip installs it, and
+// scripts/wheels makes the newest release's kit a wheel with the same
+// metadata.
 package conformance
 
 import (
@@ -70,6 +73,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	files = append(files, backend.File{Path: Dir + "/pyproject.toml", Content: Pyproject(api)})
 	c, raw, err := corpus.Raw()
 	if err != nil {
 		return nil, err

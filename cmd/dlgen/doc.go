@@ -19,7 +19,8 @@
 //	-lang            comma-separated languages; default: all (c, go, python,
 //	                 rust). conformance, never a default, writes the DLPack
 //	                 conformance kit of the release (DLPack 1.0 and later) to
-//	                 DIR/conformance/ (docs/conformance-kit.md). An unknown
+//	                 DIR/conformance/, a Python project (`pip install
+//	                 DIR/conformance`; docs/conformance-kit.md). An unknown
 //	                 language is an error, whatever the other flags.
 //	-out DIR         output directory, required to generate or -check (-out .
 //	                 for the current one); without it dlgen writes nothing

@@ -7,15 +7,18 @@ DLPACK_CONFORMANCE_XFAIL:
     DLPACK_CONFORMANCE_LIBRARIES=mylib python -m pytest test_dlpack_conformance.py
 
 Warnings (requirements the specification only recommends) pass with a
-warning; skips skip; expected failures xfail."""
+warning; skips skip; expected failures xfail. The kit's pytest plugin does
+the same with options instead of variables (dlpack_conformance/pytest_plugin.py):
+
+    pytest -p dlpack_conformance --dlpack-library mylib"""
 
 import atexit
 import os
-import warnings
 
 import pytest
 
 from dlpack_conformance import runner
+from dlpack_conformance.pytest_plugin import judge
 
 LIBRARIES = [
     name.strip()
@@ -48,24 +51,7 @@ def test_case(library, case):
     session = _SESSIONS.get(library)
     if session is None:
         session = _SESSIONS[library] = runner.Session(library)
-    r = runner.apply_xfail([session.run(case)], XFAIL, library)[0]
-    verdict, message = r["verdict"], r["message"]
-    if r["spec"]:
-        message += f"\nrequires: {r['requirement']}\nsource: {r['source']} [{r['strength']}]"
-    if verdict == "skip":
-        pytest.skip(message)
-    if verdict == "xfail":
-        pytest.xfail(message)
-    if verdict == "warn":
-        warnings.warn(f"{case.id}: {message}", stacklevel=1)
-    if verdict == "error":
-        pytest.fail(
-            f"the kit could not judge this case (the kit's fault, not the library's): {message}\n"
-            f"{r['traceback']}\nreproducer:\n{r['reproducer']}",
-            pytrace=False,
-        )
-    if verdict in ("fail", "crash"):
-        pytest.fail(f"{verdict}: {message}\nreproducer:\n{r['reproducer']}", pytrace=False)
+    judge(runner.apply_xfail([session.run(case)], XFAIL, library)[0])
 
 
 def test_libraries_are_named():

@@ -14,7 +14,15 @@
 //	dlgen-VERSION-py3-none-macosx_N_0_arm64.whl
 //	dlgen-VERSION-py3-none-win_amd64.whl
 //
-// where N is the oldest macOS the Go toolchain's binaries run on, read from
+// and the DLPack conformance kit of the newest DLPack release (what `dlgen
+// -lang conformance` writes, pure Python) as
+//
+//	dlpack_conformance-VERSION-py3-none-any.whl
+//
+// with the metadata of the kit's pyproject.toml (backend/conformance's
+// Project), which is what pip builds from the generated directory.
+//
+// N is the oldest macOS the Go toolchain's binaries run on, read from
 // each Mach-O binary's build-version load command. The Linux binaries are
 // static, hence valid for glibc (manylinux) and musl (musllinux) systems
 // alike. The wheels are byte-identical from run to run and machine to
@@ -39,6 +47,9 @@ import (
 	"time"
 
 	"github.com/dlgen/dlgen"
+	"github.com/dlgen/dlgen/backend/conformance"
+	"github.com/dlgen/dlgen/generate"
+	"github.com/dlgen/dlgen/schema"
 )
 
 // platform is one wheel: a Go target and the wheel's platform tags (for
@@ -120,6 +131,61 @@ func main() {
 		}
 		fmt.Printf("%s (%d bytes)\n", path, len(wheel))
 	}
+	path, wheel, err := kitWheel(license)
+	if err != nil {
+		log.Fatal(err)
+	}
+	path = filepath.Join(*out, path)
+	if err := os.WriteFile(path, wheel, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s (%d bytes)\n", path, len(wheel))
+}
+
+// kitWheel returns the name and content of the conformance kit's wheel:
+// the package dlpack_conformance as `dlgen -lang conformance` writes it for
+// the newest DLPack release, its metadata (README.md the description), its
+// command and pytest plugin, and the licence.
+func kitWheel(license []byte) (string, []byte, error) {
+	s, err := schema.Default()
+	if err != nil {
+		return "", nil, err
+	}
+	files, err := generate.Files(generate.Options{Schema: s, SchemaName: schema.DefaultFile, Langs: []string{"conformance"}})
+	if err != nil {
+		return "", nil, err
+	}
+	var members []member
+	var readme []byte
+	for _, f := range files { // sorted by path
+		rel := strings.TrimPrefix(f.Path, conformance.Dir+"/")
+		switch {
+		case strings.HasPrefix(rel, conformance.Package+"/"):
+			members = append(members, member{rel, 0o644, f.Content})
+		case rel == "README.md":
+			readme = f.Content
+		}
+	}
+	if len(members) == 0 || readme == nil {
+		return "", nil, fmt.Errorf("the conformance backend wrote no %s/ or no README.md", conformance.Package)
+	}
+	dist := conformance.Package + "-" + dlgen.Version
+	wheelFile := fmt.Sprintf("Wheel-Version: 1.0\nGenerator: dlgen scripts/wheels (%s)\nRoot-Is-Purelib: true\nTag: py3-none-any\n", dlgen.Version)
+	members = append(members,
+		member{dist + ".dist-info/METADATA", 0o644, conformance.Metadata(s.At(s.Newest()), readme, "LICENSE")},
+		member{dist + ".dist-info/WHEEL", 0o644, []byte(wheelFile)},
+		member{dist + ".dist-info/entry_points.txt", 0o644, conformance.EntryPoints()},
+		member{dist + ".dist-info/licenses/LICENSE", 0o644, license},
+	)
+	wheel, err := zipWheel(dist, members)
+	return dist + "-py3-none-any.whl", wheel, err
+}
+
+// member is a file of a wheel.
+type member struct {
+	path string
+	mode os.FileMode
+	data []byte
 }
 
 // moduleRoot is the directory of dlgen's go.mod, wherever this runs from.
@@ -209,16 +275,17 @@ func archive(p platform, binary, license []byte) ([]byte, error) {
 		"Project-URL: Changelog, https://github.com/dlgen/dlgen/blob/v%s/CHANGELOG.md\n"+
 		"License-Expression: Apache-2.0\nLicense-File: LICENSE\n"+
 		"Description-Content-Type: text/markdown\n\n%s", name, dlgen.Version, summary, dlgen.Version, description)
-	members := []struct {
-		path string
-		mode os.FileMode
-		data []byte
-	}{
+	return zipWheel(dist, []member{
 		{dist + ".data/scripts/" + executable(p), 0o755, binary},
 		{dist + ".dist-info/METADATA", 0o644, []byte(metadata)},
 		{dist + ".dist-info/WHEEL", 0o644, []byte(wheelFile.String())},
 		{dist + ".dist-info/licenses/LICENSE", 0o644, license},
-	}
+	})
+}
+
+// zipWheel archives members in their order, then RECORD, dist's, which
+// lists them with their digests.
+func zipWheel(dist string, members []member) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	var record strings.Builder

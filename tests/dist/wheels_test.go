@@ -1,5 +1,6 @@
 // Package dist tests how dlgen reaches the projects that use it: the Python
-// wheels that `make wheels` writes (scripts/wheels), one per platform, the
+// wheels that `make wheels` writes (scripts/wheels), one per platform, and
+// the conformance kit's (kit_test.go), the kit's GitHub Action, the
 // pre-commit hook of .pre-commit-hooks.yaml, and the //go:generate recipe of
 // cmd/dlgen's package doc.
 //
@@ -72,10 +73,16 @@ func wheels(t *testing.T) []string {
 	if wheelsErr != nil {
 		t.Fatalf("building the wheels: %v\n%s", wheelsErr, wheelsOut)
 	}
-	paths, err := filepath.Glob(filepath.Join(wheelsDir, "*.whl"))
+	paths, err := filepath.Glob(filepath.Join(wheelsDir, "dlgen-*.whl"))
 	require.NoError(t, err)
 	sort.Strings(paths)
 	return paths
+}
+
+// allWheels is every wheel `make wheels` writes: dlgen's and the
+// conformance kit's (kit_test.go).
+func allWheels(t *testing.T) []string {
+	return append(wheels(t), kitWheel(t))
 }
 
 // target is a platform a wheel is for, as the file name's platform tags
@@ -297,7 +304,7 @@ func consolePE(machine uint16) func(*testing.T, []byte, []string) {
 }
 
 func TestWheelsAreReproducible(t *testing.T) {
-	first := wheels(t)
+	first := allWheels(t)
 	dir := t.TempDir()
 	out, err := buildWheels(dir)
 	require.NoError(t, err, out)

@@ -1,7 +1,11 @@
 """dlpack_conformance: a DLPack conformance kit for array libraries.
 
-Run `python -m dlpack_conformance LIBRARY...` from the directory holding this
-package. See README.md beside it."""
+Installed (pip install the directory holding this package, or the
+dlpack-conformance wheel), run `dlpack-conformance LIBRARY...` or `python -m
+dlpack_conformance LIBRARY...` from any directory, or pytest with `-p
+dlpack_conformance --dlpack-library LIBRARY`; not installed, run `python -m
+dlpack_conformance` from the directory holding this package. See its
+README.md."""
 
 from .adapters import Adapter
 from .runner import run_library

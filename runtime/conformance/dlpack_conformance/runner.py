@@ -250,9 +250,10 @@ class Worker:
             _tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log"
         )
         self.stderr = open(self.stderr_path, "w+b")  # noqa: SIM115 - the worker's output, until close()
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env = dict(os.environ if env is None else env)
-        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        here = _kit_path()
+        if here:
+            env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.proc = subprocess.Popen(
             [
@@ -341,6 +342,18 @@ class Worker:
         self.results.close()
         self.stderr.close()
         os.unlink(self.stderr_path)
+
+
+def _kit_path():
+    """The directory holding the kit's package, for the worker's PYTHONPATH;
+    None where the kit is installed (site-packages, which the worker's
+    Python reads anyway: put first on PYTHONPATH, it would shadow the
+    standard library)."""
+    import sysconfig
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    return None if any(os.path.realpath(p) == os.path.realpath(here) for p in installed) else here
 
 
 def _tmpdir():
