@@ -1,10 +1,14 @@
+# make check: the quick tests a newcomer runs first (a few minutes, no root, no framework venvs).
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
 # make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, generation);
 #   each prints its table and draws it in docs/bench/*.svg (docs/benchmarks.md).
 # make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go), and the
 #   conformance kit's pure-Python wheel (dlpack_conformance-VERSION-py3-none-any.whl).
-.PHONY: test deps generate bench bench-python bench-runtime bench-framework bench-conformance golden wheels
+.PHONY: check test deps generate bench bench-python bench-runtime bench-framework bench-conformance golden wheels
+
+check:
+	./scripts/check.sh
 
 test:
 	./scripts/test.sh

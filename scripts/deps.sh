@@ -7,6 +7,21 @@
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A failed step is named, with the command that reruns it alone; re-running
+# this script redoes only what is missing.
+trap 'echo "deps: failed (line $LINENO): $BASH_COMMAND; rerun that command alone, or scripts/deps.sh, which skips what is installed" >&2' ERR
+
+# retry CMD...: a toolchain install, tried again once after a failure (two
+# rustup runs at once fail with "detected conflict"; the second try finds
+# the other's work done), then named with how to rerun it alone.
+retry() {
+  "$@" && return
+  echo "deps: $* failed; trying once more" >&2
+  sleep 5
+  "$@" && return
+  echo "deps: $* failed twice; rerun it alone: $*" >&2
+  return 1
+}
 
 packages=(
   libdlpack-dev                                   # upstream DLPack v0.6 header
@@ -227,14 +242,14 @@ cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
 nightly=$(awk '$1 == "nightly" {print $2}' tests/rust/toolchain.txt)
 msrv=$(sed -n 's/^const RustVersion = "\(.*\)"$/\1/p' backend/rust/rust.go).0
 installed=$("$rustup" toolchain list)
-grep -q "^$nightly-" <<<"$installed" || "$rustup" -q toolchain install "$nightly" --profile minimal -c miri -c rust-src
-grep -q "^$msrv-" <<<"$installed" || "$rustup" -q toolchain install "$msrv" --profile minimal
-"$rustup" -q component add --toolchain stable clippy rustfmt
+grep -q "^$nightly-" <<<"$installed" || retry "$rustup" -q toolchain install "$nightly" --profile minimal -c miri -c rust-src
+grep -q "^$msrv-" <<<"$installed" || retry "$rustup" -q toolchain install "$msrv" --profile minimal
+retry "$rustup" -q component add --toolchain stable clippy rustfmt
 missing_targets=$(comm -23 <(awk '$1 == "target" {print $2}' tests/rust/toolchain.txt | sort) \
                            <("$rustup" target list --toolchain stable --installed | sort))
-[ -z "$missing_targets" ] || "$rustup" -q target add --toolchain stable $missing_targets
-"$cargo" fetch -q --locked --manifest-path tests/rust/pyo3ext/Cargo.toml
-"$cargo" "+$nightly" fetch -q --manifest-path "$("$rustup" run "$nightly" rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
+[ -z "$missing_targets" ] || retry "$rustup" -q target add --toolchain stable $missing_targets
+retry "$cargo" fetch -q --locked --manifest-path tests/rust/pyo3ext/Cargo.toml
+retry "$cargo" "+$nightly" fetch -q --manifest-path "$("$rustup" run "$nightly" rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
 if ! cmp -s tests/rust/requirements.txt .cache/rust/maturin/.requirements 2>/dev/null; then
   echo "deps: maturin venv in .cache/rust/maturin"
   rm -rf .cache/rust/maturin
@@ -251,4 +266,20 @@ if [ "$(cat .cache/bin/.staticcheck 2>/dev/null)" != "$staticcheck $(go env GOVE
   echo "deps: $staticcheck in .cache/bin"
   GOBIN="$PWD/.cache/bin" go install "$staticcheck"
   echo "$staticcheck $(go env GOVERSION)" > .cache/bin/.staticcheck
+fi
+
+# The workflow linters (tests/dist's TestWorkflowsLint), pinned: actionlint
+# built by this Go into .cache/bin, zizmor from PyPI in its own venv.
+actionlint="github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"
+if [ "$(cat .cache/bin/.actionlint 2>/dev/null)" != "$actionlint $(go env GOVERSION)" ]; then
+  echo "deps: $actionlint in .cache/bin"
+  GOBIN="$PWD/.cache/bin" retry go install "$actionlint"
+  echo "$actionlint $(go env GOVERSION)" > .cache/bin/.actionlint
+fi
+if ! cmp -s tests/requirements-zizmor.txt .cache/zizmor/.requirements 2>/dev/null; then
+  echo "deps: zizmor venv in .cache/zizmor"
+  rm -rf .cache/zizmor
+  python3 -m venv .cache/zizmor
+  .cache/zizmor/bin/pip install -q --disable-pip-version-check -r tests/requirements-zizmor.txt
+  cp tests/requirements-zizmor.txt .cache/zizmor/.requirements
 fi

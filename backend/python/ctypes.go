@@ -17,6 +17,7 @@ func ctypesFiles(v *view) ([]file, error) {
 		modules = append(modules, "rules.py", "shared.py", "ctypes_protocol.py")
 		stubs = []string{"shared.pyi", "ctypes_tensor.pyi"}
 	}
+	modules = append(modules, "name_check.py", "ctypes_module_name.py") // last: the name it is imported under
 	module, err := pythonPage(v, false, []string{"ctypes", "enum"}, modules)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func pyxIncludes(exchange bool) []string {
 	if exchange {
 		api = "cython_exchange_api.pxi"
 	}
-	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi", "cython_module_name.pxi"}
+	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi", "name_check.py", "cython_module_name.pxi"}
 }
 
 // pxdIncludes are the hand-written sources dlpack_cython.pxd includes.

@@ -67,7 +67,7 @@ var declarations = []handover{
 	{"_EXCHANGE_API_ATTRIBUTE", cythonModule, "from DLPack 1.2: the type attribute of the C exchange API"},
 	{"_PREVIOUS_EXCHANGE_API_ATTRIBUTE", cythonModule, "its spelling in the release before, or None"},
 	{"_EXCHANGE_API_CAPSULE_NAME", cythonModule, "the capsule name of its table, a C string; NULL where the table is an integer address"},
-	{"_GENERATED_NAME", cythonModule, "the module's full name: dlpack_cython, or inside the -python-package"},
+	{"_GENERATED_NAME", modules, "the module's full name: dlpack_cython or dlpack_ctypes, or inside the -python-package"},
 	{"_ReleaseAttributes", cythonStub, "a stub-only base of Tensor with its attributes whose names vary by release"},
 }
 
@@ -100,6 +100,19 @@ func (m *view) public(cython bool) []string {
 	var names []string
 	for _, h := range publicNames {
 		if h.In&in != 0 {
+			names = append(names, h.Name)
+		}
+	}
+	return names
+}
+
+// ProtocolNames are the names the ctypes module of a versioned release
+// defines for users; the module of a release before 1.0, which has none of
+// them, says why when asked for one.
+func (m *view) ProtocolNames() []string {
+	var names []string
+	for _, h := range publicNames {
+		if h.In&ctypesModule != 0 {
 			names = append(names, h.Name)
 		}
 	}

@@ -191,7 +191,8 @@ func TestPublicNamesAreDefinedByTheSourcesOnce(t *testing.T) {
 				}
 			}
 			want := map[string]bool{}
-			if strings.Contains(f.declared, `"Tensor",`) { // a versioned release
+			// a versioned release; one before 1.0 lists the names it lacks in _PROTOCOL_NAMES
+			if strings.Contains(f.declared, `"Tensor",`) && !strings.Contains(f.declared, "_PROTOCOL_NAMES") {
 				want = table(publicNames, module)
 			}
 			got := map[string]bool{}

@@ -191,9 +191,10 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		}
 		out = append(out, backend.File{Path: Dir + "/" + f.path, Content: content})
 	}
-	if b.Package != "" {
+	if strings.Contains(b.Package, ".") {
 		// The package around python/, the output directory, may have an
-		// __init__.py of its own already: a seed.
+		// __init__.py of its own already: a seed. (-python-package python
+		// makes python/ a top-level package, with none around it.)
 		content, err := file{template: "parent_init.py.tmpl", page: page{view: v}}.render()
 		if err != nil {
 			return nil, err

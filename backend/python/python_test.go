@@ -2,6 +2,7 @@ package python
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,6 +122,26 @@ func TestPackageCimportsItsOwnDeclarationsRelatively(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// -python-package python makes python/ a top-level package: its own
+// __init__.py, and none written around it.
+func TestTopLevelPackagePython(t *testing.T) {
+	s, err := schema.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Backend{Package: "python"}.Generate(s.At(s.Releases[len(s.Releases)-1].Version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	if !slices.Contains(paths, "python/__init__.py") || slices.Contains(paths, "__init__.py") {
+		t.Errorf("-python-package python writes %v", paths)
 	}
 }
 

@@ -12,7 +12,7 @@
 //	dlgen [-schema FILE] [-schema-yaml] -identify FILE.h
 //	dlgen -diff-rules
 //	dlgen -version
-//	dlgen -h
+//	dlgen -h                 (this manual; also go doc ./cmd/dlgen in a checkout)
 //
 // Flags:
 //
@@ -115,9 +115,10 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
 // In a Go project, make dlgen a tool of the module (Go 1.24 or later; go.mod
-// then pins its version; until the tag v0.1.0 is pushed, add a replace
-// directive to a checkout and leave out @v0.1.0) and run it from a
-// //go:generate line:
+// then pins its version; until the tag v0.1.0 is pushed, require it by hand
+// and replace it with a checkout, as README.md shows: go mod edit
+// -require=github.com/dlgen/dlgen@v0.1.0 -replace=github.com/dlgen/dlgen=../dlgen)
+// and run it from a //go:generate line:
 //
 //	go get -tool github.com/dlgen/dlgen/cmd/dlgen@v0.1.0
 //

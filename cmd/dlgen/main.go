@@ -58,8 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&req.DiffRules, "diff-rules", false, "write nothing; list the rules of -diff with their category and purpose")
 	showVersion := fs.Bool("version", false, "print dlgen's version and exit")
 	switch err := fs.Parse(args); {
-	case errors.Is(err, flag.ErrHelp): // -h, -help, --help
-		usage(stdout)
+	case errors.Is(err, flag.ErrHelp): // -h, -help, --help: the manual, as go doc prints it
+		fmt.Fprint(stdout, manual())
 		return 0
 	case err != nil: // the flag package has said what is wrong
 		usage(stderr)

@@ -47,10 +47,17 @@ class DataType(typing.NamedTuple):
 
 
 class Device(typing.NamedTuple):
-    """A device: DLDeviceType and index."""
+    """A device: DLDeviceType and index. It shows its type by name, as Go's
+    dltensor shows it: Device(device_type=kDLCPU, device_id=0); a type code
+    the release does not name shows as its number."""
 
     device_type: int
     device_id: int
+
+    def __repr__(self):
+        kind = DLDeviceType._value2member_map_.get(self.device_type)
+        return (f"Device(device_type={self.device_type if kind is None else kind.name}, "
+                f"device_id={self.device_id!r})")
 
 
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)

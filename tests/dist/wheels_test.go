@@ -1,8 +1,9 @@
 // Package dist tests how dlgen reaches the projects that use it: the Python
 // wheels that `make wheels` writes (scripts/wheels), one per platform, and
 // the conformance kit's (kit_test.go), the kit's GitHub Action, the
-// pre-commit hook of .pre-commit-hooks.yaml, and the //go:generate recipe of
-// cmd/dlgen's package doc.
+// pre-commit hook of .pre-commit-hooks.yaml, the //go:generate recipe of
+// cmd/dlgen's package doc, the README's Go tool recipe and first command
+// (readme_test.go), and the release workflow (workflow_test.go).
 //
 // The wheels are built once per test binary. Each is checked as pip reads
 // it (file name, WHEEL tags, METADATA, RECORD hashes) and its binary as its

@@ -252,6 +252,15 @@ def test_a_tensor_shows_its_dtype_by_name(dl):
     assert "dtype=float32," in repr(dl.from_pointer(64, (2,), "float32"))
 
 
+def test_a_device_shows_its_type_by_name(dl):
+    """As Go's dltensor shows a tensor (its tests pin the same string)."""
+    t = dl.from_pointer(64, (2, 3), "float32")
+    assert repr(t) == ("Tensor(shape=(2, 3), strides=(3, 1), dtype=float32, "
+                       "device=Device(device_type=kDLCPU, device_id=0), readonly=False)")
+    assert repr(dl.Device(99, 3)) == "Device(device_type=99, device_id=3)"
+    assert dl.Device(1, 0) == (1, 0)  # still the tuple it shows
+
+
 def test_dtype_arguments_take_objects_named_by_a_dtype_name(dl):
     assert dl.from_pointer(64, (1,), np.dtype("float16")).dtype == (2, 16, 1)  # .name
     assert dl.from_pointer(64, (1,), np.complex64).dtype == (5, 64, 1)  # __name__ of a type

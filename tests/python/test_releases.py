@@ -56,3 +56,27 @@ def test_release(dlgen, tmp_path, release):
     assert r.stdout.startswith("ok"), r.stdout
     modules = ["dlpack_ctypes"] + (["dlpack_cython"] if "cython" in args else [])
     assert stubtest(str(pydir), *modules) == ""
+
+
+PRE_1_0 = r"""
+import dlpack_ctypes as ct
+assert not hasattr(ct, "from_dlpack")
+for name in ("from_dlpack", "Tensor", "bogus"):
+    try:
+        getattr(ct, name)
+    except AttributeError as e:
+        print(e)
+"""
+
+
+def test_a_release_before_1_0_says_why_it_has_no_protocol(dlgen, tmp_path):
+    """The ctypes module of DLPack 0.8 declares the types only; asked for
+    from_dlpack it says so and what to generate, not a bare AttributeError."""
+    subprocess.run([dlgen, "-lang", "python", "-dlpack-version", "0.8", "-out", str(tmp_path)], check=True)
+    r = subprocess.run([sys.executable, "-c", PRE_1_0], cwd=tmp_path / "python", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"module 'dlpack_ctypes' has no attribute '{name}': the modules of DLPack releases before 1.0 declare its "
+        f"types only; {name} and the rest of the Python protocol come with DLPack 1.0: dlgen -lang python "
+        "-dlpack-version 1.0 (or later)" for name in ("from_dlpack", "Tensor")
+    ] + ["module 'dlpack_ctypes' has no attribute 'bogus'"], r.stdout

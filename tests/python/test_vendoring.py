@@ -4,6 +4,7 @@ live in one process: each builds its copy as a subpackage (dlgen
 module of its own that cimports its copy by the full dotted name, and gets
 its own copy at run time; no copy claims a top-level name."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -179,4 +180,86 @@ def test_readme_recipe_to_the_letter(dlgen, tmp_path):
     assert r.stderr.strip().splitlines()[-1] == (
         "ImportError: dlpack_cython was generated as the top-level module dlpack_cython but imported as "
         "mypkg._vendor.python.dlpack_cython: a copy inside a package must be generated for it, or it claims "
-        "top-level names: dlgen -python-package mypkg._vendor.python, then rebuild"), r.stderr
+        "top-level names: dlgen -lang python -python-package mypkg._vendor.python -out mypkg/_vendor and rebuild"), r.stderr
+
+
+NAME_CHECK = os.path.join(os.path.dirname(README), "runtime", "python", "name_check.py")
+
+# (built, imported, generated) of every kind of mistake a module's name
+# check refuses; the ctypes module is never built, so built is generated.
+MISTAKES = [
+    ("python.dlpack_cython", "python.dlpack_cython", "dlpack_cython"),
+    ("mypkg.dlpack_cython", "mypkg.dlpack_cython", "dlpack_cython"),
+    ("dlpack_cython", "mypkg._vendor.python.dlpack_cython", "dlpack_cython"),
+    ("dlpack_cython", "mypkg.dlpack_cython", "dlpack_cython"),
+    ("a.python.dlpack_cython", "dlpack_cython", "a.python.dlpack_cython"),
+    ("a.python.dlpack_cython", "b.python.dlpack_cython", "a.python.dlpack_cython"),
+    ("a.python.dlpack_cython", "b.dlpack_cython", "a.python.dlpack_cython"),
+]
+
+
+def name_mistake():
+    """name_check.py's _name_mistake, which both modules call."""
+    namespace = {}
+    with open(NAME_CHECK, encoding="utf-8") as f:
+        exec(compile(f.read(), NAME_CHECK, "exec"), namespace)  # noqa: S102 - dlgen's own source
+    return namespace["_name_mistake"]
+
+
+def test_every_suggested_command_is_one_dlgen_accepts(dlgen, tmp_path):
+    """Each refusal of a module's name that suggests a dlgen command suggests
+    one dlgen accepts: run from the directory the words name, it writes the
+    module under the name the words ask for."""
+    mistake = name_mistake()
+    suggested = {}
+    for module in ("dlpack_cython", "dlpack_ctypes"):
+        for built, imported, generated in MISTAKES:
+            built, imported, generated = (n.replace("dlpack_cython", module) for n in (built, imported, generated))
+            if module == "dlpack_ctypes":
+                built = generated
+            if built == generated == imported:
+                continue
+            words = mistake(module, built, imported, generated, str(tmp_path / "site" / (module + ".py")))
+            assert words.startswith(module + " was generated as "), words
+            commands = re.findall(r"\bdlgen -lang python(?: -python-package \S+)? -out [^\s,]+", words)
+            assert commands or "cythonize" in words, words
+            for command in commands:
+                suggested.setdefault(command, words)
+    assert len(suggested) >= 5, suggested
+    for i, (command, words) in enumerate(sorted(suggested.items())):
+        root = tmp_path / f"run{i}"
+        root.mkdir()
+        argv = command.split()
+        r = subprocess.run([dlgen, *argv[1:]], cwd=root, capture_output=True, text=True)
+        assert r.returncode == 0, f"{words}\n{command}: {r.stderr}"
+        package = argv[argv.index("-python-package") + 1] if "-python-package" in argv else None
+        out = root / argv[argv.index("-out") + 1] / "python"
+        want = f'"{package}.dlpack_ctypes"' if package else '"dlpack_ctypes"'
+        assert f"_GENERATED_NAME = {want}" in (out / "dlpack_ctypes.py").read_text(), command
+
+
+def test_vendored_ctypes_refuses_a_top_level_name(dlgen, tmp_path):
+    """The ctypes module generated for a package refuses to be imported as the
+    top-level dlpack_ctypes, in the Cython module's words; imported as
+    generated it works, and a top-level ctypes module imports under any name
+    (the conformance kit carries one inside its package)."""
+    subprocess.run([dlgen, "-lang", "python", "-python-package", "mypkg._vendor.python", "-out", str(tmp_path / "mypkg" / "_vendor")],
+                   check=True, capture_output=True, text=True)
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    top = subprocess.run([sys.executable, "-c", "import dlpack_ctypes"], cwd=tmp_path / "mypkg" / "_vendor" / "python",
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert top.returncode != 0
+    assert top.stderr.strip().splitlines()[-1] == (
+        "ImportError: dlpack_ctypes was generated as mypkg._vendor.python.dlpack_ctypes but imported as the "
+        "top-level module dlpack_ctypes, a name that is not its own: import it as "
+        "mypkg._vendor.python.dlpack_ctypes, or generate top-level modules: dlgen -lang python -out ."), top.stderr
+    ok = subprocess.run([sys.executable, "-c", "from mypkg._vendor.python import dlpack_ctypes as dl; print(dl.__name__)"],
+                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.strip() == "mypkg._vendor.python.dlpack_ctypes", ok.stderr
+    plain = tmp_path / "plain"
+    subprocess.run([dlgen, "-lang", "python", "-out", str(plain / "carrier")], check=True, capture_output=True, text=True)
+    (plain / "carrier" / "__init__.py").write_text("")
+    carried = subprocess.run([sys.executable, "-c", "from carrier.python import dlpack_ctypes"], cwd=plain,
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert carried.returncode == 0, carried.stderr

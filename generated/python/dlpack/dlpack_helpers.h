@@ -1271,12 +1271,19 @@ DLGEN_INLINE PyObject *dlgen_py_dlpack(PyObject *owner, const DLTensor *view, ui
     return NULL;
   }
   if ((copied = PyObject_IsTrue(copy)) != 0 || !here) {
-    return copied < 0 ? NULL
-                      : PyErr_Format(PyExc_BufferError,
-                                     "cannot copy a tensor on device (%d, %d) to device (%ld, %ld): its producer "
-                                     "lends its memory as it is (dlgen_py_dlpack) and makes no copy",
-                                     (int)view->device.device_type, (int)view->device.device_id, device_type,
-                                     device_id);
+    if (copied < 0) {
+      return NULL;
+    }
+    if (here) { /* copy=True onto the tensor's own device */
+      return PyErr_Format(PyExc_BufferError,
+                          "cannot copy a tensor on device (%d, %d), as copy=True asks: its producer lends its "
+                          "memory as it is (dlgen_py_dlpack) and makes no copy",
+                          (int)view->device.device_type, (int)view->device.device_id);
+    }
+    return PyErr_Format(PyExc_BufferError,
+                        "cannot copy a tensor on device (%d, %d) to device (%ld, %ld): its producer "
+                        "lends its memory as it is (dlgen_py_dlpack) and makes no copy",
+                        (int)view->device.device_type, (int)view->device.device_id, device_type, device_id);
   }
   if (ndim < 0 || ndim > DLGEN_MAX_NDIM) { /* the same words as an import's check */
     dlgen_error err;
