@@ -309,6 +309,65 @@ def test_the_kit_sets_nothing_on_ctypes_pythonapi(kit):
     assert r.returncode == 0, r.stderr
 
 
+MEDDLE = r'''
+import ctypes, gc, io, os, signal, sys, tempfile, types
+
+
+def meddle():
+    """What a careless library may do to the process it is imported in."""
+    api = ctypes.pythonapi
+    for name in ("PyCapsule_GetName", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCapsule_New",
+                 "PyCapsule_IsValid", "PyCapsule_GetDestructor"):
+        f = getattr(api, name)
+        f.restype, f.argtypes = ctypes.c_void_p, [ctypes.c_void_p] * 3
+    sys.modules["ctypes"] = types.ModuleType("ctypes")
+    sys.modules["struct"] = types.ModuleType("struct")
+    os.chdir(tempfile.gettempdir())
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, lambda *_: None)
+    gc.disable()
+    gc.set_threshold(1)
+'''
+
+
+def test_a_library_that_meddles_with_the_process_gets_the_same_verdicts(kit, tmp_path):
+    """ctypes.pythonapi prototypes, sys.modules entries of ctypes and struct,
+    the working directory, stdout/stderr, signal handlers, gc.disable(): a
+    NumPy that does all that at every export and import, run in one worker,
+    gets exactly NumPy's verdicts."""
+    body = ("    def from_dlpack(self, producer):\n"
+            "        return f'(meddle(), xp.from_dlpack({producer}))[1]'\n\n"
+            "    def export(self, x, keywords):\n"
+            "        return f'(meddle(), {super().export(x, keywords)})[1]'\n")
+    adapter = _adapter(tmp_path, "meddling", MEDDLE, body)
+    _, got = _run_kit(kit, tmp_path, adapter)
+    _, want = _run_kit(kit, tmp_path, "numpy")
+    assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
+def test_a_library_that_forks_in_from_dlpack_leaves_the_report_intact(kit, tmp_path):
+    """A forked child never reports; every case gets its one answer."""
+    helper = ("import os\ncalls = [0]\n"
+              "def forking(xp, p):\n"
+              "    calls[0] += 1\n"
+              "    if calls[0] == 5:\n"
+              "        os.fork()\n"
+              "    return xp.from_dlpack(p)\n")
+    body = "    def from_dlpack(self, producer):\n        return f'forking(xp, {producer})'\n"
+    adapter = _adapter(tmp_path, "forking", helper, body)
+    results, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/")
+    _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/")
+    ids = [x["case"] for x in results]
+    assert len(ids) == len(set(ids)) == len(want), (len(ids), len(set(ids)), len(want))
+    assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
 def test_a_consumer_that_retries_is_judged_by_its_last_request(kit, tmp_path):
     """mlx asks __dlpack__() and then __dlpack__(max_version=...): the first
     refusal must not turn later verdicts into "asked for a legacy capsule"."""
@@ -323,3 +382,29 @@ def test_a_consumer_that_retries_is_judged_by_its_last_request(kit, tmp_path):
     _, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
     _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/versioned/")
     assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
+ISOLATED = r'''
+import json, sys
+from dlpack_conformance import runner
+library = sys.argv[1]
+whole = {r["case"]: r["verdict"] for r in runner.run_library(library)}
+alone = {r["case"]: r["verdict"] for r in runner.run_library(library, isolate=True)}
+json.dump([whole, alone], sys.stdout)
+'''
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_verdicts_run_whole_equal_verdicts_run_case_by_case(kit, library):
+    """Each case's verdict does not depend on the cases before it: a whole
+    run in one worker gives what each case gives run alone (a process forked
+    for it right after the library's import)."""
+    if not os.path.exists(matrix.python_of(library)):
+        pytest.skip(f"no venv for {library} (scripts/deps.sh makes it)")
+    r = subprocess.run([matrix.python_of(library), "-c", ISOLATED, library], cwd=kit, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    import json
+    whole, alone = json.loads(r.stdout)
+    assert whole.keys() == alone.keys()
+    assert whole == alone, {c: (v, alone[c]) for c, v in whole.items() if v != alone[c]}
