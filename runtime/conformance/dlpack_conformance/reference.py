@@ -746,7 +746,8 @@ def check_values(producer, y, read, expected):
     got = read(y)
     if not same_values(got, expected):
         raise Violation(
-            "consumer-values", f"the imported array holds {got}; the tensor holds {expected}"
+            "consumer-values",
+            f"the imported array holds {got}; the tensor holds {expected} ({producer.about()})",
         )
     if producer.calls > 1:
         raise Violation(
