@@ -5,7 +5,9 @@ the signal and the end of what the process printed, and a fresh worker goes
 on with the next case. One worker serves every case until it dies, so a run
 costs one import of the library plus one per crash; cases in one worker
 share the library's state (the kit keeps every tensor it made alive, so a
-late deleter call reaches live memory)."""
+late deleter call reaches live memory), but not the process state a case
+may change, which the worker restores after each (_ProcessState), so a
+case's verdict is the one it gets run alone."""
 
 import contextlib
 import fnmatch
