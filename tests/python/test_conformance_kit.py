@@ -160,3 +160,251 @@ def test_check_keeps_a_vendored_kit_current(dlgen, tmp_path):
                        text=True)
     assert r.returncode == 1
     assert "conformance/dlpack_conformance/cases.py" in r.stdout + r.stderr
+
+
+# ---- the kit's tensors look like a real producer's (#34) --------------------
+
+NUMPY_LIKE = r'''
+import ctypes, json, sys
+import numpy as np
+from dlpack_conformance import reference as r
+
+get_destructor = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyCapsule_GetDestructor", ctypes.pythonapi))
+get_context = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyCapsule_GetContext", ctypes.pythonapi))
+
+
+def traits(capsule, size0=False):
+    cap = r.Capsule(capsule)
+    m, t = cap.managed, cap.managed.dl_tensor
+    return {
+        "capsule name": cap.name,
+        "capsule destructor set": bool(get_destructor(capsule)),
+        "capsule context": get_context(capsule),
+        "version major": cap.version and cap.version[0],
+        "flags": cap.flags,
+        "manager_ctx set": bool(m.manager_ctx),
+        "deleter set": bool(cap.deleter),
+        "device": cap.device,
+        "dtype": cap.dtype,
+        "ndim": cap.ndim,
+        "shape": cap.shape,
+        "shape set": bool(t.shape),
+        "strides set": bool(t.strides),
+        # NumPy writes the strides of an empty array as it likes: the case's value.
+        "strides": None if size0 else cap.strides,
+        "byte_offset": cap.byte_offset,
+        "data set": bool(cap.data),
+        "data aligned to 16 bytes (malloc's, NumPy's)": cap.data % 16 == 0,
+        "elements": cap.elements(),
+    }
+
+
+def numpy_drop_calls(a, kw):
+    capsule = a.__dlpack__(**kw)
+    counter = r.count_deleter(capsule)
+    del capsule
+    return counter.calls
+
+
+def kit_drop_calls(kw):
+    p = r.Producer(**kw)
+    p.release()
+    return p.calls
+
+
+out = []
+for versioned in (True, False):
+    request = {"max_version": r.VERSION} if versioned else {}
+    for shape, dtype, values in [((2, 3), "float32", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+                                 ((4,), "int64", [1, 2, 3, 4]),
+                                 ((0, 3), "float64", None)]:
+        a = np.array(values if values is not None else np.zeros(shape), dtype=dtype).reshape(shape)
+        code = (*r.DTYPES[dtype], 1)
+        kw = dict(versioned=versioned, shape=shape, dtype=code, values=values)
+        numpy = traits(a.__dlpack__(**request), 0 in shape)
+        kit = traits(r.Producer(**kw).capsule, 0 in shape)
+        numpy["an unconsumed capsule's death calls the deleter"] = numpy_drop_calls(a, request)
+        kit["an unconsumed capsule's death calls the deleter"] = kit_drop_calls(kw)
+        out.append([f"{'versioned' if versioned else 'legacy'} {shape} {dtype}", numpy, kit])
+json.dump(out, sys.stdout, default=str)
+'''
+
+
+def test_the_kit_s_default_tensor_is_numpy_s(kit):
+    """Every field of the capsule a consumer could depend on, besides the
+    values a case sets, is as NumPy's __dlpack__ makes it: the kit tests
+    consumers with the tensors they meet in use (a NULL manager_ctx made
+    Paddle look as if it leaked everything)."""
+    r = subprocess.run([sys.executable, "-c", NUMPY_LIKE], cwd=kit, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import json
+    drift = []
+    for what, numpy, kit_traits in json.loads(r.stdout):
+        drift += [f"{what}: {k}: NumPy {numpy[k]!r}, the kit {kit_traits[k]!r}" for k in numpy
+                  if numpy[k] != kit_traits[k]]
+    assert not drift, "the kit's default tensor drifted from NumPy's:\n" + "\n".join(drift)
+
+
+def _adapter(tmp_path, name, helper, body):
+    """An adapter file subclassing the kit's NumPy adapter, with a helper
+    module beside it."""
+    (tmp_path / f"{name}_helper.py").write_text(helper)
+    path = tmp_path / f"{name}_adapter.py"
+    path.write_text(
+        "from dlpack_conformance.adapters import NumPy\n\n"
+        f"class Adapter(NumPy):\n{body}\n\n"
+        "ADAPTER = Adapter()\n"
+        f"ADAPTER.imports = {('import sys', f'sys.path.insert(0, {str(tmp_path)!r})', f'from {name}_helper import *')!r}\n")
+    return path
+
+
+def _run_kit(kit, tmp_path, library, *args, python=sys.executable, env=None):
+    import json
+    out = tmp_path / f"out-{abs(hash((str(library), args)))}.json"
+    r = subprocess.run([python, "-m", "dlpack_conformance", str(library), "--json", str(out), *args], cwd=kit,
+                       capture_output=True, text=True, env=env)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    results = json.loads(out.read_text())
+    verdicts = {x["case"]: x["verdict"] for x in results}
+    if library == "numpy":  # an adapter whose from_dlpack is its own has no raw-capsule case
+        verdicts.pop("consumer/legacy/raw-capsule", None)
+    return results, verdicts
+
+
+def test_a_trait_real_producers_lack_is_one_precise_failure(kit, tmp_path):
+    """A consumer that mishandles one spec-allowed trait (this one never
+    calls the deleter of a tensor whose manager_ctx is NULL, as Paddle 3.3.1
+    does) fails the cases of that trait, naming it, and no other."""
+    helper = (
+        "from dlpack_conformance import reference\n"
+        "def leaky(xp, p):\n"
+        "    if not p.managed.manager_ctx:\n"
+        "        capsule = p.__dlpack__(max_version=reference.VERSION)\n"
+        "        reference.Capsule(capsule).consume()\n"
+        "        return xp.asarray(p.elements())\n"
+        "    return xp.from_dlpack(p)\n")
+    body = "    def from_dlpack(self, producer):\n        return f'leaky(xp, {producer})'\n"
+    adapter = _adapter(tmp_path, "leaky", helper, body)
+    results, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
+    _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/versioned/")
+    changed = {c: (want[c], v) for c, v in got.items() if v != want[c]}
+    assert changed == {"consumer/versioned/manager_ctx-null": ("pass", "fail")}, changed
+    message = next(x["message"] for x in results if x["case"] == "consumer/versioned/manager_ctx-null")
+    assert "deleter ran never" in message and "manager_ctx NULL" in message, message
+
+
+# ---- the library under test cannot change the kit's verdicts (#31) ----------
+
+def test_the_kit_sets_nothing_on_ctypes_pythonapi(kit):
+    """The reference module has prototypes of its own: the shared
+    ctypes.pythonapi objects belong to the library too (Warp sets them)."""
+    script = ("import ctypes\nfrom dlpack_conformance import reference\n"
+              "p = reference.Producer(values=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])\n"
+              "reference.Capsule(p.capsule).consume()\n"
+              "for name in ('PyCapsule_GetName', 'PyCapsule_GetPointer', 'PyCapsule_SetName', 'PyCapsule_New',\n"
+              "             'PyCapsule_IsValid', 'PyCapsule_GetDestructor'):\n"
+              "    f = getattr(ctypes.pythonapi, name)\n"
+              "    assert f.restype is ctypes.c_int and f.argtypes is None, (name, f.restype, f.argtypes)\n")
+    r = subprocess.run([sys.executable, "-c", script], cwd=kit, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+MEDDLE = r'''
+import ctypes, gc, io, os, signal, sys, tempfile, types
+
+
+def meddle():
+    """What a careless library may do to the process it is imported in."""
+    api = ctypes.pythonapi
+    for name in ("PyCapsule_GetName", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCapsule_New",
+                 "PyCapsule_IsValid", "PyCapsule_GetDestructor"):
+        f = getattr(api, name)
+        f.restype, f.argtypes = ctypes.c_void_p, [ctypes.c_void_p] * 3
+    sys.modules["ctypes"] = types.ModuleType("ctypes")
+    sys.modules["struct"] = types.ModuleType("struct")
+    os.chdir(tempfile.gettempdir())
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, lambda *_: None)
+    gc.disable()
+    gc.set_threshold(1)
+'''
+
+
+def test_a_library_that_meddles_with_the_process_gets_the_same_verdicts(kit, tmp_path):
+    """ctypes.pythonapi prototypes, sys.modules entries of ctypes and struct,
+    the working directory, stdout/stderr, signal handlers, gc.disable(): a
+    NumPy that does all that at every export and import, run in one worker,
+    gets exactly NumPy's verdicts."""
+    body = ("    def from_dlpack(self, producer):\n"
+            "        return f'(meddle(), xp.from_dlpack({producer}))[1]'\n\n"
+            "    def export(self, x, keywords):\n"
+            "        return f'(meddle(), {super().export(x, keywords)})[1]'\n")
+    adapter = _adapter(tmp_path, "meddling", MEDDLE, body)
+    _, got = _run_kit(kit, tmp_path, adapter)
+    _, want = _run_kit(kit, tmp_path, "numpy")
+    assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
+def test_a_library_that_forks_in_from_dlpack_leaves_the_report_intact(kit, tmp_path):
+    """A forked child never reports; every case gets its one answer."""
+    helper = ("import os\ncalls = [0]\n"
+              "def forking(xp, p):\n"
+              "    calls[0] += 1\n"
+              "    if calls[0] == 5:\n"
+              "        os.fork()\n"
+              "    return xp.from_dlpack(p)\n")
+    body = "    def from_dlpack(self, producer):\n        return f'forking(xp, {producer})'\n"
+    adapter = _adapter(tmp_path, "forking", helper, body)
+    results, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/")
+    _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/")
+    ids = [x["case"] for x in results]
+    assert len(ids) == len(set(ids)) == len(want), (len(ids), len(set(ids)), len(want))
+    assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
+def test_a_consumer_that_retries_is_judged_by_its_last_request(kit, tmp_path):
+    """mlx asks __dlpack__() and then __dlpack__(max_version=...): the first
+    refusal must not turn later verdicts into "asked for a legacy capsule"."""
+    helper = ("def retrying(xp, p):\n"
+              "    try:\n"
+              "        p.__dlpack__()\n"
+              "    except BufferError:\n"
+              "        pass\n"
+              "    return xp.from_dlpack(p)\n")
+    body = "    def from_dlpack(self, producer):\n        return f'retrying(xp, {producer})'\n"
+    adapter = _adapter(tmp_path, "retrying", helper, body)
+    _, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
+    _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/versioned/")
+    assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
+ISOLATED = r'''
+import json, sys
+from dlpack_conformance import runner
+library = sys.argv[1]
+whole = {r["case"]: r["verdict"] for r in runner.run_library(library)}
+alone = {r["case"]: r["verdict"] for r in runner.run_library(library, isolate=True)}
+json.dump([whole, alone], sys.stdout)
+'''
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_verdicts_run_whole_equal_verdicts_run_case_by_case(kit, library):
+    """Each case's verdict does not depend on the cases before it: a whole
+    run in one worker gives what each case gives run alone (a process forked
+    for it right after the library's import)."""
+    if not os.path.exists(matrix.python_of(library)):
+        pytest.skip(f"no venv for {library} (scripts/deps.sh makes it)")
+    r = subprocess.run([matrix.python_of(library), "-c", ISOLATED, library], cwd=kit, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    import json
+    whole, alone = json.loads(r.stdout)
+    assert whole.keys() == alone.keys()
+    assert whole == alone, {c: (v, alone[c]) for c, v in whole.items() if v != alone[c]}

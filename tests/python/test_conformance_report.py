@@ -231,7 +231,8 @@ def test_a_consumer_that_does_not_rename_the_capsule_is_warned_in_true_words(kit
     r, results = results_of(kit, libs, tmp_path, "refuser", "--case", "consumer/versioned/contiguous")
     (x,) = results
     assert (x["verdict"], x["spec"]) == ("fail", "consumer-deleter-once"), x
-    assert "neither renamed the capsule nor cleared its destructor" in x["message"]
+    assert "never renamed the capsule, yet called the deleter 1 times" in x["message"]
+    assert "the capsule's destructor, which calls the deleter of an unrenamed capsule" in x["message"]
 
 
 def test_one_design_flaw_is_one_entry_and_q_fits_on_a_screen(kit, libs, tmp_path):

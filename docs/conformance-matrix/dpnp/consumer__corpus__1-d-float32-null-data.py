@@ -1,7 +1,7 @@
 # dpnp 0.20.0: consumer/corpus/1-d-float32-null-data (fail)
 # requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
-# got: from_dlpack raised ValueError: data is NULL but array contains data, in older versions of NumPy this may have used the scalar path.  To get the scalar path you must leave the data field undefined.; then: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped
+# got: from_dlpack raised ValueError: data is NULL but array contains data, in older versions of NumPy this may have used the scalar path.  To get the scalar path you must leave the data field undefined.; then: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped (the tensor has data NULL)
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import dpnp as xp
 from dlpack_conformance import reference

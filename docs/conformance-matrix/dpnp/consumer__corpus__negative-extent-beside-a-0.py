@@ -1,7 +1,7 @@
 # dpnp 0.20.0: consumer/corpus/negative-extent-beside-a-0 (fail)
 # requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
-# got: from_dlpack raised ValueError: negative dimensions are not allowed; then: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped
+# got: from_dlpack raised ValueError: negative dimensions are not allowed; then: the consumer renamed the capsule (took the tensor), and the deleter ran never after its array was dropped (the tensor has strides (3, 1))
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import dpnp as xp
 from dlpack_conformance import reference

@@ -1,7 +1,7 @@
 # paddle 3.3.1: consumer/corpus/ndim-2^31-1 (crash)
 # requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
 # source: the kit's policy (no DLPack text is about crashes)
-# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795640755 (unix time) try "date -d @1795640755" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x7fccaac97000) received by PID 2386 (TID 0x7fccd2e37b80) from PID 18446744072279912448 ***]
+# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795806677 (unix time) try "date -d @1795806677" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x7fbb2c397000) received by PID 12312 (TID 0x7fbb545c4b80) from PID 741961728 ***]
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import paddle as xp
 from dlpack_conformance import reference

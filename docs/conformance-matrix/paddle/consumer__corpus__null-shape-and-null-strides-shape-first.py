@@ -1,7 +1,7 @@
 # paddle 3.3.1: consumer/corpus/null-shape-and-null-strides-shape-first (crash)
 # requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
 # source: the kit's policy (no DLPack text is about crashes)
-# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795640758 (unix time) try "date -d @1795640758" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x0) received by PID 2416 (TID 0x7fee96fcdb80) from PID 0 ***]
+# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795806698 (unix time) try "date -d @1795806698" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x0) received by PID 12510 (TID 0x7fe81b844b80) from PID 0 ***]
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import paddle as xp
 from dlpack_conformance import reference

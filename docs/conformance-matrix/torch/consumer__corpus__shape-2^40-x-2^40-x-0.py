@@ -1,7 +1,7 @@
 # torch 2.15.0: consumer/corpus/shape-2^40-x-2^40-x-0 (fail)
 # requires: a consumer that renamed the capsule calls the deleter exactly once, when it no longer needs the tensor.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
-# got: from_dlpack raised RuntimeError: numel: integer multiplication overflow; then: the consumer never renamed the capsule, yet called the deleter 1 times: the capsule's owner calls it again
+# got: from_dlpack raised RuntimeError: numel: integer multiplication overflow; then: the consumer never renamed the capsule, yet called the deleter 1 times; the capsule's destructor, which calls the deleter of an unrenamed capsule, runs it again when the capsule dies (the tensor has strides (1, 1, 1))
 # Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
 import torch as xp
 from dlpack_conformance import reference

@@ -207,7 +207,8 @@ class TensorFlow(Adapter):
 
 class Paddle(Adapter):
     def read(self):
-        return "y.tolist()"
+        # Paddle's tolist() gives a bfloat16 tensor's bits as integers.
+        return "(y.astype('float32') if y.dtype == xp.bfloat16 else y).tolist()"
 
     module = "paddle"
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")

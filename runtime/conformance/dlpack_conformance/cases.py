@@ -548,6 +548,16 @@ def _tensors(dtype):
             {"shape": (3, 0), "data": None, "byte_offset": 64},
         ),
         Tensor("1-d", {"shape": (6,), "values": v6}),
+        Tensor("size-0", {"shape": (0, 3)}),
+        # The traits DLPack allows that real producers' tensors lack
+        # (reference.Producer has those of NumPy's by default), one a case:
+        Tensor("manager_ctx NULL", {"shape": (2, 3), "values": v23, "manager_ctx": None}),
+        Tensor("a capsule without destructor", {"shape": (2, 3), "values": v23, "destructor": False}),
+        Tensor(
+            "data aligned to the element size only",
+            {"shape": (2, 3), "values": v23, "align": "element"},
+        ),
+        Tensor("deleter NULL", {"shape": (2, 3), "values": v23, "deleter": False}),
     ]
     return tensors
 

@@ -7,10 +7,14 @@ test, so what it reports is what is in the capsule.
 Every check raises Violation, whose spec names the text it comes from
 (spec.py); a reproducer calls these functions as the kit does."""
 
+import atexit
 import ctypes
 import gc
 import math
+import mmap
 import struct
+import sys
+import time
 
 from . import dlpack_ctypes as dl
 from .spec import Refused, Skip, Violation
@@ -28,17 +32,31 @@ NULLABLE = dl._NULLABLE
 EXCHANGE = hasattr(dl, "DLPackExchangeAPI")
 POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
 
-_api = ctypes.pythonapi
-_api.PyCapsule_GetName.restype = ctypes.c_char_p
-_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_SetName.restype = ctypes.c_int
-_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_IsValid.restype = ctypes.c_int
-_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def _proto(name, restype, *argtypes):
+    """The kit's own prototype of a C API function. The function objects of
+    ctypes.pythonapi are shared with the library under test (Warp and jax.ffi
+    set their argtypes and restype when they export), so the kit neither
+    calls them nor sets anything on them."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_get_name = _proto("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_get_pointer = _proto(
+    "PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p
+)
+_capsule_set_name = _proto("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+_capsule_new = _proto(
+    "PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p
+)
+_capsule_get_destructor = _proto("PyCapsule_GetDestructor", ctypes.c_void_p, ctypes.py_object)
+_capsule_set_destructor = _proto(
+    "PyCapsule_SetDestructor", ctypes.c_int, ctypes.py_object, ctypes.c_void_p
+)
+# In a capsule's destructor the capsule is dying: it is passed by address.
+_capsule_name_at = _proto("PyCapsule_GetName", ctypes.c_char_p, ctypes.c_void_p)
+_incref = _proto("Py_IncRef", None, ctypes.py_object)
 
 # Capsule names must outlive every capsule that carries them.
 _NAMES = {
@@ -63,7 +81,7 @@ def capsule_name(capsule):
         raise Violation(
             "capsule-name", f"__dlpack__ returned {type(capsule).__name__}, not a PyCapsule"
         )
-    name = _api.PyCapsule_GetName(capsule)
+    name = _capsule_get_name(capsule)
     return None if name is None else name.decode(errors="replace")
 
 
@@ -82,7 +100,7 @@ class Capsule:
                 f"{dl.CAPSULE_NAME!r} or {dl.VERSIONED_CAPSULE_NAME!r}",
             )
         self.versioned = self.name == dl.VERSIONED_CAPSULE_NAME
-        self.address = _api.PyCapsule_GetPointer(capsule, self.name.encode())
+        self.address = _capsule_get_pointer(capsule, self.name.encode())
         if not self.address:
             raise Violation("capsule-name", "the capsule holds a NULL pointer")
         struct = dl.DLManagedTensorVersioned if self.versioned else dl.DLManagedTensor
@@ -121,7 +139,7 @@ class Capsule:
         """Renames the capsule to used_..., as a consumer that takes the
         tensor over does; the deleter is then the caller's to call."""
         used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
-        if _api.PyCapsule_SetName(self.capsule, _name_ptr(used)) != 0:
+        if _capsule_set_name(self.capsule, _name_ptr(used)) != 0:
             raise RuntimeError("PyCapsule_SetName failed")
 
     def call_deleter(self):
@@ -404,9 +422,19 @@ class Producer:
     __dlpack__ returns the tensor's capsule (versioned when the consumer asks
     for one and the tensor is versioned), its __dlpack_device__ the device.
 
-    The capsule has no destructor: the kit holds it and its memory, so a
-    consumer that refuses the tensor without renaming the capsule owes no
-    deleter call; one that renamed it owes exactly one."""
+    By default the tensor has the traits of what real producers (NumPy,
+    PyTorch) export, so that a consumer meets what it meets in use: a
+    non-NULL manager_ctx (this object's address, as NumPy's is its array's),
+    data 64-byte aligned, a capsule destructor that calls the deleter when the
+    capsule dies unconsumed, NULL capsule context, strides set whenever ndim
+    is. Each trait the text allows that real producers rarely have is asked
+    for by a keyword, and a case of its own: manager_ctx=None,
+    destructor=False, align="element" (data aligned to the element size
+    only), deleter=False (a NULL deleter), data=None.
+
+    The kit keeps the capsule until the case's checks release it
+    (check_released), so its destructor runs in the kit's own code, never
+    while a consumer's exception is pending."""
 
     def __init__(
         self,
@@ -424,14 +452,21 @@ class Producer:
         ndim=None,
         values=None,
         keywords=True,
+        manager_ctx="object",
+        destructor=True,
+        align=64,
+        deleter=True,
     ):
         self.calls = 0
+        self.destructor_calls = 0
         self.keywords = keywords
         self.versioned = versioned
         self.managed = dl.DLManagedTensorVersioned() if versioned else dl.DLManagedTensor()
         m = self.managed
         self._callback = dict(type(m)._fields_)["deleter"](self._count)
-        m.deleter = self._callback
+        if deleter:
+            m.deleter = self._callback
+        m.manager_ctx = id(self) if manager_ctx == "object" else manager_ctx
         if versioned:
             m.version.major, m.version.minor = version
             m.flags = flags
@@ -458,12 +493,16 @@ class Producer:
                 self._dims.append(array)
                 setattr(t, field, ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)))
         self.buffer = None
+        self.align = align
         if data == "buffer":
             itemsize = max(dtype[1] * dtype[2] // 8, 1)
             if buffer_bytes is None:
                 buffer_bytes = byte_offset + _reach(shape or (), strides, itemsize)
-            self.buffer = ctypes.create_string_buffer(max(buffer_bytes, 1))
-            t.data = ctypes.addressof(self.buffer)
+            self.buffer = ctypes.create_string_buffer(max(buffer_bytes, 1) + 2 * _ALIGN)
+            address = -(-ctypes.addressof(self.buffer) // _ALIGN) * _ALIGN
+            if align == "element":  # aligned to the element size, and to nothing larger
+                address += itemsize if itemsize < _ALIGN else 0
+            t.data = address
         elif data is not None:
             t.data = data
         self.shape, self.strides, self.dtype = shape, strides, dtype
@@ -471,29 +510,85 @@ class Producer:
         if values is not None:
             self.write(values)
         name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
-        self.capsule = _api.PyCapsule_New(ctypes.addressof(m), _name_ptr(name), _KEPT_DESTRUCTOR)
+        self._destructor = _DESTRUCTOR(self._destroyed) if destructor else None
+        if destructor:
+            # Never freed: a capsule a consumer keeps may die at interpreter
+            # exit, after the kit's objects; its destructor must still be code.
+            _incref(self._destructor)
+        self.capsule = _capsule_new(
+            ctypes.addressof(m),
+            _name_ptr(name),
+            ctypes.cast(self._destructor, ctypes.c_void_p) if destructor else None,
+        )
+        self._consumed = None  # the capsule's fate, once the kit has let it go
         self.requests = []
-        self.refused_request = None  # what this producer refused to make
+        self.refused_request = None  # what this producer refused to make, last request
         # A consumer may call the deleter long after the case (a deferred
-        # free): the memory and the callback live as long as the process.
+        # free): the memory and the callbacks live as long as the process.
         _KEEP.append(self)
 
     def _count(self, _):
         self.calls += 1
 
+    def _destroyed(self, address):
+        """The capsule's destructor: calls the deleter (through the field,
+        where a counter may sit) when the capsule dies unconsumed."""
+        if _EXITING:
+            return
+        name = _capsule_name_at(address)
+        used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
+        self._consumed = name is not None and name.decode(errors="replace") == used
+        if self._consumed:
+            return
+        deleter = ctypes.cast(self.managed.deleter, ctypes.c_void_p).value
+        if deleter:
+            self.destructor_calls += 1
+            _DELETER(deleter)(ctypes.addressof(self.managed))
+
+    def traits(self):
+        """The traits of this tensor that real producers' tensors lack, in
+        words (empty for a tensor like NumPy's)."""
+        m, t = self.managed, self.managed.dl_tensor
+        out = []
+        if not m.manager_ctx:
+            out.append("manager_ctx NULL")
+        if self._destructor is None:
+            out.append("a capsule without destructor")
+        if not m.deleter:
+            out.append("deleter NULL")
+        if self.buffer is not None and self.align == "element":
+            out.append(f"data aligned to {t.data & -t.data} bytes only")
+        if not t.data:
+            out.append("data NULL")
+        if t.byte_offset:
+            out.append(f"byte_offset {t.byte_offset}")
+        if t.ndim and not t.shape:
+            out.append("shape NULL")
+        if t.ndim and not t.strides:
+            out.append("strides NULL")
+        elif self.strides is not None and self.shape and tuple(self.strides) != row_major(self.shape):
+            out.append(f"strides {tuple(self.strides)}")
+        if not t.ndim and t.shape:
+            out.append("0-d with non-NULL shape")
+        return out
+
+    def about(self):
+        """The input in words, for a message: its traits, or that it has
+        those of a real producer's."""
+        traits = self.traits()
+        if not traits:
+            return "the tensor has the traits of NumPy's (manager_ctx set, capsule destructor, aligned data)"
+        return "the tensor has " + ", ".join(traits)
+
     def write(self, values):
         """Writes values (nested lists) at the tensor's element addresses."""
         _code, bits, _ = self.dtype
         size = bits // 8
+        base = self.managed.dl_tensor.data + self.managed.dl_tensor.byte_offset
         if not self.shape:
-            ctypes.memmove(
-                ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset,
-                encode(values, self.dtype),
-                size,
-            )
+            ctypes.memmove(base, encode(values, self.dtype), size)
             return
         strides = self.strides if self.strides is not None else row_major(self.shape or ())
-        base = ctypes.addressof(self.buffer) + self.managed.dl_tensor.byte_offset
 
         def put(dim, address, v):
             if dim == len(self.shape or ()):
@@ -525,6 +620,10 @@ class Producer:
         return read_elements(t.data, t.byte_offset, self.shape or (), self.strides, self.dtype)
 
     def __dlpack__(self, *args, **kwargs):
+        # Each request is judged alone: a consumer that retries (mlx asks
+        # __dlpack__() and then __dlpack__(max_version=...)) got what it
+        # asked for last.
+        self.refused_request = None
         if not self.keywords and kwargs.keys() - {"stream"}:
             raise TypeError(
                 f"__dlpack__() got unexpected keyword arguments {sorted(kwargs.keys() - {'stream'})}"
@@ -537,6 +636,8 @@ class Producer:
                 raise BufferError(
                     "this producer exports versioned capsules only: pass max_version=(1, x)"
                 )
+        if self.capsule is None:
+            raise BufferError("this producer's tensor was handed over already")
         return self.capsule
 
     def __dlpack_device__(self):
@@ -545,20 +646,43 @@ class Producer:
 
     @property
     def consumed(self):
+        """Whether a consumer renamed the capsule (took the tensor over)."""
+        if self.capsule is None:
+            return bool(self._consumed)
         used = dl.USED_VERSIONED_CAPSULE_NAME if self.versioned else dl.USED_CAPSULE_NAME
         return capsule_name(self.capsule) == used
 
+    def release(self):
+        """Lets the capsule go, as a real producer does once it returned it:
+        when the consumer holds it no more, its destructor runs now. Returns
+        (consumed, whether the capsule still has the kit's destructor,
+        whether something besides the kit still holds it)."""
+        if self.capsule is None:
+            return bool(self._consumed), False, False
+        consumed = self.consumed
+        ours = self._destructor is not None and _capsule_get_destructor(self.capsule) == ctypes.cast(
+            self._destructor, ctypes.c_void_p
+        ).value
+        held = sys.getrefcount(self.capsule) > 2  # the attribute, getrefcount's argument
+        self._consumed = consumed
+        self.capsule = None
+        return consumed, ours, held
 
-# The kit's capsules carry a destructor that does nothing (Py_GetVersion
-# takes no argument and changes nothing; the kit keeps every capsule alive
-# anyway), so that check_released can tell a consumer that took the tensor
-# by clearing the destructor from one that left the capsule owning it. The
-# prototypes are the kit's own: nothing is set on ctypes.pythonapi.
-_CAPI = ctypes.PyDLL(None, handle=ctypes.pythonapi._handle)
-_KEPT_DESTRUCTOR = ctypes.cast(_CAPI.Py_GetVersion, ctypes.c_void_p).value
-_GET_DESTRUCTOR = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(
-    ("PyCapsule_GetDestructor", _CAPI)
-)
+
+_ALIGN = 64
+_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_EXITING = []
+
+
+@atexit.register
+def _exiting():
+    """At exit the capsules the kit still holds die without calling back
+    into Python that is being torn down."""
+    _EXITING.append(True)
+    for p in _KEEP:
+        if isinstance(p, Producer) and p.capsule is not None and p._destructor is not None:
+            _capsule_set_destructor(p.capsule, None)
+
 
 _PADDED_DIMS = 1 << 17
 _PAGE = 4096
@@ -567,8 +691,6 @@ _PAGE = 4096
 def _guarded_int64s(entries):
     """entries as int64s that end where an unmapped page begins (Linux), so
     that a reader past them faults at once; None where that cannot be had."""
-    import mmap
-
     if not hasattr(mmap, "MAP_ANONYMOUS") or not hasattr(_libc, "mprotect"):
         return None
     size = 8 * len(entries)
@@ -624,7 +746,8 @@ def check_values(producer, y, read, expected):
     got = read(y)
     if not same_values(got, expected):
         raise Violation(
-            "consumer-values", f"the imported array holds {got}; the tensor holds {expected}"
+            "consumer-values",
+            f"the imported array holds {got}; the tensor holds {expected} ({producer.about()})",
         )
     if producer.calls > 1:
         raise Violation(
@@ -676,49 +799,60 @@ def _set_first(values, v):
 def check_released(producer, *, settle=0.2):
     """After the consumer's array is gone: a consumer that took the tensor
     (renamed the capsule) called the deleter exactly once; one that did not
-    take it never called it."""
-    import time
-
+    take it left the deleter to the capsule's destructor (the kit's, which
+    runs when the kit lets the capsule go here), or, where it cleared that
+    destructor, called the deleter once itself."""
     # Reference counting usually frees the array at `del`; garbage collection
     # and a short wait are for consumers that free later (cycles, threads).
-    deadline = time.monotonic() + settle
+    deadline = time.monotonic() + settle if producer.managed.deleter else 0
     while producer.consumed and not producer.calls and time.monotonic() < deadline:
         gc.collect()
         time.sleep(0.01)
-    if producer.consumed and producer.calls != 1:
-        what = "never" if producer.calls == 0 else f"{producer.calls} times"
+    had_destructor = producer._destructor is not None
+    consumed, ours, _held = producer.release()
+    if not producer.managed.deleter:
+        return "the deleter is NULL, which DLPack allows: nothing to count"
+    by_consumer = producer.calls - producer.destructor_calls
+    about = producer.about()
+    if consumed and by_consumer != 1:
+        what = "never" if by_consumer == 0 else f"{by_consumer} times"
         raise Violation(
             "consumer-deleter-once",
             f"the consumer renamed the capsule (took the tensor), and the "
-            f"deleter ran {what} after its array was dropped",
+            f"deleter ran {what} after its array was dropped ({about})",
         )
-    if not producer.consumed and producer.calls > 1:
+    if consumed or not by_consumer:
+        return None
+    if ours:
+        when = "ran it again" if producer.destructor_calls else "runs it again when the capsule dies"
         raise Violation(
             "consumer-deleter-once",
-            f"the consumer never renamed the capsule, and the deleter ran {producer.calls} times",
+            f"the consumer never renamed the capsule, yet called the deleter {by_consumer} "
+            f"times; the capsule's destructor, which calls the deleter of an unrenamed "
+            f"capsule, {when} ({about})",
         )
-    if (
-        not producer.consumed
-        and producer.calls
-        and _GET_DESTRUCTOR(producer.capsule) == _KEPT_DESTRUCTOR
-    ):
+    if not had_destructor:
         raise Violation(
             "consumer-deleter-once",
-            "the consumer called the deleter once but neither renamed the capsule nor cleared its "
-            "destructor: the capsule still owns the tensor, so a producer's destructor that calls the "
-            "deleter of a capsule still named 'dltensor[_versioned]', as the specification's does, "
-            "calls it a second time",
+            f"the consumer never renamed the capsule, yet called the deleter {by_consumer} "
+            f"times: to the producer the tensor is still its own ({about})",
         )
-    if not producer.consumed and producer.calls:
-        # The consumer alone called the deleter, and cleared (or replaced)
-        # the capsule's destructor: it took the tensor without renaming it.
+    if by_consumer != 1:
         raise Violation(
-            "consumer-rename",
-            "the consumer called the deleter once but left the capsule named "
-            f"{capsule_name(producer.capsule)!r}: it took the tensor without renaming the "
-            "capsule (clearing its destructor, say), so the capsule still reads as unconsumed "
-            "and a second from_dlpack of it would take a freed tensor",
+            "consumer-deleter-once",
+            f"the consumer cleared the capsule's destructor without renaming the capsule, and "
+            f"called the deleter {by_consumer} times ({about})",
         )
+    # The consumer alone called the deleter, once, and cleared (or replaced)
+    # the capsule's destructor: it took the tensor without renaming it.
+    name = dl.VERSIONED_CAPSULE_NAME if producer.versioned else dl.CAPSULE_NAME
+    raise Violation(
+        "consumer-rename",
+        f"the consumer called the deleter once but left the capsule named {name!r}: it "
+        "took the tensor without renaming the capsule (it cleared the capsule's destructor), so "
+        "the capsule still reads as unconsumed and a second from_dlpack of it would take a freed "
+        f"tensor ({about})",
+    )
 
 
 # ---- the C exchange API -----------------------------------------------------
@@ -738,7 +872,7 @@ def exchange_api(x):
             raise Violation(
                 "exchange-api", f"{name} is a capsule named {got!r}, not 'dlpack_exchange_api'"
             )
-        address = _api.PyCapsule_GetPointer(table, b"dlpack_exchange_api")
+        address = _capsule_get_pointer(table, b"dlpack_exchange_api")
     api = dl.DLPackExchangeAPI.from_address(address)
     if api.header.version.major != VERSION[0]:
         raise Violation(

@@ -5,9 +5,13 @@ the signal and the end of what the process printed, and a fresh worker goes
 on with the next case. One worker serves every case until it dies, so a run
 costs one import of the library plus one per crash; cases in one worker
 share the library's state (the kit keeps every tensor it made alive, so a
-late deleter call reaches live memory)."""
+late deleter call reaches live memory), but not the process state a case
+may change, which the worker restores after each (_ProcessState), so a
+case's verdict is the one it gets run alone."""
 
+import contextlib
 import fnmatch
+import gc
 import json
 import os
 import select
@@ -200,17 +204,86 @@ def _die_with_parent():
     """On Linux, the worker is killed when the parent dies (a CI timeout kills
     the parent); elsewhere it ends when its stdin closes."""
     if sys.platform.startswith("linux"):
-        import contextlib
         import ctypes
 
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+# The process that answers the parent: the worker, or in an isolated run the
+# child it forked for the case. A process the library forks is neither: it
+# never writes a result (it would answer a case twice), it exits.
+_REPORTER = None
+
+
+def _report(out, r):
+    if os.getpid() != _REPORTER:
+        os._exit(0)
+    out.write(json.dumps(r) + "\n")
+
+
+class _ProcessState:
+    """What a case may change in the worker's process and the next case must
+    not see: the working directory, sys.stdout/stderr and the file
+    descriptors 1 and 2, the standard library's entries in sys.modules, the
+    Python signal handlers, the garbage collector's state. Recorded after the
+    library's import, restored after every case, so that each case starts
+    where the first one did."""
+
+    def __init__(self):
+        self.cwd = os.getcwd()
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.fds = {fd: os.dup(fd) for fd in (1, 2)}
+        stdlib = getattr(sys, "stdlib_module_names", ())
+        self.modules = {
+            n: m for n, m in sys.modules.items() if n.partition(".")[0] in (*stdlib, *_KIT_MODULES)
+        }
+        self.signals = {}
+        for s in signal.valid_signals():
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
+                handler = signal.getsignal(s)
+                if handler is not None:
+                    self.signals[s] = handler
+        self.gc = (gc.isenabled(), gc.get_threshold())
+
+    def restore(self):
+        with contextlib.suppress(OSError):
+            if os.getcwd() != self.cwd:
+                os.chdir(self.cwd)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        sys.stdin, sys.stdout, sys.stderr = self.streams
+        for fd, saved in self.fds.items():
+            with contextlib.suppress(OSError):
+                os.dup2(saved, fd)
+        for name, module in self.modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        for s, handler in self.signals.items():
+            with contextlib.suppress(OSError, ValueError, RuntimeError, TypeError):
+                if signal.getsignal(s) is not handler:
+                    signal.signal(s, handler)
+        enabled, threshold = self.gc
+        if enabled and not gc.isenabled():
+            gc.enable()
+        if gc.get_threshold() != threshold:
+            gc.set_threshold(*threshold)
+
+
+_KIT_MODULES = ("dlpack_conformance",)
+
+
 def worker(library, result_fd):
-    """The worker's loop: case ids on stdin, one JSON result a line on
-    result_fd."""
+    """The worker's loop: "sequence-number case-id" lines on stdin, one JSON
+    result a line on result_fd, each tagged with the number and id it
+    answers. With DLPACK_CONFORMANCE_ISOLATE=1 in its environment each case
+    runs in a child forked from the worker after the library's import (case
+    by case: no case sees what another did)."""
+    global _REPORTER
     _die_with_parent()
+    _REPORTER = os.getpid()
+    isolate = os.environ.pop("DLPACK_CONFORMANCE_ISOLATE", "") == "1" and hasattr(os, "fork")
     adapter = adapter_for(library)
     out = os.fdopen(result_fd, "w", buffering=1)
     try:
@@ -218,33 +291,92 @@ def worker(library, result_fd):
         ns = {}
         exec("\n".join(adapter.header()), ns)  # noqa: S102
     except Exception as e:  # noqa: BLE001 - reported to the parent as cannot-run
-        out.write(json.dumps({"cannot_run": f"{library}: {type(e).__name__}: {e}"}) + "\n")
+        _report(out, {"cannot_run": f"{library}: {type(e).__name__}: {e}"})
         return
-    out.write(json.dumps({"ready": True, "version": library_version(adapter)}) + "\n")
+    state = _ProcessState()
+    _report(out, {"ready": True, "version": library_version(adapter)})
     by_id = {c.id: c for c in catalogue.all_cases(adapter)}
-    for line in sys.stdin:
+    for line in state.streams[0]:
         if line.startswith("probe:"):
             side = line.strip().partition(":")[2]
-            out.write(
-                json.dumps({"probe": side, "missing": probe(adapter, side, ns, by_id)}) + "\n"
-            )
+            _report(out, {"probe": side, "missing": probe(adapter, side, ns, by_id)})
             continue
-        case = by_id[line.strip()]
+        seq, _, case_id = line.strip().partition(" ")
+        case = by_id[case_id]
         start = time.monotonic()
-        try:
-            r = run_case(adapter, case, ns)
-        except BaseException as e:  # noqa: BLE001 - the kit's own error, reported as such
-            r = kit_error(adapter.name, case, e, "the kit failed")
+        r = _run_forked(adapter, case, ns) if isolate else _run_guarded(adapter, case, ns)
         r["seconds"] = round(time.monotonic() - start, 4)
-        out.write(json.dumps(r) + "\n")
+        r["seq"] = int(seq)
+        _report(out, r)
+        state.restore()
+    out.flush()
+    # No interpreter shutdown: the library's objects may call the kit's
+    # callbacks (deleters, capsule destructors) while modules are torn down.
+    os._exit(0)
+
+
+def _run_guarded(adapter, case, ns):
+    try:
+        return run_case(adapter, case, ns)
+    except BaseException as e:  # noqa: BLE001 - the kit's own error, reported as such
+        if os.getpid() != _REPORTER:
+            os._exit(0)
+        return kit_error(adapter.name, case, e, "the kit failed")
+
+
+def _run_forked(adapter, case, ns):
+    """Runs the case in a child of the worker and returns its result, or a
+    crash when the child died without one."""
+    global _REPORTER
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        _REPORTER = os.getpid()
+        r = _run_guarded(adapter, case, ns)
+        with os.fdopen(write, "w") as f:
+            _report(f, r)
+        os._exit(0)
+    os.close(write)
+    chunks, deadline = [], time.monotonic() + CASE_TIMEOUT
+    with os.fdopen(read, "rb") as f:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([f], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                break
+            chunk = os.read(f.fileno(), 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    if time.monotonic() >= deadline:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        if os.WIFSIGNALED(status):
+            why = _signal_name(os.WTERMSIG(status))
+        else:
+            why = f"the process exited with status {os.WEXITSTATUS(status)}"
+        return result(adapter.name, case, "crash", f"{why} while running this case", "crash")
+
+
+def _signal_name(number):
+    try:
+        return f"the process died of {signal.Signals(number).name}"
+    except ValueError:
+        return f"the process died of signal {number}"
 
 
 # ---- in the parent ----------------------------------------------------------
 
 
 class Worker:
-    def __init__(self, library, env=None):
+    def __init__(self, library, env=None, isolate=False):
         self.library = library
+        self.seq = 0
+        self.lost = None  # why the last case got no answer of its own
         read, write = os.pipe()
         self.stderr_path = os.path.join(
             _tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log"
@@ -255,6 +387,9 @@ class Worker:
         if here:
             env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env.pop("DLPACK_CONFORMANCE_ISOLATE", None)
+        if isolate:
+            env["DLPACK_CONFORMANCE_ISOLATE"] = "1"
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -282,9 +417,16 @@ class Worker:
         self.version = first.get("version")
 
     def _read(self, timeout):
-        ready, _, _ = select.select([self.results], [], [], timeout)
-        if not ready:
-            return None
+        # In slices: a process the library forked may hold the pipe open
+        # after the worker died, so the worker's exit is watched too.
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.results], [], [], min(max(left, 0), 0.5))
+            if ready:
+                break
+            if left <= 0 or self.proc.poll() is not None:
+                return None
         line = self.results.readline()
         try:
             return json.loads(line) if line else None
@@ -303,13 +445,33 @@ class Worker:
         return ... if answer is None else answer.get("missing")
 
     def run(self, case):
-        """The case's result, or None when the worker died or hung."""
+        """The case's result, or None when the worker died or hung, or
+        answered something else than this case (self.lost says what): each
+        request carries a sequence number the answer must repeat, with the
+        case's id; a stale answer to an earlier request is dropped."""
+        self.seq += 1
+        self.lost = None
         try:
-            self.proc.stdin.write(case.id + "\n")
+            self.proc.stdin.write(f"{self.seq} {case.id}\n")
             self.proc.stdin.flush()
         except BrokenPipeError:
             return None
-        return self._read(CASE_TIMEOUT)
+        deadline = time.monotonic() + CASE_TIMEOUT
+        while True:
+            r = self._read(max(deadline - time.monotonic(), 0))
+            if r is None:
+                return None
+            seq = r.pop("seq", None)
+            if isinstance(seq, int) and seq < self.seq:
+                continue  # an answer to a request already answered
+            if seq != self.seq or r.get("case") != case.id:
+                self.lost = (
+                    f"the worker answered request {seq} ({r.get('case')}) where this case was "
+                    f"request {self.seq}: its process state is not the kit's"
+                )
+                self.proc.kill()
+                return None
+            return r
 
     def death(self):
         """Why the worker is gone: its signal or exit code."""
@@ -383,12 +545,13 @@ class Session:
     """Runs cases of one library in a worker, starting a fresh worker after
     a crash."""
 
-    def __init__(self, library):
+    def __init__(self, library, isolate=False):
         self.library = library
         self.adapter = adapter_for(library)
         self.worker = None
         self.version = None
         self.missing = {}  # side: None (present) or what the library lacks
+        self.isolate = isolate
 
     def declared_skip(self, case):
         """Why the adapter says the library cannot do the case, or None."""
@@ -426,7 +589,7 @@ class Session:
         return self.missing[side]
 
     def _start(self):
-        self.worker = Worker(self.library)
+        self.worker = Worker(self.library, isolate=self.isolate)
         self.version = self.worker.version
 
     def run(self, case):
@@ -448,7 +611,7 @@ class Session:
                 self._start()
             r = self.worker.run(case)
             if r is None:
-                why = self.worker.death()
+                why = self.worker.lost or self.worker.death()
                 r = result(
                     self.adapter.name,
                     case,
@@ -467,10 +630,12 @@ class Session:
             self.worker = None
 
 
-def run_library(library, patterns=(), on_result=None):
-    """Every selected case against library, isolated; returns the results."""
+def run_library(library, patterns=(), on_result=None, isolate=False):
+    """Every selected case against library, isolated; returns the results.
+    With isolate, each case runs in a process of its own forked after the
+    library's import, as if it were run alone (slower; Linux and macOS)."""
     _, chosen = select_cases(library, patterns)
-    session = Session(library)
+    session = Session(library, isolate=isolate)
     results = []
     try:
         for case in chosen:
