@@ -19,6 +19,7 @@ packages=(
   libclang-rt-14-dev                              # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz-c.sh)
   g++-mingw-w64-x86-64-win32 g++-mingw-w64-i686-win32  # Windows C and C++ with the Windows C runtime's headers (tests/chelpers)
   python3-venv
+  python3.11-dbg                                  # a debug CPython (python3.11d) for the thread stress test
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3
   ocl-icd-libopencl1 pocl-opencl-icd              # OpenCL (the ICD loader, PoCL's CPU driver) for the devices suite
