@@ -1,4 +1,5 @@
-"""One capsule, many threads: exactly one of them takes it.
+"""One capsule, many threads: exactly one of them takes it; and a close()
+racing an export lets go of no memory the export uses.
 
 Threads released together by a barrier all import the same capsule, round
 after round, at a 1 µs switch interval: through a producer's __dlpack__ (the
@@ -7,6 +8,10 @@ module's C), and through to_managed. Exactly one thread may own the tensor,
 the others must be told the capsule is consumed, and the producer's deleter
 must run exactly once per tensor; before taking a capsule was atomic, two
 threads could both own it (a double deleter call, then memory corruption).
+Then one thread closes a Tensor while another exports it: the export must
+either fail or keep the memory's owner alive until its consumer is done
+(the ctypes module used to read the lease after checking it, and let the
+owner go).
 
 It needs the standard library and the module under test only (the producer
 is ctypes), so that it runs on debug and free-threaded builds without NumPy:
@@ -23,6 +28,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import weakref
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATED = os.environ.get("DLGEN_PYTHON_DIR", os.path.join(ROOT, "generated", "python"))
@@ -155,6 +161,82 @@ def _check(module, threads):
     assert not failures, f"{module}, {threads} threads, {ROUNDS} rounds:\n" + "\n".join(failures)
 
 
+class Owner:
+    """Memory a framework owns: four doubles."""
+
+    def __init__(self):
+        self.memory = (ctypes.c_double * 4)(1, 2, 3, 4)
+
+
+def close_racing_export(dl, rounds):
+    """Each round one thread closes a Tensor over an owner's memory while
+    another exports it: the export either fails (closed) or keeps the owner
+    alive until its consumer is done. Returns the failures, as text."""
+    version = (dl.DLPACK_MAJOR_VERSION, dl.DLPACK_MINOR_VERSION)
+    state = {}
+    failures = []
+    start, end = threading.Barrier(3), threading.Barrier(3)
+
+    def export():
+        try:
+            for _ in range(rounds):
+                start.wait()
+                try:
+                    state["capsule"] = state["tensor"].__dlpack__(max_version=version)
+                except ValueError as e:
+                    if "closed" not in str(e):
+                        failures.append(f"export: {e}")
+                end.wait()
+        except threading.BrokenBarrierError:
+            pass  # the main thread stopped the run
+
+    def close():
+        try:
+            for _ in range(rounds):
+                start.wait()
+                state["tensor"].close()
+                end.wait()
+        except threading.BrokenBarrierError:
+            pass
+
+    workers = [threading.Thread(target=export), threading.Thread(target=close)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for w in workers:
+            w.start()
+        for r in range(rounds):
+            owner = Owner()
+            state["tensor"] = dl.from_pointer(ctypes.addressof(owner.memory), (4,), "float64", owner=owner)
+            alive = weakref.ref(owner)
+            del owner
+            start.wait()
+            end.wait()
+            capsule = state.pop("capsule", None)
+            if capsule is not None:
+                if alive() is None:
+                    failures.append(f"round {r}: the owner was let go while an export of it lived")
+                t = dl.from_dlpack(capsule)
+                t.close()
+            if len(failures) >= 5:
+                start.abort()
+                end.abort()
+                break
+    except threading.BrokenBarrierError:
+        pass
+    finally:
+        sys.setswitchinterval(interval)
+        for w in workers:
+            w.join()
+    return failures
+
+
+def _check_close(module):
+    dl = importlib.import_module(module)
+    failures = close_racing_export(dl, ROUNDS)
+    assert not failures, f"{module}, {ROUNDS} rounds:\n" + "\n".join(failures)
+
+
 # --- under pytest ---------------------------------------------------------------
 
 try:
@@ -169,6 +251,10 @@ if pytest is not None:
     @pytest.mark.parametrize("module", MODULES)
     def test_one_capsule_has_one_owner(module, threads):
         _check(module, threads)
+
+    @pytest.mark.parametrize("module", MODULES)
+    def test_a_close_racing_an_export_keeps_the_memory(module):
+        _check_close(module)
 
     @pytest.mark.parametrize("module", MODULES)
     def test_the_gil_stays_off_on_a_free_threaded_build(module):
@@ -213,6 +299,12 @@ def main():
             except AssertionError as e:
                 failed = True
                 print(f"FAIL {e}")
+        try:
+            _check_close(module)
+            print(f"{module}, {ROUNDS} rounds of a close racing an export: the memory stayed")
+        except AssertionError as e:
+            failed = True
+            print(f"FAIL {e}")
     if FREE_THREADED:
         if sys._is_gil_enabled():
             failed = True
