@@ -110,6 +110,16 @@ for v in 3.10 3.12 3.13; do
   fi
 done
 
+# Debian's debug CPython (python3.11d, the same ABI as the release build)
+# with Cython only: the thread stress test builds dlpack_cython there too.
+if ! cmp -s tests/requirements-debug.txt .venv-py3.11d/.requirements 2>/dev/null; then
+  echo "deps: Python 3.11 debug venv in .venv-py3.11d"
+  rm -rf .venv-py3.11d
+  python3.11d -m venv .venv-py3.11d
+  .venv-py3.11d/bin/pip install -q --disable-pip-version-check -r tests/requirements-debug.txt
+  cp tests/requirements-debug.txt .venv-py3.11d/.requirements
+fi
+
 # Upstream headers of older releases as wheels on PyPI ship them; only
 # each dlpack.h is kept, for the ABI test. The wheels are pure downloads
 # (a pinned platform, never installed): DLPack 1.2 from apache-tvm-ffi 0.1.0,

@@ -59,8 +59,8 @@ for v in 3.10 3.12 3.13; do
     tests/python/test_c_extension.py tests/python/test_ctypes_capsule_in_place.py \
     tests/python/test_release.py tests/python/test_thread_stress.py
 done
-echo "== python 3.11 debug build: one capsule, many threads (the ctypes module; dlpack_cython where Cython is installed)"
-python3.11d tests/python/test_thread_stress.py
+echo "== python 3.11 debug build (.venv-py3.11d): one capsule, many threads, in both modules"
+.venv-py3.11d/bin/python tests/python/test_thread_stress.py
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
 go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
 echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import, the C helpers (a crasher fails CI)"

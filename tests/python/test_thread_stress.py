@@ -275,8 +275,10 @@ def _build_cython():
         return None
     build = tempfile.mkdtemp(prefix="dlgen-stress-")
     shutil.copytree(GENERATED, build, dirs_exist_ok=True)
-    subprocess.run([sys.executable, "-m", "Cython.Build.Cythonize", "-i", "-q", "dlpack_cython.pyx"],
-                   cwd=build, check=True, capture_output=True)
+    r = subprocess.run([sys.executable, "-m", "Cython.Build.Cythonize", "-i", "-q", "dlpack_cython.pyx"],
+                       cwd=build, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError("cythonize failed:\n" + r.stdout + r.stderr)
     return build
 
 
@@ -288,6 +290,9 @@ def main():
         sys.path.insert(0, cython_dir)
         sys.path.insert(0, GENERATED)
         modules.append("dlpack_cython")
+    elif os.environ.get("DLGEN_REQUIRE_TOOLS") == "1":
+        print("FAIL dlpack_cython: no Cython in this interpreter (DLGEN_REQUIRE_TOOLS=1)")
+        return 1
     else:
         print("dlpack_cython: not built (no Cython in this interpreter)")
     failed = False
