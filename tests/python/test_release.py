@@ -149,8 +149,10 @@ def test_the_count_measured_for_python_3_14_judges_exports_right(tmp_path):
         import ctypes, datetime, enum, gc, math, operator, os, struct, threading, typing
         import numpy
         real_version, real_count = sys.version_info, sys.getrefcount
-        held = object()
-        direct, wrapped = real_count(held), (lambda o: real_count(o))(held)
+        def counts():  # of one local name, directly and through a wrapper
+            held = object()
+            return real_count(held), (lambda o: real_count(o))(held)
+        direct, wrapped = counts()
         # One less than a direct call counts on this release, as 3.14 counts
         # one less than 3.13 (the wrapper's own reference taken off too).
         sys.version_info = (3, 14, 0, "final", 0)
