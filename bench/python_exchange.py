@@ -10,8 +10,9 @@ also drawn in docs/bench/python-exchange.svg (bench/plot.py).
 
 Peer and candidates are interleaved as bench/interleaved.py says. "floor" is the least any
 ctypes consumer must do, written inline with nothing checked: take the
-capsule in place as dlpack_ctypes does on CPython (read its pointer and
-name, compare the name, write the used_ one), read the struct and the shape
+capsule in place as dlpack_ctypes does on CPython (holding a lock, as
+another thread may take it too: read its pointer and its name, up to the
+NUL, compare the name, write the used_ one), read the struct and the shape
 in place (a ctypes array laid over the address space), keep them in a
 Python object, and call the deleter when that object dies: one foreign call.
 """
@@ -20,6 +21,7 @@ import importlib
 import os
 import struct
 import sys
+import threading
 
 import numpy as np
 import plot
@@ -36,11 +38,11 @@ def ctypes_floor(a):
     memory = memoryview((ctypes.c_char * (sys.maxsize & -8)).from_address(0)).cast("B")
     words = memory.cast("Q")
     capsule_at = object.__basicsize__  # a PyCapsule's pointer, then its name
-    capsule_head = struct.Struct("=QQ")
+    names = (ctypes.c_char_p * (sys.maxsize // 8)).from_address(0)  # names[i]: the string words[i] points to
     used = ctypes.create_string_buffer(b"used_dltensor_versioned")
     used_at = ctypes.addressof(used)
-    name = (b"dltensor_versioned\0",)
-    read_name = struct.Struct(f"={len(name[0])}s").unpack_from
+    name = b"dltensor_versioned"
+    taking = threading.Lock()
     m = ct.DLManagedTensorVersioned
     shape_at = m.dl_tensor.offset + ct.DLTensor.shape.offset
     head = struct.Struct(f"={m.deleter.offset}xQ{shape_at - m.deleter.offset - 8}xQ")
@@ -57,10 +59,12 @@ def ctypes_floor(a):
 
     def consume():
         cap = a.__dlpack__(max_version=max_version)
-        p, n = capsule_head.unpack_from(memory, id(cap) + capsule_at)
-        if read_name(memory, n) != name:
-            raise ValueError("not a versioned capsule")
-        words[(id(cap) + capsule_at + 8) >> 3] = used_at
+        at = (id(cap) + capsule_at + 8) >> 3
+        with taking:
+            p = words[at - 1]
+            if names[at] != name:
+                raise ValueError("not a versioned capsule")
+            words[at] = used_at
         deleter, shape_p = head.unpack_from(memory, p)
         held = Held()
         held.address, held.deleter = p, deleter

@@ -34,6 +34,7 @@ packages=(
   libclang-rt-14-dev                              # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz-c.sh)
   g++-mingw-w64-x86-64-win32 g++-mingw-w64-i686-win32  # Windows C and C++ with the Windows C runtime's headers (tests/chelpers)
   python3-venv
+  python3.11-dbg                                  # a debug CPython (python3.11d) for the thread stress test
   valgrind                                        # the bridge's memcheck test
   python3-torch                                   # PyTorch 1.13 for Debian's own python3
   ocl-icd-libopencl1 pocl-opencl-icd              # OpenCL (the ICD loader, PoCL's CPU driver) for the devices suite
@@ -123,6 +124,16 @@ for v in 3.10 3.12 3.13; do
     cp tests/requirements-pythons.txt "$venv/.requirements"
   fi
 done
+
+# Debian's debug CPython (python3.11d, the same ABI as the release build)
+# with Cython only: the thread stress test builds dlpack_cython there too.
+if ! cmp -s tests/requirements-debug.txt .venv-py3.11d/.requirements 2>/dev/null; then
+  echo "deps: Python 3.11 debug venv in .venv-py3.11d"
+  rm -rf .venv-py3.11d
+  python3.11d -m venv .venv-py3.11d
+  .venv-py3.11d/bin/pip install -q --disable-pip-version-check -r tests/requirements-debug.txt
+  cp tests/requirements-debug.txt .venv-py3.11d/.requirements
+fi
 
 # Upstream headers of older releases as wheels on PyPI ship them; only
 # each dlpack.h is kept, for the ABI test. The wheels are pure downloads

@@ -51,14 +51,16 @@ echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dp
 OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.venv-dpnp/etc/OpenCL/vendors" \
   DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
 for v in 3.10 3.12 3.13; do
-  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back"
+  echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back, threads racing for a capsule"
   # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
   DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
     tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py \
     tests/python/test_c_extension.py tests/python/test_ctypes_capsule_in_place.py \
-    tests/python/test_release.py
+    tests/python/test_release.py tests/python/test_thread_stress.py
 done
+echo "== python 3.11 debug build (.venv-py3.11d): one capsule, many threads, in both modules"
+.venv-py3.11d/bin/python tests/python/test_thread_stress.py
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
 go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
 echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import, the C helpers (a crasher fails CI)"

@@ -36,6 +36,8 @@ cdef class Tensor:
     cdef int64_t _size(self) noexcept
     cdef int64_t _nbytes(self) noexcept
     cdef bint _contiguous(self) noexcept
+    cdef int _hold(self) except -1
+    cdef void _unhold(self) noexcept
 
 
 # A Tensor over memory that owner keeps alive: owner is held until the

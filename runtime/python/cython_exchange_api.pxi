@@ -208,21 +208,35 @@ cdef size_t _CHECK_TORCH = 1
 
 
 # The last type asked about and its answer: a loop over one type's
-# instances costs one comparison (the reference keeps the type alive).
+# instances costs one comparison (the reference keeps the type alive). Two
+# globals that another thread could change between their reads: used under
+# the GIL only, and a free-threaded build asks _api_by_type (a dict, safe
+# to share) every time.
 cdef object _last_type = None
 cdef size_t _last_tagged = 0
+
+cdef extern from *:
+    """
+    #ifdef Py_GIL_DISABLED
+    #define DLGEN_FREE_THREADED 1
+    #else
+    #define DLGEN_FREE_THREADED 0
+    #endif
+    """
+    const bint DLGEN_FREE_THREADED
 
 
 cdef size_t _consumer_table(object cls) except? 0:
     """The table from_dlpack uses for instances of cls (see the rules above),
     tagged; 0 if none. Cached per type, as the protocol allows."""
     global _last_type, _last_tagged
-    if cls is _last_type:
+    if not DLGEN_FREE_THREADED and cls is _last_type:
         return _last_tagged
     cached = _api_by_type.get(cls)
     if cached is not None:
-        _last_type, _last_tagged = cls, <size_t>cached
-        return _last_tagged
+        if not DLGEN_FREE_THREADED:
+            _last_type, _last_tagged = cls, <size_t>cached
+        return <size_t>cached
     cdef size_t tagged = 0
     own = getattr(cls, "__dict__", {})
     if _EXCHANGE_API_ATTRIBUTE in own or (_PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None

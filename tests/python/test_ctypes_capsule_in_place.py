@@ -2,14 +2,21 @@
 it reads the capsule's pointer and name, and writes the used_ name, where
 CPython keeps them, instead of calling PyCapsule_GetPointer and
 PyCapsule_SetName. The result must be theirs exactly, and wherever reading
-in place is not safe the foreign calls must decide."""
+in place is not safe the foreign calls must decide. The name is read as
+strcmp reads it, never past its NUL (valgrind checks), and
+DLGEN_CTYPES_IN_PLACE=0 turns the in-place path off."""
 import ctypes
 import importlib
 import mmap
+import os
+import shutil
+import subprocess
 import sys
+import sysconfig
 
 import numpy as np
 import pytest
+from conftest import REQUIRED
 
 ct = importlib.import_module("dlpack_ctypes")
 
@@ -30,6 +37,81 @@ class Lends:
 
 def test_the_layout_holds_on_cpython():
     assert ct._CAPSULE_IN_PLACE is (sys.implementation.name == "cpython")
+
+
+# Imports a producer's capsule with the in-place path's name reader broken:
+# it fails where the path runs, and passes where the foreign calls take it.
+_SWITCH_CHECK = """
+import sys
+sys.path.insert(0, {directory!r})
+import numpy as np
+import dlpack_ctypes as ct
+ct._NAME_STRINGS = None
+class Lends:
+    def __dlpack__(self, **_):
+        return np.arange(3.0).__dlpack__(max_version=(1, 0))
+print(ct._CAPSULE_IN_PLACE, ct.from_dlpack(Lends()).shape)
+"""
+
+
+@pytest.mark.parametrize("value", ["0", "1", None])
+def test_an_environment_variable_turns_the_in_place_path_off(value):
+    env = {k: v for k, v in os.environ.items() if k != "DLGEN_CTYPES_IN_PLACE"}
+    if value is not None:
+        env["DLGEN_CTYPES_IN_PLACE"] = value
+    script = _SWITCH_CHECK.format(directory=os.path.dirname(ct.__file__))
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    if value == "0":
+        assert r.stdout.split() == ["False", "(3,)"], r.stdout + r.stderr
+    else:  # the in-place path runs, and reads the broken reader
+        assert "TypeError" in r.stderr and "_NAME_STRINGS" not in r.stdout, r.stdout + r.stderr
+
+
+# A capsule named "x" in a malloc block of 2 bytes, imported: valgrind
+# reports any read past the block. CPython's own allocator is turned off
+# where it can be (PYTHONMALLOC=malloc; a free-threaded build has only
+# mimalloc), so that valgrind sees its blocks too.
+_SHORT_NAME = """
+import ctypes, sys
+sys.path.insert(0, {directory!r})
+import dlpack_ctypes as ct
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+name = libc.malloc(2)
+ctypes.memmove(name, b"x\\0", 2)
+data = (ctypes.c_double * 1)()
+capsule = new(ctypes.addressof(data), name, None)
+class Lends:
+    def __dlpack__(self, **_):
+        return capsule
+assert ct._CAPSULE_IN_PLACE
+try:
+    ct.from_dlpack(Lends())
+except ValueError as e:
+    print(e)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="valgrind runs on Linux")
+def test_a_short_name_is_never_read_past_its_end_under_valgrind(tmp_path):
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        if REQUIRED:
+            pytest.fail("valgrind is not installed (run scripts/deps.sh)")
+        pytest.skip("valgrind is not installed")
+    script = tmp_path / "short_name.py"
+    script.write_text(_SHORT_NAME.format(directory=os.path.dirname(ct.__file__)))
+    # Addressability only: CPython's own start-up gives valgrind reports of
+    # uninitialised values that say nothing of this module.
+    env = dict(os.environ)
+    if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        env["PYTHONMALLOC"] = "malloc"
+    r = subprocess.run([valgrind, "-q", "--undef-value-errors=no", "--error-exitcode=99",
+                        sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "a capsule named 'x' is not a DLPack capsule" in r.stdout, r.stdout + r.stderr
 
 
 def test_an_import_renames_the_capsule_and_owns_its_tensor():

@@ -114,3 +114,85 @@ def test_conformance_kit_passes_ruff(dlgen, tmp_path):
     status, report = ruff("check", "--no-cache", "--config", config, "--extend-exclude", "dlpack_ctypes.py",
                           str(tmp_path / "conformance"))
     assert status == 0, report
+
+
+# --- Taking a capsule, and a Tensor's state, under threads ------------------------
+# (tests/python/test_thread_stress.py races threads for one capsule; these
+# keep every path that renames a capsule or changes a Tensor's state inside
+# the lock or critical section that makes it one step, so that a new path
+# cannot forget it.)
+
+def _calls(statement, name):
+    """Whether statement is the expression name()."""
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Name) and statement.value.func.id == name)
+
+
+def _turns(tree):
+    """The try statements of tree that hold ctypes_protocol's lock: right
+    after _take_turn(), with _end_turn() as their finally."""
+    found = []
+    for node in ast.walk(tree):
+        for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+            if not isinstance(body, list):
+                continue
+            for before, statement in zip(body, body[1:]):
+                if (_calls(before, "_take_turn") and isinstance(statement, ast.Try)
+                        and len(statement.finalbody) == 1 and _calls(statement.finalbody[0], "_end_turn")):
+                    found.append(statement)
+    return found
+
+
+def test_ctypes_renames_capsules_only_holding_the_lock():
+    with open(os.path.join(PROTOCOL, "ctypes_protocol.py")) as f:
+        tree = ast.parse(f.read())
+    probe = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_capsule_layout_holds")
+    in_probe = {id(n) for n in ast.walk(probe)}  # its own probe capsule, which no one else sees
+    turns = _turns(tree)
+    in_turn = {id(n) for turn in turns for block in (turn.body, turn.handlers, turn.orelse)
+               for statement in block for n in ast.walk(statement)}
+    renames = [n for n in ast.walk(tree)
+               if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_capsule_set_name")
+               or (isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                                                     and t.value.id == "_WORDS" for t in n.targets))]
+    assert len(renames) >= 3  # the in-place path's write and _take's two calls, at least
+    outside = [n.lineno for n in renames if id(n) not in in_probe and id(n) not in in_turn]
+    assert not outside, f"ctypes_protocol.py renames a capsule without holding _taking at lines {outside}"
+
+
+def _pxi_lines_outside(pattern, allowed_functions=()):
+    """Lines of the Cython sources matching pattern that no `with
+    cython.critical_section(...)` block encloses (by indentation), but in
+    allowed_functions."""
+    found = []
+    for name in sorted(os.listdir(PROTOCOL)):
+        if not name.endswith(".pxi"):
+            continue
+        with open(os.path.join(PROTOCOL, name)) as f:
+            lines = f.read().splitlines()
+        for i, line in enumerate(lines):
+            if not re.search(pattern, line) or line.lstrip().startswith("#"):
+                continue
+            indent = len(line) - len(line.lstrip())
+            enclosing = []
+            for above in reversed(lines[:i]):
+                stripped = above.lstrip()
+                if stripped and not stripped.startswith("#") and len(above) - len(stripped) < indent:
+                    enclosing.append(stripped)
+                    indent = len(above) - len(stripped)
+            if any(e.startswith("with cython.critical_section(") for e in enclosing):
+                continue
+            functions = "|".join(allowed_functions)
+            if functions and any(re.match(rf"(cdef|def) [\w* ]*\b({functions})\(", e) for e in enclosing):
+                continue
+            found.append(f"{name}:{i + 1}: {line.strip()}")
+    return found
+
+
+def test_cython_renames_capsules_in_a_critical_section():
+    assert not _pxi_lines_outside(r"PyCapsule_SetName\(")
+
+
+def test_cython_changes_a_tensors_state_in_a_critical_section():
+    # __dealloc__ runs when no other thread can hold the Tensor.
+    assert not _pxi_lines_outside(r"\._exports\s*[-+]?=|\._closed\s*=|\._free\(\)", ("__dealloc__",))

@@ -117,7 +117,7 @@ def test_a_tracer_at_import_changes_no_judgement(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path[:0] = [{os.path.dirname(ct.__file__)!r}, {os.path.dirname(__file__)!r}]
-        import ctypes, datetime, enum, gc, math, operator, os, struct, typing  # imported untraced
+        import ctypes, datetime, enum, gc, math, operator, os, struct, threading, typing  # untraced
         import numpy
         def tracer(frame, event, arg):
             if frame.f_code.co_name != "<module>":  # CPython 3.12.1 fails some module-level ones
@@ -131,6 +131,44 @@ def test_a_tracer_at_import_changes_no_judgement(tmp_path):
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
     assert out.stdout.split() == [str(ct._ONE_NAME), "0"], out.stderr
+
+
+def test_the_count_measured_for_python_3_14_judges_exports_right(tmp_path):
+    # CPython 3.14 counts no reference for the argument sys.getrefcount
+    # borrows: the module measures _ONE_NAME there instead of taking 2.
+    # Faked here on any release: the module imported believing it runs on
+    # 3.14, with a getrefcount that counts one less than this release's (on
+    # 3.13 and before: without the argument), must measure one less and
+    # still tell an export its consumer holds from one it dropped, and give
+    # dropped ones back.
+    ct = importlib.import_module("dlpack_ctypes")
+    script = tmp_path / "as_3_14.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = [{os.path.dirname(ct.__file__)!r}, {os.path.dirname(__file__)!r}]
+        import ctypes, datetime, enum, gc, math, operator, os, struct, threading, typing
+        import numpy
+        real_version, real_count = sys.version_info, sys.getrefcount
+        def counts():  # of one local name, directly and through a wrapper
+            held = object()
+            return real_count(held), (lambda o: real_count(o))(held)
+        direct, wrapped = counts()
+        # One less than a direct call counts on this release, as 3.14 counts
+        # one less than 3.13 (the wrapper's own reference taken off too).
+        sys.version_info = (3, 14, 0, "final", 0)
+        sys.getrefcount = lambda o: real_count(o) - (wrapped - direct) - 1
+        import dlpack_ctypes
+        sys.version_info, sys.getrefcount = real_version, real_count
+        import test_release
+        gc.disable()
+        wrong = test_release.held_unconsumed(dlpack_ctypes, 30)
+        base = test_release.Buffer.live
+        for _ in range(200):
+            test_release.export(dlpack_ctypes, 16)  # dropped at once
+        print(dlpack_ctypes._ONE_NAME == direct - 1, wrong, test_release.Buffer.live - base <= 2)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert out.stdout.split() == ["True", "0", "True"], out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("max_version", [(1, 0), None])

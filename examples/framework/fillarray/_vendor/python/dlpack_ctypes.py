@@ -48,6 +48,7 @@ import operator
 import os
 import struct
 import sys
+import threading
 import typing
 
 __all__ = [
@@ -1595,45 +1596,65 @@ def _read(unpack_from, size, address):
         return unpack_from((ctypes.c_char * size).from_address(address))
 
 
+# --- Taking a capsule ----------------------------------------------------------
+#
+# A consumer takes a capsule by reading its name, checking it and writing
+# used_... over it, and only one may: a second one would own the tensor too,
+# and the producer's deleter would run twice. In C under the GIL those steps
+# are one step; here they are several Python steps, between which another
+# thread may run (on a free-threaded build, at the same time). So every path
+# that takes a capsule (the in-place one in from_dlpack, _take) does all of
+# its reading, checking and renaming holding _taking, and nothing else
+# renames a capsule: tests/python/test_thread_stress.py has threads race for
+# one capsule, and tests/python/test_lint.py checks that every rename is
+# made holding _taking. The lock makes this module's consumers take turns;
+# a capsule handed to two different consumers at once (this module and
+# NumPy's C, say) is as safe as the other one makes it. It is taken as
+# _take_turn(), then try: ... finally: _end_turn() (a `with` costs several
+# times as much on 3.11).
+_taking = threading.Lock()
+_take_turn, _end_turn = _taking.acquire, _taking.release
+
 # A capsule taken in place: on CPython a PyCapsule is the object's head and
 # then its pointer and its name, which PyCapsule_GetPointer reads and
 # PyCapsule_SetName writes, and nothing else. Reading and writing them
-# through _MEMORY and _WORDS spares an import two of its three foreign
-# calls (each costs more than NumPy's whole exchange). The layout is private
-# to CPython, so _capsule_layout_holds tries it on a capsule PyCapsule_New
-# made, and anywhere it does not hold (another interpreter, another layout)
-# the foreign calls (_take) take over. A name is compared where it lies only
-# when the bytes compared share its first byte's page, which is then mapped.
-_CAPSULE_HEAD = struct.Struct("=" + _P + _P)  # pointer, name
+# through _WORDS and _NAME_STRINGS spares an import two of its three
+# foreign calls (each costs more than NumPy's whole exchange). The layout is
+# private to CPython, so _capsule_layout_holds tries it on a capsule
+# PyCapsule_New made, and anywhere it does not hold (another interpreter,
+# another layout) the foreign calls (_take) take over; so they do when
+# DLGEN_CTYPES_IN_PLACE=0 is set at import. The name is read as
+# PyCapsule_GetName and strcmp would: _NAME_STRINGS[i] is the C string the
+# word _WORDS[i] points to, read by the c_char_p getter (strlen, then a
+# copy), so no byte past its terminating NUL is read, whatever its length.
 _CAPSULE_AT = object.__basicsize__  # PyObject_HEAD, whatever the build
 _NAME_AT = _CAPSULE_AT + _POINTER_SIZE  # _WORDS[(id(capsule) + _NAME_AT) >> _WORD_SHIFT]
-_VNAME_BYTES = VERSIONED_CAPSULE_NAME.encode() + b"\0"
-_VNAME_END = len(_VNAME_BYTES)
-_read_vname = struct.Struct(f"={_VNAME_END}s").unpack_from
-_VNAME_READ = (_VNAME_BYTES,)  # what _read_vname gives for it
-_LAST_VNAME_START = 4096 - _VNAME_END  # the smallest page there is
+_NAME_STRINGS = (ctypes.c_char_p * (sys.maxsize // _POINTER_SIZE)).from_address(0)
+_VNAME_TEXT = VERSIONED_CAPSULE_NAME.encode()
 _USED_VNAME_ADDRESS = _USED_VNAME.value
-_read_capsule = _CAPSULE_HEAD.unpack_from
 
 
 def _capsule_layout_holds():
-    """Whether capsules are laid out as _CAPSULE_HEAD reads them here: a
+    """Whether capsules are laid out as the in-place path reads them here: a
     capsule made with a known pointer and name reads back as such, and a
     name written in place (in _WORDS) is the one PyCapsule_GetName gives."""
     if sys.implementation.name != "cpython":
         return False
     probe = _capsule_new(_NAME.value, _VNAME, None)  # any non-NULL pointer but the name
+    at = (_id(probe) + _NAME_AT) >> _WORD_SHIFT
     try:
-        fields = _read(_read_capsule, _CAPSULE_HEAD.size, _id(probe) + _CAPSULE_AT)
-        if fields != (_NAME.value, _VNAME.value) or (_id(probe) + _NAME_AT) % _POINTER_SIZE:
+        if (_id(probe) + _NAME_AT) % _POINTER_SIZE or _WORDS[at - 1] != _NAME.value:
             return False
-        _WORDS[(_id(probe) + _NAME_AT) >> _WORD_SHIFT] = _USED_VNAME_ADDRESS
+        if _WORDS[at] != _VNAME.value or _NAME_STRINGS[at] != _VNAME_TEXT:
+            return False
+        _WORDS[at] = _USED_VNAME_ADDRESS  # a probe of this module's own: no one else takes it
         return _capsule_get_name(_id(probe)) == USED_VERSIONED_CAPSULE_NAME.encode()
     except _PAST_MEMORY:
         return False
 
 
-_CAPSULE_IN_PLACE = _capsule_layout_holds()
+# DLGEN_CTYPES_IN_PLACE=0 at import turns the in-place path off.
+_CAPSULE_IN_PLACE = os.environ.get("DLGEN_CTYPES_IN_PLACE") != "0" and _capsule_layout_holds()
 
 
 # Bound once for the import path, where each attribute lookup shows.
@@ -1745,6 +1766,16 @@ def _new_arena():
     words = memoryview(view).cast("B").cast("Q")
     _free_slots.extend((base + offset, view, words, offset, offset >> 3)
                        for offset in range(0, size, _SLOT))
+
+
+def _new_slot():
+    """A free slot, from a new arena if need be: other threads may take the
+    slots of one meanwhile."""
+    while True:
+        try:
+            return _free_slots.pop()
+        except IndexError:
+            _new_arena()
 
 
 def _first_word(address, slot):
@@ -1970,15 +2001,20 @@ class Tensor:
                 f"device={self.device!r}, readonly={self.readonly!r})")
 
     def _check_readable(self):
-        """Before the CPU reads the memory: open, and not a device's."""
-        self._open()
+        """Before the CPU reads the memory: open, and not a device's. Returns
+        the lease, read once: while the caller holds it, a close() by
+        another thread gives nothing back."""
+        keep = self._keep
+        if keep is None:
+            raise ValueError(_CLOSED)
         _check_host_readable(self._head[_DEV_TYPE], self._head[_DEV_ID])
+        return keep
 
     # -- consumers ------------------------------------------------------------
 
     @property
     def __array_interface__(self):
-        self._check_readable()
+        keep = self._check_readable()
         code, bits, lanes = _dtype_fields(self._head[_DTYPE])
         kind = _TYPESTR.get(code)
         if kind is None or lanes != 1 or bits % 8:
@@ -1996,7 +2032,7 @@ class Tensor:
                 low, high = (low + reach, high) if reach < 0 else (low, high + reach)
             high += itemsize
         memory = (ctypes.c_char * (high - low)).from_address(self.data_ptr + low)
-        memory.lease = self._keep
+        memory.lease = keep
         return {
             "version": 3,
             "shape": self._shape,
@@ -2008,7 +2044,7 @@ class Tensor:
 
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
-        self._check_readable()
+        keep = self._check_readable()
         code, bits, lanes = _dtype_fields(self._head[_DTYPE])
         fmt = _FORMAT.get((_TYPESTR.get(code), self._itemsize))
         if fmt is None or lanes != 1 or bits % 8:
@@ -2019,7 +2055,7 @@ class Tensor:
         if not nbytes:  # memoryview cannot take a shape with a zero in it
             raise BufferError(f"an empty tensor of shape {self._shape} has no buffer")
         memory = (ctypes.c_char * nbytes).from_address(self.data_ptr)
-        memory.lease = self._keep  # the view is an export: it outlives close()
+        memory.lease = keep  # the view is an export: it outlives close()
         view = memoryview(memory)
         if self._flags & _READ_ONLY:
             view = view.toreadonly()
@@ -2027,8 +2063,10 @@ class Tensor:
 
     def tobytes(self):
         """The elements in C order, as bytes (a copy)."""
-        self._check_readable()
-        return bytes(_copy_contiguous(self))
+        lease = self._check_readable()  # held while copying
+        out = bytes(_copy_contiguous(self))
+        del lease
+        return out
 
     # -- producers ------------------------------------------------------------
 
@@ -2203,8 +2241,9 @@ def _outer_indices(shape):
 
 def _private_copy(t):
     """A writable, contiguous copy of t that owns its memory."""
-    t._check_readable()
+    lease = t._check_readable()  # held while copying
     buf = _copy_contiguous(t)
+    del lease
     c = _new_tensor(Tensor)
     storage = (ctypes.c_char * len(buf)).from_buffer(buf) if buf else None
     c._keep, c._hooks, c._stream = (None, (buf, storage)), _NO_HOOKS, None
@@ -2234,13 +2273,17 @@ _VERSION_WORD = int.from_bytes(struct.pack("=II", _MAJOR, _MINOR), sys.byteorder
 def _export(t, versioned, flags):
     """Wraps t in a new capsule; the struct lives in memory this module owns,
     and t stays alive until a look finds the export done (see above)."""
+    keep = t._keep  # read once: a close() by another thread meanwhile finds it held
+    if keep is None:
+        raise ValueError(_CLOSED)
     _look_at_due()  # first: what it gives back, this export may reuse
     ndim = len(t._shape)
     head = _VSIZE if versioned else _LSIZE
     if ndim <= _SLOT_NDIM:
-        if not _free_slots:
-            _new_arena()
-        slot = _free_slots.pop()
+        try:
+            slot = _free_slots.pop()
+        except IndexError:
+            slot = _new_slot()
         address, view, offset = slot[0], slot[1], slot[3]
     else:
         slot, offset = None, 0
@@ -2263,7 +2306,7 @@ def _export(t, versioned, flags):
             h[_BYTE_OFFSET], address, _EXPORT_DELETER, *t._shape, *t._strides)
         name, first = _NAME, _first_word(address, slot)
     # The tensor's lease too: it must outlive the export even if t is closed first.
-    entry = [(t, t._keep), None, first, name, slot, address, 1]
+    entry = [(t, keep), None, first, name, slot, address, 1]
     try:
         entry[1] = capsule = _capsule_new(address, name, None)
     except BaseException:
@@ -2404,15 +2447,20 @@ def from_dlpack(x, /, *, device=None, copy=None, readonly=None, stream=None):
             capsule = _request_capsule(x, None, None, None)  # says what is missing
         if _CAPSULE_IN_PLACE and type(capsule) is _CapsuleType:
             # A versioned capsule taken in place, as _take would with two
-            # foreign calls; capsule stays alive meanwhile.
-            held = _id(capsule)
+            # foreign calls (see "Taking a capsule"); capsule stays alive
+            # meanwhile.
+            at = (_id(capsule) + _NAME_AT) >> _WORD_SHIFT
+            _take_turn()
             try:
-                address, name = _read_capsule(_MEMORY, held + _CAPSULE_AT)
+                address = _WORDS[at - 1]
+                taken = address and _NAME_STRINGS[at] == _VNAME_TEXT
+                if taken:
+                    _WORDS[at] = _USED_VNAME_ADDRESS
             except _PAST_MEMORY:  # an object above 2^31 - 1, with 32-bit pointers
-                address = 0
-            if (address and name and name & 4095 <= _LAST_VNAME_START
-                    and _read_vname(_MEMORY, name) == _VNAME_READ):
-                _WORDS[(held + _NAME_AT) >> _WORD_SHIFT] = _USED_VNAME_ADDRESS
+                taken = False
+            finally:
+                _end_turn()
+            if taken:
                 return _adopt(address, True, readonly)
         return _adopt(*_take(capsule), readonly)
     if device is not None:
@@ -2468,22 +2516,26 @@ def _take(capsule):
     if type(capsule) is not _CapsuleType:
         raise TypeError(f"__dlpack__ returned {type(capsule).__name__}, not a capsule")
     held = _id(capsule)  # capsule stays alive: the calls take its address
-    try:  # the common case first: one call instead of asking for the name
-        address = _capsule_get_pointer(held, _VNAME)
-    except ValueError:  # another name: CPython says so with a ValueError
-        address = None
-    if address:
-        _capsule_set_name(held, _USED_VNAME)
-        return address, True
-    name = _capsule_get_name(held)
-    entry = _NAMES.get(name)
-    if entry is None:
-        raise _not_a_capsule(name)
-    cname, used, versioned = entry
-    address = _capsule_get_pointer(held, cname)
-    if not address:
-        raise BufferError("the capsule holds a NULL tensor")
-    _capsule_set_name(held, used)
+    _take_turn()  # one taker at a time (see "Taking a capsule")
+    try:
+        try:  # the common case first: one call instead of asking for the name
+            address = _capsule_get_pointer(held, _VNAME)
+        except ValueError:  # another name: CPython says so with a ValueError
+            address = None
+        if address:
+            _capsule_set_name(held, _USED_VNAME)
+            return address, True
+        name = _capsule_get_name(held)
+        entry = _NAMES.get(name)
+        if entry is None:
+            raise _not_a_capsule(name)
+        cname, used, versioned = entry
+        address = _capsule_get_pointer(held, cname)
+        if not address:
+            raise BufferError("the capsule holds a NULL tensor")
+        _capsule_set_name(held, used)
+    finally:
+        _end_turn()
     return address, versioned
 
 

@@ -106,9 +106,7 @@ cdef void _drop_owner(void* owner) noexcept nogil:
         return  # after finalisation nothing may be touched: leak instead
     with gil:
         PyErr_Fetch(&exc_type, &exc_value, &exc_tb)
-        (<Tensor>owner)._exports -= 1
-        if (<Tensor>owner)._closed and (<Tensor>owner)._exports == 0:
-            (<Tensor>owner)._free()
+        (<Tensor>owner)._unhold()
         Py_DECREF(<object>owner)
         PyErr_Restore(exc_type, exc_value, exc_tb)
 
@@ -220,14 +218,43 @@ cdef class Tensor:
         self._free()
         free(self._dims)
 
+    # A Tensor's state (_closed, _exports, and what _free gives back) changes
+    # only in _release, _hold and _unhold, each in a critical section on the
+    # Tensor: on a free-threaded build two threads closing, exporting or
+    # deleting exports of one Tensor take turns, and the memory goes back
+    # exactly once (under the GIL the sections cost nothing).
+
     cdef void _release(self) noexcept:
         """close(): the memory goes back now, or when the last export of the
         tensor is deleted (each holds a reference and counts in _exports)."""
-        self._closed = True
-        if self._exports == 0:
-            self._free()
+        with cython.critical_section(self):
+            self._closed = True
+            if self._exports == 0:
+                self._free()
+
+    cdef int _hold(self) except -1:
+        """An export (or a copy being read) holds the memory until _unhold:
+        ValueError if the Tensor is closed, checked in the same step."""
+        cdef bint closed
+        with cython.critical_section(self):
+            closed = self._closed
+            if not closed:
+                self._exports += 1
+        if closed:
+            raise ValueError(_CLOSED)
+        return 0
+
+    cdef void _unhold(self) noexcept:
+        """An export is done: the last one of a closed Tensor gives the
+        memory back."""
+        with cython.critical_section(self):
+            self._exports -= 1
+            if self._closed and self._exports == 0:
+                self._free()
 
     cdef void _free(self) noexcept:
+        # Called in a critical section on self, or by __dealloc__: the
+        # pointers are taken before anything is called that could suspend it.
         cdef DLManagedTensorVersioned* mv = self._mv
         cdef DLManagedTensor* ml = self._ml
         cdef c_deleter deleter = self._c_deleter
@@ -380,12 +407,10 @@ cdef class Tensor:
         buf.strides = self._bdims + self.dltensor.ndim if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
         buf.suboffsets = NULL
         buf.internal = NULL
-        self._exports += 1  # a view is an export: close() waits for it
+        self._hold()  # a view is an export: close() waits for it
 
     def __releasebuffer__(self, Py_buffer* buf):
-        self._exports -= 1
-        if self._closed and self._exports == 0:
-            self._free()
+        self._unhold()
 
     @property
     def __array_interface__(self):
@@ -416,8 +441,12 @@ cdef class Tensor:
         """The elements in C order, as bytes (a copy), for every dtype."""
         cdef Tensor c
         _check_readable(self)
-        c = self if self._contiguous() else _private_copy(self)
-        return PyBytes_FromStringAndSize(_first(c), c._nbytes())
+        self._hold()  # a close() by another thread meanwhile waits for the copy
+        try:
+            c = self if self._contiguous() else _private_copy(self)
+            return PyBytes_FromStringAndSize(_first(c), c._nbytes())
+        finally:
+            self._unhold()
 
     # -- producers -------------------------------------------------------------
 
@@ -549,10 +578,20 @@ cdef void _copy_strided(char* dst, const char* src, int ndim, const int64_t* sha
 cdef Tensor _private_copy(Tensor t):
     """A writable, contiguous CPU copy of t that owns its memory."""
     cdef Tensor c = _new_tensor()
+    _check_readable(t)
+    t._hold()  # a close() by another thread meanwhile waits for the copy
+    try:
+        _fill_copy(c, t)
+    finally:
+        t._unhold()
+    return c
+
+
+cdef int _fill_copy(Tensor c, Tensor t) except -1:
+    """_private_copy's work, while t is held."""
     cdef int64_t n = t._size()
     cdef int64_t nbytes = t._nbytes()
     cdef Py_ssize_t pos = 0
-    _check_readable(t)
     c.dltensor.dtype = t.dltensor.dtype
     c.dltensor.device.device_type = dlpack.kDLCPU
     c.dltensor.device.device_id = 0
@@ -570,7 +609,7 @@ cdef Tensor _private_copy(Tensor t):
         with nogil:
             _copy_strided(<char*>c._owned, _first(t), t.dltensor.ndim, t._dims, t._dims + t.dltensor.ndim, t._itemsize, &pos)
     _set_dims(c, t.dltensor.ndim, t._dims, NULL)
-    return c
+    return 0
 
 
 cdef void _fill(DLTensor* dl, Tensor t, int64_t* dims) noexcept:
@@ -593,10 +632,13 @@ cdef void _fill(DLTensor* dl, Tensor t, int64_t* dims) noexcept:
 
 cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) except NULL:
     """One malloc block: the managed struct, then shape and strides. It holds
-    a reference to t until the consumer calls the deleter."""
-    cdef DLManagedTensorVersioned* m = <DLManagedTensorVersioned*>malloc(
-        sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
+    a reference to t until the consumer calls the deleter; ValueError if t
+    is closed, checked as the export is counted (_hold)."""
+    cdef DLManagedTensorVersioned* m
+    t._hold()
+    m = <DLManagedTensorVersioned*>malloc(sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
+        t._unhold()
         raise MemoryError()
     m.version.major = _C_MAJOR
     m.version.minor = _C_MINOR
@@ -604,19 +646,20 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
     m.deleter = _versioned_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
     Py_INCREF(t)
-    t._exports += 1
     m.manager_ctx = <void*>t
     return m
 
 
 cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
-    cdef DLManagedTensor* m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t.dltensor.ndim * sizeof(int64_t))
+    cdef DLManagedTensor* m
+    t._hold()
+    m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
+        t._unhold()
         raise MemoryError()
     m.deleter = _legacy_deleter
     _fill(&m.dl_tensor, t, <int64_t*>(m + 1))
     Py_INCREF(t)
-    t._exports += 1
     m.manager_ctx = <void*>t
     return m
 
@@ -650,20 +693,29 @@ cdef object _request_plain_capsule(object x):
         raise
 
 cdef void* _take(object capsule, bint* versioned) except NULL:
-    """Takes the managed tensor out of a capsule, renaming it used_*."""
-    cdef void* address
+    """Takes the managed tensor out of a capsule, renaming it used_*: the
+    check and the rename are one step, in a critical section on the capsule
+    (under the GIL, C code that calls nothing that could release it), so
+    that of two threads handed one capsule exactly one takes it, on every
+    build. Nothing else renames a capsule (tests/python/test_lint.py)."""
+    cdef void* address = NULL
+    cdef const char* name = NULL
+    cdef bint named_otherwise = False
     if not PyCapsule_CheckExact(capsule):
         raise TypeError("__dlpack__ returned %s, not a capsule" % type(capsule).__name__)
-    if PyCapsule_IsValid(capsule, _VNAME):
-        address = PyCapsule_GetPointer(capsule, _VNAME)
-        PyCapsule_SetName(capsule, _USED_VNAME)
-        versioned[0] = True
-    elif PyCapsule_IsValid(capsule, _NAME):
-        address = PyCapsule_GetPointer(capsule, _NAME)
-        PyCapsule_SetName(capsule, _USED_NAME)
-        versioned[0] = False
-    else:
-        name = PyCapsule_GetName(capsule)
+    with cython.critical_section(capsule):
+        if PyCapsule_IsValid(capsule, _VNAME):
+            address = PyCapsule_GetPointer(capsule, _VNAME)
+            PyCapsule_SetName(capsule, _USED_VNAME)
+            versioned[0] = True
+        elif PyCapsule_IsValid(capsule, _NAME):
+            address = PyCapsule_GetPointer(capsule, _NAME)
+            PyCapsule_SetName(capsule, _USED_NAME)
+            versioned[0] = False
+        else:
+            named_otherwise = True
+            name = PyCapsule_GetName(capsule)
+    if named_otherwise:
         raise _not_a_capsule(<bytes>name if name != NULL else None)
     if address == NULL:
         raise BufferError("the capsule holds a NULL tensor")
