@@ -102,8 +102,11 @@
 // header -identify cannot read (missing, not C, no DLPack in it), or a
 // symbolic link under -out that leads out of it. Schema
 // errors are reported one per line as file:line:col: message, every one
-// found, never a panic. So is a value the schema allows but a selected
-// language cannot hold, named by the backend that refuses it:
+// found, never a panic. A name that any language dlgen writes reserves
+// (typeof, _fields_, box...) is such an error whatever -lang selects: the
+// schema feeds every language (docs/schema.md, Names). So is a value the
+// schema allows but a selected language cannot hold, named by the backend
+// that refuses it:
 //
 //	my.yaml:119:9: python backend: DLDeviceType.kDLVulkan = -7: the Python modules keep enum values in a 64-bit mask
 //

@@ -558,3 +558,19 @@ func TestLinksInsideOutAreFollowed(t *testing.T) {
 	code, stdout, stderr := dlgen(t, "-lang", "c", "-out", out, "-check")
 	assert.Equal(t, 0, code, stdout+stderr)
 }
+
+// TestReservedNameIsPositionedWhateverTheLanguage: a field named typeof
+// (a C23 keyword, a Rust reserved word) stops dlgen with exit 2 and a
+// positioned error naming both languages, even for -lang go, which could
+// take it.
+func TestReservedNameIsPositionedWhateverTheLanguage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typeof.yaml")
+	src := strings.Replace(string(schema.DefaultBytes()), "{name: lanes, type: uint16_t,", "{name: typeof, type: uint16_t,", 1)
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	out := t.TempDir()
+	code, stdout, stderr := dlgen(t, "-schema", path, "-lang", "go", "-out", out)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(path)+`:\d+:\d+: field name "typeof" is a C23 keyword in C and a reserved keyword in Rust; a schema name must be free in every language dlgen writes\n$`, stderr)
+	assert.NoDirExists(t, filepath.Join(out, "go"))
+}
