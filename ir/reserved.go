@@ -67,7 +67,7 @@ var ReservedWords = []Reserved{
 		raise return try while with yield`},
 	{Lang: "Python", Kind: "soft keyword", On: AnyName, Words: `_ case match type`},
 	{Lang: "Python", Kind: "name enum reserves (enumerators are enum.IntEnum members)", On: AnyName, Words: `mro`},
-	{Lang: "Python", Kind: "attribute or class method of ctypes structures", On: AnyName, Words: `_fields_ _pack_
+	{Lang: "Python", Kind: "ctypes attribute or class method", On: AnyName, Words: `_fields_ _pack_
 		_anonymous_ _align_ _layout_ _type_ _length_ _objects _b_base_ _b_needsfree_ _as_parameter_ _argtypes_
 		_restype_ _errcheck_ _flags_ _swappedbytes_ from_address from_buffer from_buffer_copy from_param in_dll`},
 	{Lang: "Cython", Kind: "keyword or built-in type", On: AnyName, Words: `DEF ELIF ELSE IF NULL api bint by cdef
@@ -78,7 +78,8 @@ var ReservedWords = []Reserved{
 		true type unsafe use where while`},
 	{Lang: "Rust", Kind: "reserved keyword", On: notParams, Words: `_ abstract become box do final gen macro override priv try
 		typeof unsized virtual yield`},
-	// What dlgen writes: a field, an enumerator of the same name would collide.
+	// Methods dlgen writes, which a field (Go) or an enumerator (Rust) of the
+	// same name would collide with.
 	{Lang: "Go", Kind: "method dlgen writes on structs (DataType.String)", On: FieldName, Folded: true, Words: `String`},
 	{Lang: "Rust", Kind: "method dlgen writes on enums", On: EnumeratorName, Words: `name is_host_readable
 		is_streamless is_addressable is_opaque fixed_bits`},
@@ -98,7 +99,7 @@ var reservedIndex = func() map[string][]int {
 }()
 
 // ReservedAs lists why name cannot name a schema element of kind in every
-// language: each list of ReservedWords it is on ("a C23 keyword of C"),
+// language: each list of ReservedWords it is on ("a C23 keyword in C"),
 // and the patterns C, C++ and Python reserve. Empty means the name is
 // free everywhere.
 func ReservedAs(name string, kind NameKind) []string {

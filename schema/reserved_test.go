@@ -66,7 +66,7 @@ func TestReservedNamesOfEveryKind(t *testing.T) {
 		{"  - functype: DLPackManagedTensorAllocator\n", "  - functype: typeof\n", `functype name "typeof"`},
 		{"{name: prototype, type: DLTensor*}", "{name: typeof, type: DLTensor*}", `parameter name "typeof" is a C23 keyword in C; a schema name`},
 		{"renamed: {in: \"0.5\", from: kDLGPU}", "renamed: {in: \"0.5\", from: typeof}", `renamed.from "typeof"`},
-		{"{name: lanes, type: uint16_t,", "{name: _fields_, type: uint16_t,", `field name "_fields_" is a attribute or class method of ctypes structures in Python`},
+		{"{name: lanes, type: uint16_t,", "{name: _fields_, type: uint16_t,", `field name "_fields_" is a ctypes attribute or class method in Python`},
 		{"{name: lanes, type: uint16_t,", "{name: _order_, type: uint16_t,", `field name "_order_" is a _sunder_ name, which Python's ctypes and enum reserve`},
 		{"{name: lanes, type: uint16_t,", "{name: lanes__, type: uint16_t,", `field name "lanes__" is reserved to the implementation by C and C++ (a double underscore)`},
 		{"{name: lanes, type: uint16_t,", "{name: _Lanes, type: uint16_t,", `field name "_Lanes" is reserved to the implementation by C (an underscore and a capital)`},
