@@ -16,6 +16,11 @@
 // of dlgen) is removed by Write and reported by Check; other files there
 // (build products, say) are left alone. A seed file (backend.File.Seed) is
 // written only where there is none, and any file in its place is current.
+//
+// Write and Check read, write and remove only inside the output directory,
+// opened once as an os.Root (outdir.go, the one file here that touches the
+// output tree): a symbolic link there that leads out of it is an error that
+// names it, found before anything is written.
 package generate
 
 import (
@@ -25,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -115,7 +119,8 @@ func (e *BreakingChangeError) Error() string {
 
 // Run carries out req, printing diffs, findings or rules to stdout. Its
 // error is a *UsageError, a schema.ErrorList, a *DriftError, a
-// *BreakingChangeError, or an I/O error.
+// *BreakingChangeError, a *LinkError (a link under -out that leads out of
+// it), or an I/O error.
 func Run(req Request, stdout io.Writer) error {
 	if err := req.validate(); err != nil {
 		return err
@@ -465,31 +470,37 @@ func selectBackends(langs []string) ([]backend.Registration, error) {
 
 // Write writes files under dir, touching only files whose content changed,
 // removes the left-overs (see the package doc), and returns the paths it
-// wrote or removed.
+// wrote or removed. It reads, writes and removes only inside dir, through
+// dir opened once as an os.Root: a symbolic link under dir that leads out
+// of it is a *LinkError, found before anything is written.
 func Write(dir string, files []backend.File) ([]string, error) {
+	out, err := openOut(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	if err := out.confine(paths(files)); err != nil {
+		return nil, err
+	}
+	stale, err := leftOvers(out, files)
+	if err != nil {
+		return nil, err
+	}
 	var written []string
 	for _, f := range files {
-		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if old, err := os.ReadFile(path); err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
+		if old, err := out.readFile(f.Path); err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := out.writeFile(f.Path, f.Content); err != nil {
 			return written, err
 		}
-		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
-			return written, err
-		}
-		written = append(written, path)
+		written = append(written, out.path(f.Path))
 	}
-	stale, err := leftOvers(dir, files)
-	if err != nil {
-		return written, err
-	}
-	for _, path := range stale {
-		if err := os.Remove(path); err != nil {
+	for _, rel := range stale {
+		if err := out.remove(rel); err != nil {
 			return written, err
 		}
-		written = append(written, path)
+		written = append(written, out.path(rel))
 	}
 	return written, nil
 }
@@ -498,20 +509,27 @@ func Write(dir string, files []backend.File) ([]string, error) {
 // every difference, a patch that `git apply -p0` (or `patch -p0`) applies
 // from where dlgen ran: a missing file is created from /dev/null, and every
 // left-over file, named first by a line "Only in DIR: NAME", is deleted;
-// "" means current.
+// "" means current. It reads only inside dir, as Write does.
 func Check(dir string, files []backend.File) (string, error) {
+	root, err := openOut(dir, false)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.confine(paths(files)); err != nil {
+		return "", err
+	}
 	var out strings.Builder
 	for _, f := range files {
-		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		old, err := os.ReadFile(path)
-		if err != nil && !os.IsNotExist(err) {
+		old, err := root.readFile(f.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
 		if err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
 			continue
 		}
-		name := filepath.ToSlash(path)
-		if os.IsNotExist(err) {
+		name := filepath.ToSlash(root.path(f.Path))
+		if err != nil {
 			out.WriteString(wholeFile("/dev/null", name+generatedLabel, '+', f.Content))
 			continue
 		}
@@ -524,19 +542,29 @@ func Check(dir string, files []backend.File) (string, error) {
 		}
 		out.WriteString(diff)
 	}
-	stale, err := leftOvers(dir, files)
+	stale, err := leftOvers(root, files)
 	if err != nil {
 		return "", err
 	}
-	for _, p := range stale {
-		fmt.Fprintf(&out, "Only in %s: %s\n", filepath.ToSlash(filepath.Dir(p)), filepath.Base(p))
-		content, err := os.ReadFile(p)
+	for _, rel := range stale {
+		p := filepath.ToSlash(root.path(rel))
+		fmt.Fprintf(&out, "Only in %s: %s\n", path.Dir(p), path.Base(p))
+		content, err := root.readFile(rel)
 		if err != nil {
 			return "", err
 		}
-		out.WriteString(wholeFile(filepath.ToSlash(p), "/dev/null", '-', content))
+		out.WriteString(wholeFile(p, "/dev/null", '-', content))
 	}
 	return out.String(), nil
+}
+
+// paths lists the paths of files.
+func paths(files []backend.File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
 }
 
 // generatedLabel follows the name of what dlgen would write. After a tab,
@@ -608,15 +636,16 @@ func owned(files []backend.File) []string {
 }
 
 // leftOvers lists the files under the directories owned for files that
-// carry dlgen's marker but are not among files, in lexical order.
-func leftOvers(dir string, files []backend.File) ([]string, error) {
+// carry dlgen's marker but are not among files, in lexical order, as paths
+// under out. A link is never one, nor followed.
+func leftOvers(out *outDir, files []backend.File) ([]string, error) {
 	keep := map[string]bool{}
 	for _, f := range files {
-		keep[filepath.Join(dir, filepath.FromSlash(f.Path))] = true
+		keep[f.Path] = true
 	}
-	var out []string
+	var stale []string
 	for _, root := range owned(files) {
-		err := filepath.WalkDir(filepath.Join(dir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
+		err := out.walkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil
@@ -626,9 +655,9 @@ func leftOvers(dir string, files []backend.File) ([]string, error) {
 			if !d.Type().IsRegular() || keep[p] {
 				return nil
 			}
-			marked, err := carriesMarker(p)
+			marked, err := carriesMarker(out, p)
 			if marked {
-				out = append(out, p)
+				stale = append(stale, p)
 			}
 			return err
 		})
@@ -636,7 +665,7 @@ func leftOvers(dir string, files []backend.File) ([]string, error) {
 			return nil, err
 		}
 	}
-	return out, nil
+	return stale, nil
 }
 
 // carriesMarker reports whether the file at p starts as every file dlgen
@@ -644,8 +673,8 @@ func leftOvers(dir string, files []backend.File) ([]string, error) {
 // (dlgen.IsMarker), in one of the comment syntaxes dlgen writes it in. A
 // file that merely mentions the marker (a user's notes, say) is not dlgen's
 // to remove.
-func carriesMarker(p string) (bool, error) {
-	f, err := os.Open(p)
+func carriesMarker(out *outDir, p string) (bool, error) {
+	f, err := out.open(p)
 	if err != nil {
 		return false, err
 	}

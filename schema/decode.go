@@ -26,8 +26,8 @@ func (r *reader) schema(root *yaml.Node) *ir.Schema {
 		return nil
 	}
 	s := &ir.Schema{
-		Name:        r.ident(m["name"], "name"),
-		HeaderGuard: r.ident(m["header_guard"], "header_guard"),
+		Name:        r.ident(m["name"], "name", ir.TypeName),
+		HeaderGuard: r.ident(m["header_guard"], "header_guard", ir.MacroName),
 	}
 	for _, n := range r.seq(m["versions"], "versions") {
 		vm := r.mapping(n, "a version", "version!", "notes", "commit")
@@ -104,8 +104,8 @@ func (d *decoder) pythonName(n *yaml.Node) *ir.PythonName {
 	if m == nil {
 		return nil
 	}
-	p := &ir.PythonName{Name: d.ident(m["name"], "name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
-	p.Renamed = d.rename(m["renamed"], p.Life)
+	p := &ir.PythonName{Name: d.pythonIdent(m["name"], "name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	p.Renamed = d.rename(m["renamed"], p.Life, d.pythonIdent)
 	role, ok := readRole(d.reader, m["role"], "python role", ir.PythonRoles())
 	if !ok {
 		return nil
@@ -193,13 +193,14 @@ func (d *decoder) history(n *yaml.Node, what string, life ir.Life) (in ir.Versio
 	return in, m["from"], true
 }
 
-// rename reads a renamed entry: the element's earlier spelling.
-func (d *decoder) rename(n *yaml.Node, life ir.Life) *ir.Rename {
+// rename reads a renamed entry: the element's earlier spelling, a name
+// read by ident.
+func (d *decoder) rename(n *yaml.Node, life ir.Life, ident func(*yaml.Node, string) string) *ir.Rename {
 	in, from, ok := d.history(n, "renamed", life)
 	if !ok {
 		return nil
 	}
-	return &ir.Rename{In: in, From: d.ident(from, "renamed.from")}
+	return &ir.Rename{In: in, From: ident(from, "renamed.from")}
 }
 
 // retype reads a retyped entry: the field's earlier type, parsed.
@@ -254,7 +255,7 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 	if m == nil {
 		return &ir.Macro{Pos: d.pos(n)}
 	}
-	mac := &ir.Macro{Name: d.ident(m["name"], "macro name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	mac := &ir.Macro{Name: d.ident(m["name"], "macro name", ir.MacroName), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	switch kind := d.str(m["kind"], "kind"); kind {
 	case "", "value":
 		mac.Kind = ir.MacroInteger
@@ -321,7 +322,7 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	s := &ir.Struct{Name: d.ident(m["struct"], "struct name"), Tag: d.ident(m["tag"], "tag"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	s := &ir.Struct{Name: d.ident(m["struct"], "struct name", ir.TypeName), Tag: d.ident(m["tag"], "tag", ir.TypeName), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	s.Reworded = d.reword(m["reworded"], s.Life)
 	if m["typedef_since"] != nil {
 		// A release after every listed one says that no listed release
@@ -340,13 +341,13 @@ func (d *decoder) structDecl(n *yaml.Node) ir.Decl {
 		if fm == nil {
 			continue
 		}
-		f := &ir.Field{Name: d.ident(fm["name"], "field name"), Doc: d.text(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
+		f := &ir.Field{Name: d.ident(fm["name"], "field name", ir.FieldName), Doc: d.text(fm["doc"], "doc"), Life: d.life(fm), Pos: d.pos(fn)}
 		d.within(fn, "field "+f.Name, f.Life, s.Life)
 		f.Type = d.typ(fm["type"], "type of "+s.Name+"."+f.Name)
 		f.Retyped = d.retype(fm["retyped"], f.Life, s.Name+"."+f.Name)
 		if fm["holds"] != nil {
 			// Resolved with the other names, in validate.
-			d.holds = append(d.holds, held{field: f, owner: s.Name, name: d.ident(fm["holds"], "holds"), pos: d.pos(fm["holds"])})
+			d.holds = append(d.holds, held{field: f, owner: s.Name, name: d.ident(fm["holds"], "holds", ir.TypeName), pos: d.pos(fm["holds"])})
 		}
 		f.Nullable = d.nullable(fm, f)
 		f.Reworded = d.reword(fm["reworded"], f.Life)
@@ -364,7 +365,7 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 		return nil
 	}
 	e := &ir.Enum{
-		Name: d.ident(m["enum"], "enum name"), Storage: d.str(m["storage"], "storage"),
+		Name: d.ident(m["enum"], "enum name", ir.TypeName), Storage: d.str(m["storage"], "storage"),
 		UnsignedLiterals: d.boolean(m["unsigned_literals"], "unsigned_literals"),
 		Doc:              d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n),
 	}
@@ -382,9 +383,9 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 		if vm == nil {
 			continue
 		}
-		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name"), Value: d.integer(vm["value"], "value"), Doc: d.text(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
+		ev := &ir.Enumerator{Name: d.ident(vm["name"], "enumerator name", ir.EnumeratorName), Value: d.integer(vm["value"], "value"), Doc: d.text(vm["doc"], "doc"), Life: d.life(vm), Pos: d.pos(vn)}
 		d.within(vn, "enumerator "+ev.Name, ev.Life, e.Life)
-		ev.Renamed = d.rename(vm["renamed"], ev.Life)
+		ev.Renamed = d.rename(vm["renamed"], ev.Life, func(n *yaml.Node, what string) string { return d.ident(n, what, ir.EnumeratorName) })
 		ev.Reworded = d.reword(vm["reworded"], ev.Life)
 		d.enumeratorRules(e, ev, vm)
 		if ok && vm["value"] != nil && (ev.Value < lo || ev.Value > hi) {
@@ -406,7 +407,7 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	f := &ir.Flags{Name: d.ident(m["flags"], "flags name"), Type: d.str(m["type"], "type"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f := &ir.Flags{Name: d.ident(m["flags"], "flags name", ir.TypeName), Type: d.str(m["type"], "type"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	_, hi, ok := ir.IntRange(f.Type)
 	if (!ok || ir.Scalars[f.Type].Signed) && m["type"] != nil {
 		d.errorf(m["type"], "flags type %q is not an unsigned fixed-width integer type", f.Type)
@@ -417,7 +418,7 @@ func (d *decoder) flagsDecl(n *yaml.Node) ir.Decl {
 		if bm == nil {
 			continue
 		}
-		b := &ir.Flag{Name: d.ident(bm["name"], "flag name"), Doc: d.text(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
+		b := &ir.Flag{Name: d.ident(bm["name"], "flag name", ir.EnumeratorName), Doc: d.text(bm["doc"], "doc"), Life: d.life(bm), Pos: d.pos(bn)}
 		if bm["role"] != nil {
 			b.Role, _ = readRole(d.reader, bm["role"], "flag role", ir.FlagRoles())
 		}
@@ -441,7 +442,7 @@ func (d *decoder) funcDecl(n *yaml.Node) ir.Decl {
 	if m == nil {
 		return nil
 	}
-	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name"), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
+	f := &ir.FuncType{Name: d.ident(m["functype"], "functype name", ir.TypeName), Doc: d.text(m["doc"], "doc"), Life: d.life(m), Pos: d.pos(n)}
 	f.Sig = d.signature(m, f.Name)
 	return f
 }
@@ -449,17 +450,20 @@ func (d *decoder) funcDecl(n *yaml.Node) ir.Decl {
 // signature reads returns/params from a mapping.
 func (d *decoder) signature(m map[string]*yaml.Node, what string) *ir.Signature {
 	sig := &ir.Signature{Returns: d.returnType(m["returns"], "return type of "+what)}
-	names := map[string]bool{}
+	names := map[string]string{} // by ir.Fold
 	for _, pn := range d.seq(m["params"], "params") {
 		pm := d.mapping(pn, "a parameter", "name!", "type!")
 		if pm == nil {
 			continue
 		}
-		p := &ir.Param{Name: d.ident(pm["name"], "parameter name")}
-		if names[p.Name] {
+		p := &ir.Param{Name: d.ident(pm["name"], "parameter name", ir.ParamName)}
+		switch prev, dup := names[ir.Fold(p.Name)]; {
+		case dup && prev == p.Name:
 			d.errorf(pm["name"], "duplicate parameter %q in %s", p.Name, what)
+		case dup:
+			d.errorf(pm["name"], "parameters %q and %q of %s differ only in case or underscores, which Rust's escape of keywords (self_) does not keep apart", prev, p.Name, what)
 		}
-		names[p.Name] = true
+		names[ir.Fold(p.Name)] = p.Name
 		p.Type = d.typ(pm["type"], "type of parameter "+p.Name+" of "+what)
 		sig.Params = append(sig.Params, p)
 	}

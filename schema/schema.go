@@ -3,8 +3,12 @@
 //
 // Loading is strict: unknown keys are rejected at every level, and every
 // problem is reported as "file:line:col: message". The file must hold one
-// YAML document. Validation covers duplicate names, names that are keywords
-// of C, C++ or Python, old spellings (renamed.from) that clash with another
+// YAML document. Validation covers duplicate names, names reserved in any
+// language dlgen writes (the one table ir.ReservedWords: keywords of C,
+// C++, Go, Python, Cython and Rust, C's reserved identifiers, Go's
+// predeclared names, ctypes' and enum's attributes), fields or parameters
+// that differ only in case or underscores (one name in Go or Rust), old
+// spellings (renamed.from) that clash with another
 // name of a release using them, undefined or not-yet-declared type
 // references (retyped fields' old types included), enumerator values that
 // do not fit their storage type, duplicate enumerator values, malformed
@@ -239,41 +243,47 @@ func (r *reader) text(n *yaml.Node, what string) string {
 	return s
 }
 
-// ident reads a C identifier; n may be nil (an optional key left out).
-func (r *reader) ident(n *yaml.Node, what string) string {
+// ident reads a C identifier that names an element of kind, which no list
+// of ir.ReservedWords for kind may hold; n may be nil (an optional key
+// left out).
+func (r *reader) ident(n *yaml.Node, what string, kind ir.NameKind) string {
+	return r.name(n, what, func(s string) []string { return ir.ReservedAs(s, kind) })
+}
+
+// pythonIdent reads a Python name (a capsule's, an attribute's: dunder
+// names are the protocol's), which only Python's keywords rule out.
+func (r *reader) pythonIdent(n *yaml.Node, what string) string {
+	return r.name(n, what, func(s string) []string {
+		if ir.Keyword("Python", s) {
+			return []string{"a keyword of Python"}
+		}
+		return nil
+	})
+}
+
+// name reads an identifier that the languages dlgen writes it in must
+// take: reserved says why one would not (ir.ReservedWords).
+func (r *reader) name(n *yaml.Node, what string, reserved func(string) []string) string {
 	s := r.str(n, what)
 	switch {
 	case n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null":
 	case !isIdent(s):
 		r.errorf(n, "%s %q is not a C identifier", what, s)
-	case keywords[s]:
-		r.errorf(n, "%s %q is a keyword of C, C++ or Python, which the generated code is written in", what, s)
+	default:
+		if why := reserved(s); len(why) > 0 {
+			r.errorf(n, "%s %q is %s; a schema name must be free in every language dlgen writes", what, s, andList(why))
+		}
 	}
 	return s
 }
 
-// keywords are the reserved words of C11, C++17 and Python 3: a name
-// spelled like one would break the header or the Python modules.
-var keywords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`
-		auto break case char const continue default do double else enum extern
-		float for goto if inline int long register restrict return short signed
-		sizeof static struct switch typedef union unsigned void volatile while
-		_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn
-		_Static_assert _Thread_local
-		alignas alignof and and_eq asm bitand bitor bool catch char16_t char32_t
-		class compl constexpr const_cast decltype delete dynamic_cast explicit
-		export false friend mutable namespace new noexcept not not_eq nullptr
-		operator or or_eq private protected public reinterpret_cast
-		static_assert static_cast template this thread_local throw true try
-		typeid typename using virtual wchar_t xor xor_eq
-		False None True as assert async await def del elif except finally from
-		global import in is lambda nonlocal pass raise with yield`) {
-		m[w] = true
+// andList joins items as "a, b and c".
+func andList(items []string) string {
+	if len(items) == 1 {
+		return items[0]
 	}
-	return m
-}()
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
 
 func (r *reader) integer(n *yaml.Node, what string) int64 {
 	if n == nil {

@@ -120,7 +120,7 @@ func TestLoadRejects(t *testing.T) {
 		{"until before since", "    since: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", "    since: \"0.6\"\n    until: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", "until 0.6 must be later than since 0.6"},
 		{"bad C type", "type: int32_t, since", "type: \"int32_t)\", since", "cannot parse C type"},
 		{"yaml syntax", "versions:\n", "versions: [\n", "base.yaml:"},
-		{"keyword as a name", "{name: kDLCPU, value: 1,", "{name: class, value: 1,", `base.yaml:16:16: enumerator name "class" is a keyword of C, C++ or Python`},
+		{"keyword as a name", "{name: kDLCPU, value: 1,", "{name: class, value: 1,", `base.yaml:16:16: enumerator name "class" is a keyword in C++ and a keyword in Python; a schema name must be free in every language dlgen writes`},
 		{"renamed from a keyword", "{name: kDLCUDA, value: 2, since: \"1.0\"}", "{name: kDLCUDA, value: 2, since: \"0.6\", renamed: {in: \"1.0\", from: int}}", `renamed.from "int" is a keyword`},
 		{"renamed from a name in use", "{name: kDLCUDA, value: 2, since: \"1.0\"}", "{name: kDLCUDA, value: 2, since: \"0.6\", renamed: {in: \"1.0\", from: kDLCPU}}", "base.yaml:17:9: renamed.from kDLCPU is, in release 0.6, also the name at base.yaml:16:9"},
 		{"alias", "header_guard: G_H_", "header_guard: &g G_H_\nname2: *g", `unknown key "name2"`},

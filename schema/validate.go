@@ -38,12 +38,16 @@ func (r *reader) validate(s *ir.Schema) {
 				claim(b.Name, b.Pos)
 			}
 		case *ir.Struct:
-			fields := map[string]ir.Pos{}
+			fields := map[string]*ir.Field{} // by ir.Fold
 			for _, f := range d.Fields {
-				if prev, dup := fields[f.Name]; dup {
-					r.errs = append(r.errs, &Error{Pos: f.Pos, Msg: fmt.Sprintf("duplicate field %s in %s (first at %s)", f.Name, d.Name, prev)})
+				switch prev, dup := fields[ir.Fold(f.Name)]; {
+				case dup && prev.Name == f.Name:
+					r.errs = append(r.errs, &Error{Pos: f.Pos, Msg: fmt.Sprintf("duplicate field %s in %s (first at %s)", f.Name, d.Name, prev.Pos)})
+				case dup:
+					r.errs = append(r.errs, &Error{Pos: f.Pos, Msg: fmt.Sprintf("fields %s and %s of %s (at %s) differ only in case or underscores: "+
+						"Go, which capitalises field names, and Rust, which writes a keyword with an underscore, would give them one name", f.Name, prev.Name, d.Name, prev.Pos)})
 				}
-				fields[f.Name] = f.Pos
+				fields[ir.Fold(f.Name)] = f
 			}
 		}
 	}

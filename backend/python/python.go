@@ -99,17 +99,7 @@ func identifier(s string) bool {
 			return false
 		}
 	}
-	return s != "" && !keywords[s]
-}
-
-// keywords are Python's reserved words, which cannot name a package.
-var keywords = map[string]bool{}
-
-func init() {
-	for _, k := range strings.Fields("False None True and as assert async await break class continue def del elif " +
-		"else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield") {
-		keywords[k] = true
-	}
+	return s != "" && !ir.Keyword("Python", s)
 }
 
 // Name is "python", the value of -lang that selects the Python backend.

@@ -15,21 +15,12 @@ var rustScalar = map[string]string{
 	"uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",
 }
 
-// keywords are the Rust keywords a C parameter or field name may collide
-// with; self and friends cannot be raw identifiers, so every one gets a
-// trailing underscore.
-var keywords = map[string]bool{
-	"as": true, "async": true, "await": true, "box": true, "break": true, "const": true, "continue": true,
-	"crate": true, "dyn": true, "else": true, "enum": true, "extern": true, "false": true, "fn": true,
-	"for": true, "gen": true, "if": true, "impl": true, "in": true, "let": true, "loop": true, "match": true,
-	"mod": true, "move": true, "mut": true, "pub": true, "ref": true, "return": true, "self": true,
-	"Self": true, "static": true, "struct": true, "super": true, "trait": true, "true": true, "type": true,
-	"unsafe": true, "use": true, "where": true, "while": true, "yield": true,
-}
-
-// ident spells a C member or parameter name as a Rust identifier.
+// ident spells a C member or parameter name as a Rust identifier: a word
+// on a Rust list of ir.ReservedWords gets a trailing underscore (self and
+// friends cannot be raw identifiers). The schema refuses such field names;
+// a parameter may be one (DLPack's deleter takes self).
 func ident(c string) string {
-	if keywords[c] {
+	if ir.RustKeyword(c) {
 		return c + "_"
 	}
 	return c

@@ -28,7 +28,13 @@
 //	                 DIR/c/dlpack/dlpack.h, the Go package to DIR/go/dlpack/,
 //	                 the Python modules to DIR/python/ (build the Cython one
 //	                 there with `cythonize -i dlpack_cython.pyx`), the Rust
-//	                 crate to DIR/rust/dlpack/.
+//	                 crate to DIR/rust/dlpack/. DIR is resolved once (a
+//	                 link in its own path is yours to choose); below it, dlgen
+//	                 reads, writes and removes only inside DIR: a symbolic
+//	                 link there that leads out of DIR (a file, a language's
+//	                 directory) is an error that names it, exit 2, found
+//	                 before anything is written; a link that stays inside is
+//	                 followed. -check reads by the same rule.
 //	-schema FILE     schema to read; default: the embedded schema/dlpack.yaml.
 //	-dlpack-version  the DLPack release to emit, spelled as upstream tags it (0.6,
 //	                 1.3; never 1.03), or main: upstream's unreleased main branch,
@@ -93,11 +99,15 @@
 // Exit status: 0 on success (and a current -out with -check, a header equal
 // to a release with -identify, and -h), 1 when -check finds drift, -diff a
 // breaking change or -identify a difference, 2 on a usage error (flags that
-// do not combine, an unknown flag, language or release), an invalid schema or
-// a header -identify cannot read (missing, not C, no DLPack in it). Schema
+// do not combine, an unknown flag, language or release), an invalid schema, a
+// header -identify cannot read (missing, not C, no DLPack in it), or a
+// symbolic link under -out that leads out of it. Schema
 // errors are reported one per line as file:line:col: message, every one
-// found, never a panic. So is a value the schema allows but a selected
-// language cannot hold, named by the backend that refuses it:
+// found, never a panic. A name that any language dlgen writes reserves
+// (typeof, _fields_, box...) is such an error whatever -lang selects: the
+// schema feeds every language (docs/schema.md, Names). So is a value the
+// schema allows but a selected language cannot hold, named by the backend
+// that refuses it:
 //
 //	my.yaml:119:9: python backend: DLDeviceType.kDLVulkan = -7: the Python modules keep enum values in a 64-bit mask
 //
