@@ -110,11 +110,11 @@ for v in 3.10 3.12 3.13; do
   fi
 done
 
-# CPython 3.14 and the free-threaded 3.14t and 3.13t, which neither Debian
-# nor pyenv provide here: built from Debian's source tarballs into a cache
-# outside the clone (~/.cache/dlgen/pythons, shared by every clone on the
-# machine), each with its venv .venv-py3.14, .venv-py3.14t, .venv-py3.13t
-# and the same requirements (scripts/pythons.sh says how; skips what exists).
+# CPython 3.14 and the free-threaded 3.14t, which neither Debian nor pyenv
+# provide here: built from Debian's source tarballs into a cache outside the
+# clone (~/.cache/dlgen/pythons, shared by every clone on the machine), each
+# with its venv .venv-py3.14, .venv-py3.14t and the same requirements
+# (scripts/pythons.sh says how, and builds 3.13t when asked; skips what exists).
 scripts/pythons.sh
 
 # Upstream headers of older releases as wheels on PyPI ship them; only

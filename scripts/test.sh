@@ -15,9 +15,8 @@
 # tests), the runtime and the copy engine again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy, device tensors with
 # dpnp on a SYCL CPU device; the portable ones and the thread stress test
-# again on CPython 3.10, 3.12, 3.13, 3.14 and free-threaded 3.14t and
-# 3.13t, where importing the modules must leave the GIL off), the schema
-# sweep, and
+# again on CPython 3.10, 3.12, 3.13, 3.14 and free-threaded 3.14t, where
+# importing the modules must leave the GIL off), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,10 +58,10 @@ thread_stress=tests/python/test_thread_stress.py
 # Until that file lands from the branch that writes it, run without it.
 # DELETE THIS LINE WHEN IT HAS LANDED: in CI a missing file must fail.
 [ -e "$thread_stress" ] || { echo "== NOTE: $thread_stress is missing: not run"; thread_stress=; }
-# pyenv's 3.10, 3.12, 3.13; CPython 3.14, free-threaded 3.14t and 3.13t
-# built from Debian's source tarballs (scripts/pythons.sh). PYTHON_GIL is
-# unset: a free-threaded build keeps the GIL off unless a module asks for it.
-for v in 3.10 3.12 3.13 3.14 3.14t 3.13t; do
+# pyenv's 3.10, 3.12, 3.13; CPython 3.14 and free-threaded 3.14t built from
+# Debian's source tarballs (scripts/pythons.sh). PYTHON_GIL is unset: a
+# free-threaded build keeps the GIL off unless a module asks for it.
+for v in 3.10 3.12 3.13 3.14 3.14t; do
   echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back, threads"
   # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
   env -u PYTHON_GIL DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
