@@ -63,16 +63,19 @@ thread_stress=tests/python/test_thread_stress.py
 # free-threaded build keeps the GIL off unless a module asks for it.
 for v in 3.10 3.12 3.13 3.14 3.14t; do
   echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back, threads"
+  # dlpack_cython, built once for this interpreter as the tests build it (on
+  # a free-threaded build Cython is its pure-Python wheel: minutes).
+  cython_dir=$(env -u PYTHON_GIL PYTHONPATH=tests/python .venv-py$v/bin/python -c 'import conftest; print(conftest.CYTHON_DIR)')
   # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
-  env -u PYTHON_GIL DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
+  env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
     tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py \
     tests/python/test_c_extension.py tests/python/test_ctypes_capsule_in_place.py \
     tests/python/test_release.py $thread_stress
   if [[ $v == *t ]]; then
-    echo "== python $v: importing dlpack_ctypes and dlpack_cython (built as the tests build it) leaves the GIL off"
-    env -u PYTHON_GIL PYTHONPATH=tests/python .venv-py$v/bin/python -c '
-import sys, conftest  # builds dlpack_cython
+    echo "== python $v: importing dlpack_ctypes and dlpack_cython leaves the GIL off"
+    env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" PYTHONPATH=tests/python .venv-py$v/bin/python -c '
+import sys, conftest  # puts both modules on sys.path
 import dlpack_ctypes, dlpack_cython
 if sys._is_gil_enabled():
     sys.exit("importing dlpack_ctypes and dlpack_cython turned the GIL on")'
