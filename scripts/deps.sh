@@ -2,7 +2,8 @@
 # Installs everything the test suite needs on a fresh Debian machine:
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
 # OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
-# MXNet, pre-commit, dpnp, other CPython releases), the Rust toolchains, targets
+# MXNet, pre-commit, dpnp, other CPython releases, free-threaded ones built
+# from source by scripts/pythons.sh), the Rust toolchains, targets
 # and crates of tests/rust, the Go modules and staticcheck (in .cache/bin).
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
@@ -135,6 +136,13 @@ if ! cmp -s tests/requirements-debug.txt .venv-py3.11d/.requirements 2>/dev/null
   cp tests/requirements-debug.txt .venv-py3.11d/.requirements
 fi
 
+# CPython 3.14 and the free-threaded 3.14t, which neither Debian nor pyenv
+# provide here: built from Debian's source tarballs into a cache outside the
+# clone (~/.cache/dlgen/pythons, shared by every clone on the machine), each
+# with its venv .venv-py3.14, .venv-py3.14t and the same requirements
+# (scripts/pythons.sh says how, and builds 3.13t when asked; skips what exists).
+scripts/pythons.sh
+
 # Upstream headers of older releases as wheels on PyPI ship them; only
 # each dlpack.h is kept, for the ABI test. The wheels are pure downloads
 # (a pinned platform, never installed): DLPack 1.2 from apache-tvm-ffi 0.1.0,
@@ -187,9 +195,7 @@ if [ ! -s "$trixie-libdlpack-dev/dlpack/dlpack.h" ] || [ ! -s "$trixie-libtorch-
   state=$(mktemp -d)
   mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/debs"
   # The Debian mirror this machine's apt already uses, with trixie as the suite.
-  mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-           awk '$1 == "URIs:" || $1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) {print $i; next}}' | grep -v -- '-security' | head -n 1 || true)
-  [ -n "$mirror" ] || { echo "deps: no Debian mirror in this machine's apt sources" >&2; exit 1; }
+  mirror=$(scripts/debian-mirror.sh)
   echo "deb $mirror trixie main" >"$state/sources.list"
   apt=(-qq -o APT::Sandbox::User=root -o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$state/lists"
        -o "Dir::Cache=$state/cache" -o Acquire::Languages=none -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false

@@ -14,7 +14,9 @@
 # built from its sdist with dlgen's v1.0 header passing NumPy's DLPack
 # tests), the runtime and the copy engine again under cgocheck2, the
 # Python tests (protocol, peers, the bridge from NumPy, device tensors with
-# dpnp on a SYCL CPU device), the schema sweep, and
+# dpnp on a SYCL CPU device; the portable ones and the thread stress test
+# again on CPython 3.10, 3.12, 3.13, 3.14 and free-threaded 3.14t, where
+# importing the modules must leave the GIL off), the schema sweep, and
 # short fuzz runs that fail on any crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,14 +52,28 @@ echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dp
 # system-wide driver is listed beside it.
 OCL_ICD_FILENAMES="$PWD/.venv-dpnp/lib/libintelocl.so" OCL_ICD_VENDORS="$PWD/.venv-dpnp/etc/OpenCL/vendors" \
   DLGEN_REQUIRE_DPNP=1 .venv-dpnp/bin/python -m pytest -q -p no:cacheprovider tests/python/test_devices.py
-for v in 3.10 3.12 3.13; do
+# pyenv's 3.10, 3.12, 3.13; CPython 3.14 and free-threaded 3.14t built from
+# Debian's source tarballs (scripts/pythons.sh). PYTHON_GIL is unset: a
+# free-threaded build keeps the GIL off unless a module asks for it.
+for v in 3.10 3.12 3.13 3.14 3.14t; do
   echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back, threads racing for a capsule"
+  # dlpack_cython, built once for this interpreter as the tests build it (on
+  # a free-threaded build Cython is its pure-Python wheel: minutes).
+  cython_dir=$(env -u PYTHON_GIL PYTHONPATH=tests/python .venv-py$v/bin/python -c 'import conftest; print(conftest.CYTHON_DIR)')
   # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
-  DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
+  env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
     tests/python/test_cython_api.py tests/python/test_layout_check.py tests/python/test_device_tensors.py \
     tests/python/test_c_extension.py tests/python/test_ctypes_capsule_in_place.py \
     tests/python/test_release.py tests/python/test_thread_stress.py
+  if [[ $v == *t ]]; then
+    echo "== python $v: importing dlpack_ctypes and dlpack_cython leaves the GIL off"
+    env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" PYTHONPATH=tests/python .venv-py$v/bin/python -c '
+import sys, conftest  # puts both modules on sys.path
+import dlpack_ctypes, dlpack_cython
+if sys._is_gil_enabled():
+    sys.exit("importing dlpack_ctypes and dlpack_cython turned the GIL on")'
+  fi
 done
 echo "== python 3.11 debug build (.venv-py3.11d): one capsule, many threads, in both modules"
 .venv-py3.11d/bin/python tests/python/test_thread_stress.py
