@@ -15,14 +15,14 @@ generate:
 	go run ./cmd/dlgen -out generated
 
 golden:
-	go test ./generate -update
+	go test ./internal/generate -update
 
 wheels:
 	rm -rf dist
 	go run ./scripts/wheels -out dist
 
 bench: bench-runtime bench-python bench-framework bench-conformance
-	go test -run='^$$' -bench=. -benchmem ./generate
+	go test -run='^$$' -bench=. -benchmem ./internal/generate
 
 # The conformance kit: a full run per library against a bare import of it.
 bench-conformance: deps

@@ -60,9 +60,9 @@ for v in 3.10 3.12 3.13; do
     tests/python/test_release.py
 done
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
-go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
+go test -count=1 -run '^TestSweepOneChangeAtATime$' ./internal/schema
 echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import, the C helpers (a crasher fails CI)"
-scripts/fuzz.sh schema FuzzLoad 10s
-scripts/fuzz.sh schema FuzzGenerate 10s
+scripts/fuzz.sh internal/schema FuzzLoad 10s
+scripts/fuzz.sh internal/schema FuzzGenerate 10s
 scripts/fuzz.sh runtime/dltensor FuzzImport 10s
 scripts/fuzz-c.sh 10                          # the C helper header, libFuzzer under ASan and UBSan

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/schema"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/abi"
-	"github.com/dlgen/dlgen/tests/conformance"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,7 +75,7 @@ func parse(t *testing.T, line string) verdict {
 // through the header's _MSC_VER branch (static __inline), which MSVC's C
 // takes: forced on Linux, so LP64 and glibc, not MSVC's LLP64 and CRT.
 func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	rs := releases(t)
 	newest := rs[len(rs)-1]
@@ -108,7 +108,7 @@ func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
 			macros := tooltest.Run(t, "", nil, run.cc, append(args, "-dM", "-E", src)...)
 			require.True(t, strings.Contains(macros, "#define DLGEN_INLINE "+run.inline+"\n"), "%s takes another branch of the header's #if than the one defining DLGEN_INLINE as %s", run.name, run.inline)
 			tooltest.Run(t, "", nil, run.cc, append(args, src, "-o", exe)...)
-			var cases []conformance.Case
+			var cases []corpus.Case
 			var input strings.Builder
 			for _, cc := range c.Cases {
 				if cc.For(run.bits) {

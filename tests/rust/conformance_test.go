@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +23,7 @@ import (
 // 32-bit pointers), and under Miri, which fails on undefined behaviour in
 // the checks or the reads.
 func TestConformanceCorpusWithTheCrate(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	s, _ := Releases(t)
 	newest := s.At(s.Newest())
@@ -42,8 +42,8 @@ func TestConformanceCorpusWithTheCrate(t *testing.T) {
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			var cases []conformance.Case
-			var tensors []conformance.Tensor
+			var cases []corpus.Case
+			var tensors []corpus.Tensor
 			for _, cc := range c.Cases {
 				if cc.For(run.bits) {
 					cases = append(cases, cc)

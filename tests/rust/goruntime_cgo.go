@@ -47,16 +47,16 @@ import (
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
-	"github.com/dlgen/dlgen/tests/conformance"
 )
 
 // goVerdict makes the tensor in C memory, as a C producer makes it (data
 // is never read: the tensor must not be a buffer), and imports it with the
 // Go runtime: dltensor.Import, or ImportLegacy; an accepted tensor is
 // closed.
-func goVerdict(t conformance.Tensor) (Verdict, error) {
-	if t.Data == conformance.Buffer || len(t.Shape) > 64 || len(t.Strides) > 64 {
+func goVerdict(t corpus.Tensor) (Verdict, error) {
+	if t.Data == corpus.Buffer || len(t.Shape) > 64 || len(t.Strides) > 64 {
 		return Verdict{}, fmt.Errorf("a tensor without a buffer and with at most 64 extents and strides")
 	}
 	p := C.produced_new()
@@ -78,7 +78,7 @@ func goVerdict(t conformance.Tensor) (Verdict, error) {
 	versioned := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(&p.versioned))
 	legacy := (*dlpack.ManagedTensor)(unsafe.Pointer(&p.legacy))
 	versioned.DLTensor, legacy.DLTensor = dl, dl
-	if t.Data == conformance.Address {
+	if t.Data == corpus.Address {
 		C.produced_set_data(p, C.uint64_t(t.Address))
 	}
 	var tensor *dltensor.Tensor

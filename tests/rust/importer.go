@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 
@@ -77,7 +77,7 @@ func (im Importer) lines(t *testing.T, name string, input []string) []string {
 
 // Run imports every tensor with the crate (importer.rs) and returns one
 // verdict each.
-func (im Importer) Run(t *testing.T, tensors []conformance.Tensor) []Verdict {
+func (im Importer) Run(t *testing.T, tensors []corpus.Tensor) []Verdict {
 	t.Helper()
 	input := make([]string, len(tensors))
 	for i, tensor := range tensors {

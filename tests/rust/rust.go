@@ -24,11 +24,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dlgen/dlgen/backend"
-	"github.com/dlgen/dlgen/backend/rust"
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/ir"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/backend"
+	"github.com/dlgen/dlgen/internal/backend/rust"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 
