@@ -10,6 +10,7 @@ import (
 
 	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
 	"github.com/dlgen/dlgen/internal/backend"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
 )

@@ -55,8 +55,8 @@ func Errorf(pos ir.Pos, format string, args ...any) error {
 }
 
 // HeaderUser is a Backend whose output is compiled against the C headers
-// (the Cython module includes them). The driver renders the C backend's
-// headers and places a copy of each (dlpack.h at Header(api), the helper
+// (the Cython module includes them). The driver renders the headers of the
+// backend registered with Headers (the C backend's) and places a copy of each (dlpack.h at Header(api), the helper
 // header beside it), "" for none in that release, so that no backend runs
 // another and each language's output stands alone.
 type HeaderUser interface {
@@ -67,8 +67,8 @@ type HeaderUser interface {
 
 // ReferenceUser is a Backend that ships the Python backend's ctypes module
 // as its reference declarations (the conformance kit does). The driver
-// renders that module and places a copy at Reference(api), as it places the
-// C header for a HeaderUser.
+// renders the backend registered with a Reference and places a copy of that
+// file at Reference(api), as it places the C header for a HeaderUser.
 type ReferenceUser interface {
 	// Reference is where the copy of api's dlpack_ctypes.py goes, relative
 	// to the output directory.

@@ -6,9 +6,10 @@ import (
 )
 
 // Registration is what the driver knows of a backend: its name, the flags
-// that only it takes, and how to make it. A backend package registers
-// itself from an init function; the driver imports it for that alone, so
-// that a new language touches its own folder and one import line.
+// that only it takes, how to make it, and what of its output other
+// backends ship. A backend package registers itself from an init function;
+// internal/backend/all imports every one for that alone, so that a new
+// language touches its own folder and one import line.
 type Registration struct {
 	Name    string   // the value of -lang that selects the backend
 	Options []Option // the backend's own flags, such as -python-package
@@ -18,6 +19,12 @@ type Registration struct {
 	// when -lang names it (the conformance kit, a tool rather than
 	// bindings).
 	ByNameOnly bool
+	// Headers marks the backend whose output is the C headers: the driver
+	// renders it for a HeaderUser, which ships a copy of each file.
+	Headers bool
+	// Reference is the path, in the backend's output, of the module a
+	// ReferenceUser ships as its reference declarations; "" for none.
+	Reference string
 }
 
 // Option is a flag of dlgen that only one backend takes. A value given
@@ -70,6 +77,17 @@ func Registered() []Registration {
 func Lookup(name string) (Registration, bool) {
 	r, ok := registry[name]
 	return r, ok
+}
+
+// Supplier returns the registered backend that supplies what has reports
+// it does (r.Headers, or r.Reference != ""), the first by name.
+func Supplier(has func(r Registration) bool) (Registration, bool) {
+	for _, r := range Registered() {
+		if has(r) {
+			return r, true
+		}
+	}
+	return Registration{}, false
 }
 
 // optionOwner returns the backend that takes the flag named flag.

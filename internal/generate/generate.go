@@ -36,15 +36,13 @@ import (
 	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/internal/abidiff"
 	"github.com/dlgen/dlgen/internal/backend"
-	"github.com/dlgen/dlgen/internal/backend/c"
-	"github.com/dlgen/dlgen/internal/backend/python"
 	"github.com/dlgen/dlgen/internal/cheader"
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// Backends returns every registered backend (see backends.go), in the
+// Backends returns every registered backend (internal/backend/all), in the
 // order -lang lists them by default, made with config.
 func Backends(config backend.Config) []backend.Backend {
 	var out []backend.Backend
@@ -387,7 +385,7 @@ func Files(opts Options) ([]backend.File, error) {
 		}
 		files = append(files, fs...)
 		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
-			headers, err := render(c.Backend{Schema: opts.SchemaName}, api)
+			headers, err := supplied("the C headers", func(r backend.Registration) bool { return r.Headers }, opts.SchemaName, api)
 			if err != nil {
 				return nil, err
 			}
@@ -397,7 +395,7 @@ func Files(opts Options) ([]backend.File, error) {
 			}
 		}
 		if ru, ok := b.(backend.ReferenceUser); ok {
-			module, err := ctypesModule(opts.SchemaName, api)
+			module, err := reference(opts.SchemaName, api)
 			if err != nil {
 				return nil, err
 			}
@@ -423,19 +421,32 @@ func render(b backend.Backend, api *ir.API) ([]backend.File, error) {
 	}
 }
 
-// ctypesModule renders the Python backend's top-level ctypes module of api,
-// for backends that ship a copy.
-func ctypesModule(schemaName string, api *ir.API) ([]byte, error) {
-	fs, err := render(python.Backend{Schema: schemaName}, api)
+// supplied renders the registered backend that has what another backend
+// ships a copy of (backend.Registration's Headers or Reference), with no
+// options of its own; what names that in an error.
+func supplied(what string, has func(backend.Registration) bool, schemaName string, api *ir.API) ([]backend.File, error) {
+	r, ok := backend.Supplier(has)
+	if !ok {
+		return nil, fmt.Errorf("no registered backend renders %s", what)
+	}
+	return render(r.New(backend.Config{Schema: schemaName}), api)
+}
+
+// reference renders the module a ReferenceUser ships: the file at the
+// Reference path of the backend registered with one.
+func reference(schemaName string, api *ir.API) ([]byte, error) {
+	has := func(r backend.Registration) bool { return r.Reference != "" }
+	fs, err := supplied("the reference module", has, schemaName, api)
 	if err != nil {
 		return nil, err
 	}
+	r, _ := backend.Supplier(has)
 	for _, f := range fs {
-		if f.Path == python.Dir+"/dlpack_ctypes.py" {
+		if f.Path == r.Reference {
 			return f.Content, nil
 		}
 	}
-	return nil, fmt.Errorf("python backend wrote no %s/dlpack_ctypes.py", python.Dir)
+	return nil, fmt.Errorf("%s backend wrote no %s", r.Name, r.Reference)
 }
 
 // selectBackends returns the backends langs names, each once, in their

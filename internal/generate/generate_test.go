@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
 	"os"
@@ -12,10 +14,12 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dlgen/dlgen/internal/backend"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/stretchr/testify/assert"
@@ -400,6 +404,25 @@ type refusing struct{ err error }
 
 func (refusing) Name() string                               { return "fake" }
 func (r refusing) Generate(*ir.API) ([]backend.File, error) { return nil, r.err }
+
+// TestTheDriverNamesNoBackend: the driver reaches backends only through
+// the registry (what one supplies another, too), so that a new language is
+// its own folder and a line in internal/backend/all.
+func TestTheDriverNamesNoBackend(t *testing.T) {
+	sources, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, name := range sources {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			assert.False(t, strings.HasPrefix(p, "github.com/dlgen/dlgen/internal/backend/"), "%s imports %s", name, p)
+		}
+	}
+}
 
 // TestBackendErrorsNameTheBackendOnce: the driver names the backend in
 // its error, backends never do ("c backend: c backend: ..." once), and an

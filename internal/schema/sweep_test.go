@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen/internal/abidiff"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/internal/schema"

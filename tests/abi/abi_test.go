@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/internal/schema"

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/internal/schema"

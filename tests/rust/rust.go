@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen/internal/backend"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/backend/rust"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/ir"

@@ -36,7 +36,11 @@ type Backend struct {
 func (Backend) Name() string { return "c" }
 
 func init() {
-	backend.Register(backend.Registration{Name: "c", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+	backend.Register(backend.Registration{
+		Name:    "c",
+		New:     func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		Headers: true,
+	})
 }
 
 // Generate renders the header of api.

@@ -128,6 +128,7 @@ func init() {
 		New: func(c backend.Config) backend.Backend {
 			return Backend{Schema: c.Schema, Package: c.Options[PackageFlag]}
 		},
+		Reference: Dir + "/dlpack_ctypes.py",
 	})
 }
 
