@@ -49,15 +49,16 @@ import (
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
+	"github.com/dlgen/dlgen/tests/internal/corpustest"
 )
 
 // goVerdict makes the tensor in C memory, as a C producer makes it (data
 // is never read: the tensor must not be a buffer), and imports it with the
 // Go runtime: dltensor.Import, or ImportLegacy; an accepted tensor is
 // closed.
-func goVerdict(t corpus.Tensor) (Verdict, error) {
+func goVerdict(t corpus.Tensor) (corpustest.Verdict, error) {
 	if t.Data == corpus.Buffer || len(t.Shape) > 64 || len(t.Strides) > 64 {
-		return Verdict{}, fmt.Errorf("a tensor without a buffer and with at most 64 extents and strides")
+		return corpustest.Verdict{}, fmt.Errorf("a tensor without a buffer and with at most 64 extents and strides")
 	}
 	p := C.produced_new()
 	defer C.produced_free(p)
@@ -90,7 +91,7 @@ func goVerdict(t corpus.Tensor) (Verdict, error) {
 		versioned.Flags = dlpack.FlagBitmask(t.Flags)
 		tensor, err = dltensor.Import(versioned)
 	}
-	var v Verdict
+	var v corpustest.Verdict
 	var broken *dltensor.RuleError
 	switch {
 	case err == nil:
@@ -99,7 +100,7 @@ func goVerdict(t corpus.Tensor) (Verdict, error) {
 	case errors.As(err, &broken):
 		v.Rule, v.Message = broken.Rule.String(), broken.Message
 	default:
-		return Verdict{}, err
+		return corpustest.Verdict{}, err
 	}
 	v.Calls = int(p.calls)
 	return v, nil

@@ -23,7 +23,7 @@ func TestReadPythonLiftsTheImportsAfterTheOpeningComment(t *testing.T) {
 
 func TestSplitPythonRefusesAnImportAfterTheCode(t *testing.T) {
 	for _, late := range []string{"# late\nimport os\n\nx = 1\nfrom sys import argv\n", "# late\nimport os\n\nx = 1\nimport sys\n"} {
-		if _, err := splitPython("late.py", late); err == nil || !strings.Contains(err.Error(), "protocol/late.py:5: an import after the code") {
+		if _, err := splitPython("late.py", late); err == nil || !strings.Contains(err.Error(), "runtime/python/late.py:5: an import after the code") {
 			t.Errorf("splitPython(%q) = %v", late, err)
 		}
 	}

@@ -30,7 +30,7 @@ var (
 	anyImport  = regexp.MustCompile(`(?m)^(import|from) `)
 )
 
-// readPython reads protocol/name: a comment, then its imports, `import
+// readPython reads runtime/python/name: a comment, then its imports, `import
 // module` one a line, then its code. Its imports are lifted into the
 // generated file's import block; an import anywhere else at the top level
 // (a from-import, say, which could not be merged with another source's) is
@@ -43,7 +43,7 @@ func readPython(name string) (pythonSource, error) {
 	return splitPython(name, string(data))
 }
 
-// splitPython separates the imports of protocol/name, whose text is data,
+// splitPython separates the imports of runtime/python/name, whose text is data,
 // from the rest.
 func splitPython(name, data string) (pythonSource, error) {
 	lines := strings.Split(data, "\n")
@@ -63,12 +63,12 @@ func splitPython(name, data string) (pythonSource, error) {
 	src.text = strings.TrimRight(strings.Join(append(lines[:head:head], lines[end:]...), "\n"), "\n")
 	if loc := anyImport.FindStringIndex(src.text); loc != nil {
 		line := strings.Count(src.text[:loc[0]], "\n") + 1 + end - head
-		return src, fmt.Errorf("protocol/%s:%d: an import after the code: imports are `import module` lines right after the opening comment", name, line)
+		return src, fmt.Errorf("runtime/python/%s:%d: an import after the code: imports are `import module` lines right after the opening comment", name, line)
 	}
 	return src, nil
 }
 
-// readCython reads protocol/name as dlgen ships it: its marker lines first.
+// readCython reads runtime/python/name as dlgen ships it: its marker lines first.
 func readCython(name string) (string, error) {
 	data, err := sources.ReadFile(name)
 	if err != nil {
