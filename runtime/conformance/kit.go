@@ -2,7 +2,7 @@
 // sources: the Python package dlpack_conformance (the runner, the cases, the
 // reference producer and consumer, the adapters), its pytest entry point and
 // its README. They are the same for every DLPack release; the generator
-// (backend/conformance) ships them under conformance/ beside the release's
+// (internal/backend/conformance) ships them under conformance/ beside the release's
 // generated reference module (dlpack_ctypes.py) and corpus (corpus.py).
 // docs/conformance-kit.md is the maintainer's guide.
 package kitruntime

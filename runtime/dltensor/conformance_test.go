@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The conformance corpus (tests/conformance/corpus.json, described in
+// The conformance corpus (runtime/conformance/corpus/corpus.json, described in
 // docs/conformance.md): every case, made a real managed tensor by a C
 // producer whose deleter counts its calls, gets the verdict, the rule and
 // the words the corpus says, and the deleter runs exactly once.

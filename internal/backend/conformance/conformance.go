@@ -7,7 +7,7 @@
 // (runtime/conformance); what varies by release is its reference module,
 // the generated ctypes declarations (the driver places the Python backend's
 // dlpack_ctypes.py at Reference), and the corpus of tensors with the
-// verdicts of that release (corpus.py, from tests/conformance/corpus.json,
+// verdicts of that release (corpus.py, from runtime/conformance/corpus/corpus.json,
 // shipped when the corpus is written for the release).
 package conformance
 
@@ -99,7 +99,7 @@ func corpusModule(raw []byte) []byte {
 	var b strings.Builder
 	b.WriteString("# " + backend.Marker + "\n# " + backend.SPDX + "\n")
 	b.WriteString("# ruff: noqa: E501 - the corpus's lines as corpus.json has them\n")
-	b.WriteString(`"""The conformance corpus of this release (dlgen's tests/conformance/corpus.json)."""` + "\n")
+	b.WriteString(`"""The conformance corpus of this release (dlgen's runtime/conformance/corpus/corpus.json)."""` + "\n")
 	b.WriteString("import json\n\nCORPUS = json.loads(r'''\n")
 	b.Write(raw)
 	b.WriteString("''')\n")

@@ -244,3 +244,40 @@ func TestDeclaredSeesTopLevelNamesAndConditionalOnes(t *testing.T) {
 		t.Errorf("declared = %s", got)
 	}
 }
+
+// TestRulesPyStatesTheNamesItReads: rules.py, read alone, names in its
+// opening comment every name of the declarations it reads (the line after
+// "Names this file reads and never defines"), and no other.
+func TestRulesPyStatesTheNamesItReads(t *testing.T) {
+	src, err := sources.ReadFile("rules.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(src), "# Names this file reads and never defines")
+	if !ok {
+		t.Fatal("rules.py's opening comment names no names it reads")
+	}
+	var stated []string
+	for _, line := range strings.Split(after, "\n")[1:] {
+		if names, ok := strings.CutPrefix(line, "#   "); ok {
+			stated = strings.Fields(names)
+			break
+		}
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+	}
+	listed := table(declarations, modules)
+	var reads []string
+	for n := range used(string(src)) {
+		if listed[n] {
+			reads = append(reads, n)
+		}
+	}
+	sort.Strings(reads)
+	sorted := append([]string(nil), stated...)
+	sort.Strings(sorted)
+	if strings.Join(sorted, " ") != strings.Join(reads, " ") {
+		t.Errorf("rules.py states it reads %v and reads %v of the declarations", stated, reads)
+	}
+}
