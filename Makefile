@@ -1,9 +1,10 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
 # make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, generation);
-#   each prints its table and draws it in docs/bench/*.svg (docs/benchmarks.md).
+#   each prints its table and draws it outside the checkout ($TMPDIR/dlgen-bench/*.svg).
+# make bench-docs: the same, redrawing the figures the docs show, docs/bench/*.svg (docs/benchmarks.md).
 # make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go).
-.PHONY: test deps generate bench bench-python bench-runtime bench-framework bench-conformance golden wheels
+.PHONY: test deps generate bench bench-docs bench-python bench-runtime bench-framework bench-conformance golden wheels
 
 test:
 	./scripts/test.sh
@@ -23,6 +24,12 @@ wheels:
 
 bench: bench-runtime bench-python bench-framework bench-conformance
 	go test -run='^$$' -bench=. -benchmem ./internal/generate
+
+bench-docs:
+	$(MAKE) bench DLGEN_BENCH_DOCS=1
+
+# The plots go to docs/bench only with DLGEN_BENCH_DOCS=1 (bench/plot.py).
+export DLGEN_BENCH_DOCS
 
 # The conformance kit: a full run per library against a bare import of it.
 bench-conformance: deps
