@@ -2,10 +2,11 @@
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
 # make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, generation);
-#   each prints its table and draws it in docs/bench/*.svg (docs/benchmarks.md).
+#   each prints its table and draws it outside the checkout ($TMPDIR/dlgen-bench/*.svg).
+# make bench-docs: the same, redrawing the figures the docs show, docs/bench/*.svg (docs/benchmarks.md).
 # make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go), and the
 #   conformance kit's pure-Python wheel (dlpack_conformance-VERSION-py3-none-any.whl).
-.PHONY: check test deps generate bench bench-python bench-runtime bench-framework bench-conformance golden wheels
+.PHONY: check test deps generate bench bench-docs bench-python bench-runtime bench-framework bench-conformance golden wheels
 
 check:
 	./scripts/check.sh
@@ -20,14 +21,20 @@ generate:
 	go run ./cmd/dlgen -out generated
 
 golden:
-	go test ./generate -update
+	go test ./internal/generate -update
 
 wheels:
 	rm -rf dist
 	go run ./scripts/wheels -out dist
 
 bench: bench-runtime bench-python bench-framework bench-conformance
-	go test -run='^$$' -bench=. -benchmem ./generate
+	go test -run='^$$' -bench=. -benchmem ./internal/generate
+
+bench-docs:
+	$(MAKE) bench DLGEN_BENCH_DOCS=1
+
+# The plots go to docs/bench only with DLGEN_BENCH_DOCS=1 (bench/plot.py).
+export DLGEN_BENCH_DOCS
 
 # The conformance kit: a full run per library against a bare import of it.
 bench-conformance: deps

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/backend/golang"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/backend/golang"
+	"github.com/dlgen/dlgen/internal/schema"
 )
 
 // Every exported identifier of every package in this module has a doc

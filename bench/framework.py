@@ -40,7 +40,7 @@ def main():
                         lambda dl=dl: np.from_dlpack(dl.from_buffer(raw)))
                        for name, dl in modules])]
     groups += pytorch(modules)
-    plot.ratios(os.path.join(plot.DOCS, "framework.svg"), "The framework-facing API (make bench-framework)",
+    plot.ratios(plot.out("framework.svg"), "The framework-facing API (make bench-framework)",
                 groups, plot.machine())
 
 

@@ -12,6 +12,7 @@ fixed hash salt, the metadata carries no date, and text stays text (no glyph
 paths), so a diff of two runs shows the numbers that changed.
 """
 import os
+import tempfile
 from typing import NamedTuple
 
 import matplotlib
@@ -19,6 +20,17 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "bench")
+
+
+def out(name):
+    """Where the plot name goes: docs/bench/, the figures the docs show, only when
+    asked (DLGEN_BENCH_DOCS=1, as make bench-docs sets); otherwise a scratch folder
+    outside the checkout (DLGEN_BENCH_OUT, default dlgen-bench under the system's
+    temporary folder), so that a run changes no tracked file."""
+    if os.environ.get("DLGEN_BENCH_DOCS") == "1":
+        return os.path.join(DOCS, name)
+    scratch = os.environ.get("DLGEN_BENCH_OUT") or os.path.join(tempfile.gettempdir(), "dlgen-bench")
+    return os.path.join(scratch, name)
 
 STYLE = {
     "svg.hashsalt": "dlgen",

@@ -95,7 +95,7 @@ def main():
         candidates.append(("floor: a pure-ctypes consumer of np_array", ctypes_floor(a)))
     groups = [compare("Python exchange of 16 float32 elements:", peer, candidates)]
     groups += exchange_api(a, modules.get("dlpack_cython"))
-    plot.ratios(os.path.join(plot.DOCS, "python-exchange.svg"), "Python exchange cost (make bench-python)",
+    plot.ratios(plot.out("python-exchange.svg"), "Python exchange cost (make bench-python)",
                 groups, plot.machine())
 
 

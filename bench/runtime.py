@@ -104,7 +104,7 @@ def main():
         print(f"transposed 4096^2 float32 copy    {statistics.median(go_times) / 1e6:10.2f} ms vs NumPy "
               f"{statistics.median(numpy_times) / 1e6:.2f} ms: {speed_text('', *transpose_speed)}; goal >= 4x; {ROUNDS} rounds)")
 
-    plot.throughput(os.path.join(plot.DOCS, "copy-engine.svg"), "Copy engine throughput (make bench-runtime)", [
+    plot.throughput(plot.out("copy-engine.svg"), "Copy engine throughput (make bench-runtime)", [
         plot.Panel("Contiguous copy of 64 MiB (goal: at least 0.9x Go's speed)", [
             rate("devices.Copy", COPY_BYTES, m["engine-ns-q1"], m["engine-ns"], m["engine-ns-q3"]),
             rate("Go copy (memmove)", COPY_BYTES, m["go-ns-q1"], m["go-ns"], m["go-ns-q3"]),

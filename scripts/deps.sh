@@ -249,7 +249,7 @@ fi
 # Rust (tests/rust): with rustup, the toolchains and targets of
 # tests/rust/toolchain.txt (a pinned nightly with Miri and the library
 # sources for -Zbuild-std; core and alloc for one target of each branch of
-# the crate's cfg), the oldest Rust the crate declares (backend/rust's
+# the crate's cfg), the oldest Rust the crate declares (internal/backend/rust's
 # RustVersion), clippy and rustfmt; with cargo, the crates the PyO3 test
 # extension locks and those the nightly's library needs to build offline;
 # maturin, pinned, in its own venv under .cache.
@@ -257,7 +257,7 @@ rustup=$(command -v rustup || echo "$HOME/.cargo/bin/rustup")
 cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
 [ -x "$rustup" ] || { echo "deps: rustup is not installed (https://rustup.rs)" >&2; exit 1; }
 nightly=$(awk '$1 == "nightly" {print $2}' tests/rust/toolchain.txt)
-msrv=$(sed -n 's/^const RustVersion = "\(.*\)"$/\1/p' backend/rust/rust.go).0
+msrv=$(sed -n 's/^const RustVersion = "\(.*\)"$/\1/p' internal/backend/rust/rust.go).0
 installed=$("$rustup" toolchain list)
 grep -q "^$nightly-" <<<"$installed" || retry "$rustup" -q toolchain install "$nightly" --profile minimal -c miri -c rust-src
 grep -q "^$msrv-" <<<"$installed" || retry "$rustup" -q toolchain install "$msrv" --profile minimal

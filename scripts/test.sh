@@ -78,9 +78,9 @@ done
 echo "== python 3.11 debug build (.venv-py3.11d): one capsule, many threads, in both modules"
 .venv-py3.11d/bin/python tests/python/test_thread_stress.py
 echo "== schema sweep in full (go test -race above tries every 16th variant)"
-go test -count=1 -run '^TestSweepOneChangeAtATime$' ./schema
+go test -count=1 -run '^TestSweepOneChangeAtATime$' ./internal/schema
 echo "== fuzz: the loader, every backend and -diff on what loads, dltensor.Import, the C helpers (a crasher fails CI)"
-scripts/fuzz.sh schema FuzzLoad 10s
-scripts/fuzz.sh schema FuzzGenerate 10s
+scripts/fuzz.sh internal/schema FuzzLoad 10s
+scripts/fuzz.sh internal/schema FuzzGenerate 10s
 scripts/fuzz.sh runtime/dltensor FuzzImport 10s
 scripts/fuzz-c.sh 10                          # the C helper header, libFuzzer under ASan and UBSan

@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
-	"github.com/dlgen/dlgen/backend"
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/backend"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/schema"
 )
 
 func main() {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	version "github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/abidiff"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/abidiff"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

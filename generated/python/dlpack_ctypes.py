@@ -239,7 +239,7 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
-# Tables the hand-written part reads (dlgen's backend/python/handover.go): the
+# Tables the hand-written part reads (dlgen's internal/backend/python/handover.go): the
 # release and its flags by role, and the import rules of dlgen's docs/rules.md.
 # This release, (major, minor). A versioned tensor of another major version is
 # refused; versions compare as versions, major first.
@@ -841,13 +841,16 @@ _check_layout()
 
 # The import rules of dlgen's docs/rules.md in Python: the checks a consumer
 # makes before it touches a foreign tensor, in their order, and the words of
-# every refusal. They read the tables the generated declarations give (_VERSION,
-# _MAX_NDIM, _NULLABLE, _TYPE_CODES, _DTYPES, _RULES: dlgen's
-# backend/python/handover.go lists them), so that a rule changes in one place,
-# the schema. Both modules share this checker: dlgen copies it into
-# dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
-# dlpack_cython_rules.pxi), where a C fast path accepts what these checks
+# every refusal. They read the tables the generated declarations give, so that
+# a rule changes in one place, the schema. Both modules share this checker:
+# dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
+# (as dlpack_cython_rules.pxi), where a C fast path accepts what these checks
 # accept and leaves every refusal, and its words, to them.
+#
+# Names this file reads and never defines: the generated declarations' tables
+# (dlgen's internal/backend/python/handover.go says what each holds; its test
+# keeps this line true, and test_lint.py lints the file with them as builtins):
+#   _VERSION _MAX_NDIM _NULLABLE _TYPE_CODES _HOST_READABLE _RULES
 # dlgen:checker python-import (docs/rules.md lists every checker)
 
 # P, the width of a pointer in bits: every element count, byte offset and byte
@@ -983,7 +986,7 @@ def _check_host_readable(device_type, device_id):
 #
 # dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
 # (as dlpack_cython_shared.pxi, which Cython compiles), after the generated
-# declarations it reads (dlgen's backend/python/handover.go lists them) and
+# declarations it reads (dlgen's internal/backend/python/handover.go lists them) and
 # rules.py, and before the module's own part, whose Tensor, from_dlpack and
 # _private_copy it calls.
 
@@ -1444,7 +1447,7 @@ def _element_strides(byte_strides, itemsize):
 # The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
 # copies it into dlpack_ctypes.py after the generated declarations (the
 # ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
-# dlgen's backend/python/handover.go lists what it reads) and shared.py,
+# dlgen's internal/backend/python/handover.go lists what it reads) and shared.py,
 # whose rules it uses.
 
 # The hot paths read and write a whole managed struct with one precompiled

@@ -217,7 +217,7 @@ VERSIONED_CAPSULE_NAME = "dltensor_versioned"
 # What a consumer renames a dltensor_versioned capsule to.
 USED_VERSIONED_CAPSULE_NAME = "used_dltensor_versioned"
 
-# Tables the hand-written part reads (dlgen's backend/python/handover.go): the
+# Tables the hand-written part reads (dlgen's internal/backend/python/handover.go): the
 # release and its flags by role, and the import rules of dlgen's docs/rules.md.
 # This release, (major, minor). A versioned tensor of another major version is
 # refused; versions compare as versions, major first.

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # The import rules of dlgen's docs/rules.md in Python: the checks a consumer
 # makes before it touches a foreign tensor, in their order, and the words of
-# every refusal. They read the tables the generated declarations give (_VERSION,
-# _MAX_NDIM, _NULLABLE, _TYPE_CODES, _DTYPES, _RULES: dlgen's
-# backend/python/handover.go lists them), so that a rule changes in one place,
-# the schema. Both modules share this checker: dlgen copies it into
-# dlpack_ctypes.py and includes it in dlpack_cython.pyx (as
-# dlpack_cython_rules.pxi), where a C fast path accepts what these checks
+# every refusal. They read the tables the generated declarations give, so that
+# a rule changes in one place, the schema. Both modules share this checker:
+# dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
+# (as dlpack_cython_rules.pxi), where a C fast path accepts what these checks
 # accept and leaves every refusal, and its words, to them.
+#
+# Names this file reads and never defines: the generated declarations' tables
+# (dlgen's internal/backend/python/handover.go says what each holds; its test
+# keeps this line true, and test_lint.py lints the file with them as builtins):
+#   _VERSION _MAX_NDIM _NULLABLE _TYPE_CODES _HOST_READABLE _RULES
 # dlgen:checker python-import (docs/rules.md lists every checker)
 import math
 import struct

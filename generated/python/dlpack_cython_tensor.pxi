@@ -4,7 +4,7 @@
 # in C, Tensor, imports, copies, exports, from_dlpack, from_managed,
 # to_managed). dlgen ships it as dlpack_cython_tensor.pxi, which
 # dlpack_cython.pyx includes after the generated declarations (dlgen's
-# backend/python/handover.go lists what it reads), the import rules
+# internal/backend/python/handover.go lists what it reads), the import rules
 # (dlpack_cython_rules.pxi) and the shared protocol (dlpack_cython_shared.pxi);
 # the exchange API and the producer API follow. The C declarations come from the .pyx's cimports of
 # dlpack.pxd (`dlpack.X` where the module defines a Python name of the same

@@ -10,10 +10,10 @@ import (
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/dlgen/dlgen/runtime/dltensor/internal/ccheck"
 	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
-	"github.com/dlgen/dlgen/tests/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +28,7 @@ import (
 // dlgen_check_legacy, called through cgo, give the corpus's verdict, rule
 // and words.
 func TestCCheckerAgreesWithGoOnTheCorpus(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	for _, cc := range c.Cases {
 		t.Run(cc.Name, func(t *testing.T) {

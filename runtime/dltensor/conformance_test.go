@@ -8,38 +8,38 @@ import (
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
-	"github.com/dlgen/dlgen/tests/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// The conformance corpus (tests/conformance/corpus.json, described in
+// The conformance corpus (runtime/conformance/corpus/corpus.json, described in
 // docs/conformance.md): every case, made a real managed tensor by a C
 // producer whose deleter counts its calls, gets the verdict, the rule and
 // the words the corpus says, and the deleter runs exactly once.
 
 // produce makes the case's managed tensor in C.
-func produce(ct conformance.Tensor) cproducer.Record {
+func produce(ct corpus.Tensor) cproducer.Record {
 	spec := cproducer.Spec{
 		Flags: dlpack.FlagBitmask(ct.Flags), NDim: ct.NDim, Shape: ct.Shape, Strides: ct.Strides, ByteOffset: ct.ByteOffset,
 		Device:      dlpack.Device{DeviceType: dlpack.DeviceType(ct.Device[0]), DeviceID: ct.Device[1]},
 		DType:       dlpack.DataType{Code: dlpack.DataTypeCode(ct.Code), Bits: ct.Bits, Lanes: ct.Lanes},
-		BufferBytes: ct.BufferBytes, NullData: ct.Data == conformance.Null,
+		BufferBytes: ct.BufferBytes, NullData: ct.Data == corpus.Null,
 	}
 	if ct.Version != nil {
 		spec.Major, spec.Minor = ct.Version[0], ct.Version[1]
 	}
 	r := cproducer.New(spec)
-	if ct.Data == conformance.Address {
+	if ct.Data == corpus.Address {
 		r.SetAddress(ct.Address)
 	}
 	return r
 }
 
 func TestConformanceCorpus(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	require.Equal(t, [2]uint32{dlpack.MajorVersion, dlpack.MinorVersion}, c.Consumer,
 		"the corpus is written for another DLPack release than this runtime's: update it")
@@ -60,7 +60,7 @@ func TestConformanceCorpus(t *testing.T) {
 			if cc.Accept {
 				require.NoError(t, err)
 				assert.Zero(t, r.Calls(), "the deleter ran before Close")
-				if ct.Data == conformance.Buffer && tensor.Size() <= 1<<12 && tensor.Device().DeviceType.HostReadable() {
+				if ct.Data == corpus.Buffer && tensor.Size() <= 1<<12 && tensor.Device().DeviceType.HostReadable() {
 					copied, err := tensor.Contiguous() // reads every element from the buffer
 					require.NoError(t, err)
 					copied.Close()
@@ -82,7 +82,7 @@ func TestConformanceCorpus(t *testing.T) {
 // case on each side, and every refusal names a rule with its Python
 // exception, BufferError.
 func TestConformanceCorpusCoversEveryImportRule(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	refused := map[string]bool{}
 	for _, cc := range c.Cases {

@@ -1,7 +1,7 @@
 # The ctypes module's own part: the DLPack protocol in pure ctypes. dlgen
 # copies it into dlpack_ctypes.py after the generated declarations (the
 # ctypes.Structure classes, _LEAVES, the enums, constants and capsule names:
-# dlgen's backend/python/handover.go lists what it reads) and shared.py,
+# dlgen's internal/backend/python/handover.go lists what it reads) and shared.py,
 # whose rules it uses.
 import ctypes
 import gc

@@ -7,7 +7,7 @@
 #
 # dlgen copies it into dlpack_ctypes.py and includes it in dlpack_cython.pyx
 # (as dlpack_cython_shared.pxi, which Cython compiles), after the generated
-# declarations it reads (dlgen's backend/python/handover.go lists them) and
+# declarations it reads (dlgen's internal/backend/python/handover.go lists them) and
 # rules.py, and before the module's own part, whose Tensor, from_dlpack and
 # _private_copy it calls.
 import datetime

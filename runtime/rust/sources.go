@@ -1,8 +1,8 @@
-// Package rust holds dlgen's hand-written Rust runtime: the crate's safe
+// Package rustruntime holds dlgen's hand-written Rust runtime: the crate's safe
 // layer (import checks, owned tensors, exports of Rust memory) and its PyO3
-// glue, the same for every release. The Rust backend (backend/rust) ships
+// glue, the same for every release. The Rust backend (internal/backend/rust) ships
 // these sources in the crate it generates, beside the declarations.
-package rust
+package rustruntime
 
 import "embed"
 

@@ -47,9 +47,10 @@ import (
 	"time"
 
 	"github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/backend/conformance"
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/backend/conformance"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/schema"
 )
 
 // platform is one wheel: a Go target and the wheel's platform tags (for

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 

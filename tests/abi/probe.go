@@ -21,7 +21,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -10,15 +10,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/schema"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/abi"
-	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -42,28 +41,6 @@ func releases(t *testing.T) []string {
 	return out
 }
 
-// verdict is a line of importer.c.
-type verdict struct {
-	accept              bool
-	callsBefore, calls  int
-	read, rule, message string
-}
-
-func parse(t *testing.T, line string) verdict {
-	f := strings.SplitN(line, " ", 4)
-	require.Len(t, f, 4, "not a verdict: %q", line)
-	n := func(s string) int {
-		v, err := strconv.Atoi(s)
-		require.NoError(t, err, line)
-		return v
-	}
-	if f[0] == "accept" {
-		return verdict{accept: true, callsBefore: n(f[1]), calls: n(f[2]), read: f[3]}
-	}
-	require.Equal(t, "refuse", f[0], line)
-	return verdict{calls: n(f[1]), rule: f[2], message: f[3]}
-}
-
 // TestConformanceCorpusWithTheCHelpers runs the conformance corpus
 // through dlgen_check_versioned and dlgen_check_legacy of the newest
 // release (the corpus's): every case gets the verdict, the rule and the
@@ -75,7 +52,7 @@ func parse(t *testing.T, line string) verdict {
 // through the header's _MSC_VER branch (static __inline), which MSVC's C
 // takes: forced on Linux, so LP64 and glibc, not MSVC's LLP64 and CRT.
 func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	rs := releases(t)
 	newest := rs[len(rs)-1]
@@ -108,41 +85,22 @@ func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
 			macros := tooltest.Run(t, "", nil, run.cc, append(args, "-dM", "-E", src)...)
 			require.True(t, strings.Contains(macros, "#define DLGEN_INLINE "+run.inline+"\n"), "%s takes another branch of the header's #if than the one defining DLGEN_INLINE as %s", run.name, run.inline)
 			tooltest.Run(t, "", nil, run.cc, append(args, src, "-o", exe)...)
-			var cases []conformance.Case
-			var input strings.Builder
-			for _, cc := range c.Cases {
-				if cc.For(run.bits) {
-					cases = append(cases, cc)
-					input.WriteString(cc.Tensor.Line() + "\n")
+			corpustest.Check(t, c, "the C helpers", run.name, run.bits, func(tensors []corpus.Tensor) []corpustest.Verdict {
+				var input strings.Builder
+				for _, tensor := range tensors {
+					input.WriteString(tensor.Line() + "\n")
 				}
-			}
-			in := filepath.Join(t.TempDir(), "corpus.txt")
-			require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
-			out := tooltest.Run(t, "", nil, "sh", "-c", `exec "$0" < "$1"`, exe, in)
-			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-			require.Len(t, lines, len(cases), out)
-			refused, read := 0, 0
-			for i, cc := range cases {
-				v := parse(t, lines[i])
-				if cc.Accept {
-					if assert.True(t, v.accept, "%s: refused: %s", cc.Name, v.message) {
-						assert.Zero(t, v.callsBefore, "%s: the deleter ran before the release", cc.Name)
-						assert.NotEqual(t, "outside", v.read, "%s: an element lies outside its buffer", cc.Name)
-						if v.read != "-" {
-							read++
-						}
-					}
-				} else {
-					refused++
-					if assert.False(t, v.accept, "%s: accepted", cc.Name) {
-						assert.Equal(t, cc.Rule, v.rule, cc.Name)
-						assert.Equal(t, cc.Message, v.message, cc.Name)
-					}
+				in := filepath.Join(t.TempDir(), "corpus.txt")
+				require.NoError(t, os.WriteFile(in, []byte(input.String()), 0o644))
+				out := tooltest.Run(t, "", nil, "sh", "-c", `exec "$0" < "$1"`, exe, in)
+				var verdicts []corpustest.Verdict
+				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+					v, err := corpustest.Parse(line)
+					require.NoError(t, err)
+					verdicts = append(verdicts, v)
 				}
-				assert.Equal(t, 1, v.calls, "%s: the deleter runs exactly once", cc.Name)
-			}
-			fmt.Printf("conformance corpus with the C helpers (%s, %d-bit pointers): %d cases agree (%d refused, %d read), %d for other pointers not run\n",
-				run.name, run.bits, len(cases), refused, read, len(c.Cases)-len(cases))
+				return verdicts
+			})
 		})
 	}
 }

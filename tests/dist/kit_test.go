@@ -24,9 +24,10 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/backend/conformance"
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/backend/conformance"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

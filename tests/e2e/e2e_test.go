@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

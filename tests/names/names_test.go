@@ -12,9 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/ir"
-	"github.com/dlgen/dlgen/schema"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/dlgen/dlgen/tests/rust"
 	"github.com/stretchr/testify/require"

@@ -95,3 +95,13 @@ def test_docs_show_every_figure():
         assert f"(bench/{name})" in page, f"docs/benchmarks.md does not show {name}"
         with open(figure) as f:
             assert text_of(f.read())
+
+
+def test_a_plot_goes_to_the_docs_only_when_asked(monkeypatch, tmp_path):
+    monkeypatch.delenv("DLGEN_BENCH_DOCS", raising=False)
+    monkeypatch.setenv("DLGEN_BENCH_OUT", str(tmp_path))
+    assert plot.out("copy-engine.svg") == os.path.join(str(tmp_path), "copy-engine.svg")
+    monkeypatch.delenv("DLGEN_BENCH_OUT")
+    assert not os.path.abspath(plot.out("copy-engine.svg")).startswith(ROOT + os.sep)
+    monkeypatch.setenv("DLGEN_BENCH_DOCS", "1")
+    assert plot.out("copy-engine.svg") == os.path.join(ROOT, "docs", "bench", "copy-engine.svg")

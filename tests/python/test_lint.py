@@ -59,7 +59,7 @@ def bound(tree):
 def test_protocol_source_passes_ruff(name):
     """A hand-written source alone, undefined names included (F821): what it
     may take from elsewhere is what the generated files it is copied into
-    bind, the generated declarations (backend/python/handover.go lists
+    bind, the generated declarations (internal/backend/python/handover.go lists
     those) and the other sources there; it is told those, and nothing else."""
     path = os.path.join(PROTOCOL, name)
     with open(path) as f:
@@ -93,7 +93,7 @@ def test_stubs_match_the_modules():
 
 @pytest.mark.parametrize("module", MODULES)
 def test_all_lists_exactly_the_public_names(module):
-    """__all__ has one source (the declarations' names and backend/python/
+    """__all__ has one source (the declarations' names and internal/backend/python/
     handover.go's public ones): each exists, once, and every public name the
     module defines, its imports aside, is in it."""
     m = importlib.import_module(module)

@@ -1,17 +1,16 @@
 package rust
 
 import (
-	"fmt"
 	"strconv"
 	"testing"
 
-	"github.com/dlgen/dlgen/tests/conformance"
-	"github.com/stretchr/testify/assert"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
+	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/stretchr/testify/require"
 )
 
 // TestConformanceCorpusWithTheCrate runs the conformance corpus
-// (tests/conformance/corpus.json) against the safe layer of the newest
+// (runtime/conformance/corpus/corpus.json) against the safe layer of the newest
 // release's crate (the corpus's release):
 // importer.rs makes each case a real managed tensor, versioned or legacy,
 // with a deleter that counts its calls, and imports it with
@@ -23,7 +22,7 @@ import (
 // 32-bit pointers), and under Miri, which fails on undefined behaviour in
 // the checks or the reads.
 func TestConformanceCorpusWithTheCrate(t *testing.T) {
-	c, err := conformance.Load()
+	c, err := corpus.Load()
 	require.NoError(t, err)
 	s, _ := Releases(t)
 	newest := s.At(s.Newest())
@@ -42,37 +41,9 @@ func TestConformanceCorpusWithTheCrate(t *testing.T) {
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			var cases []conformance.Case
-			var tensors []conformance.Tensor
-			for _, cc := range c.Cases {
-				if cc.For(run.bits) {
-					cases = append(cases, cc)
-					tensors = append(tensors, cc.Tensor)
-				}
-			}
-			verdicts := run.importer.Run(t, tensors)
-			refused, read := 0, 0
-			for i, cc := range cases {
-				v := verdicts[i]
-				if cc.Accept {
-					if assert.True(t, v.Accept, "%s: refused: %s", cc.Name, v.Message) {
-						assert.Zero(t, v.CallsBefore, "%s: the deleter ran before the drop", cc.Name)
-						assert.NotEqual(t, "outside", v.Read, "%s: an element lies outside its buffer", cc.Name)
-						if v.Read != "-" {
-							read++
-						}
-					}
-				} else {
-					refused++
-					if assert.False(t, v.Accept, "%s: accepted", cc.Name) {
-						assert.Equal(t, cc.Rule, v.Rule, cc.Name)
-						assert.Equal(t, cc.Message, v.Message, cc.Name)
-					}
-				}
-				assert.Equal(t, 1, v.Calls, "%s: the deleter runs exactly once", cc.Name)
-			}
-			fmt.Printf("conformance corpus with the Rust crate (%s, %d-bit pointers): %d cases agree (%d refused, %d read), %d for other pointers not run\n",
-				run.name, run.bits, len(cases), refused, read, len(c.Cases)-len(cases))
+			corpustest.Check(t, c, "the Rust crate", run.name, run.bits, func(tensors []corpus.Tensor) []corpustest.Verdict {
+				return run.importer.Run(t, tensors)
+			})
 		})
 	}
 }

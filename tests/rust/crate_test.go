@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/backend/rust"
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/internal/backend/rust"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 

@@ -47,17 +47,18 @@ import (
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
-	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/tests/internal/corpustest"
 )
 
 // goVerdict makes the tensor in C memory, as a C producer makes it (data
 // is never read: the tensor must not be a buffer), and imports it with the
 // Go runtime: dltensor.Import, or ImportLegacy; an accepted tensor is
 // closed.
-func goVerdict(t conformance.Tensor) (Verdict, error) {
-	if t.Data == conformance.Buffer || len(t.Shape) > 64 || len(t.Strides) > 64 {
-		return Verdict{}, fmt.Errorf("a tensor without a buffer and with at most 64 extents and strides")
+func goVerdict(t corpus.Tensor) (corpustest.Verdict, error) {
+	if t.Data == corpus.Buffer || len(t.Shape) > 64 || len(t.Strides) > 64 {
+		return corpustest.Verdict{}, fmt.Errorf("a tensor without a buffer and with at most 64 extents and strides")
 	}
 	p := C.produced_new()
 	defer C.produced_free(p)
@@ -78,7 +79,7 @@ func goVerdict(t conformance.Tensor) (Verdict, error) {
 	versioned := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(&p.versioned))
 	legacy := (*dlpack.ManagedTensor)(unsafe.Pointer(&p.legacy))
 	versioned.DLTensor, legacy.DLTensor = dl, dl
-	if t.Data == conformance.Address {
+	if t.Data == corpus.Address {
 		C.produced_set_data(p, C.uint64_t(t.Address))
 	}
 	var tensor *dltensor.Tensor
@@ -90,7 +91,7 @@ func goVerdict(t conformance.Tensor) (Verdict, error) {
 		versioned.Flags = dlpack.FlagBitmask(t.Flags)
 		tensor, err = dltensor.Import(versioned)
 	}
-	var v Verdict
+	var v corpustest.Verdict
 	var broken *dltensor.RuleError
 	switch {
 	case err == nil:
@@ -99,7 +100,7 @@ func goVerdict(t conformance.Tensor) (Verdict, error) {
 	case errors.As(err, &broken):
 		v.Rule, v.Message = broken.Rule.String(), broken.Message
 	default:
-		return Verdict{}, err
+		return corpustest.Verdict{}, err
 	}
 	v.Calls = int(p.calls)
 	return v, nil

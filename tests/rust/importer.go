@@ -2,15 +2,14 @@ package rust
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/tests/conformance"
+	"github.com/dlgen/dlgen/runtime/conformance/corpus"
+	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 
@@ -19,19 +18,6 @@ import (
 // makes managed tensors as a C producer would, imports them with the safe
 // layer and prints its verdicts, for the conformance corpus and for the
 // comparison with the Go runtime.
-
-// Verdict is what an importer concluded on one tensor, and how often the
-// producer's deleter ran.
-type Verdict struct {
-	Accept bool // the tensor was accepted
-	// CallsBefore counts the deleter's calls before an accepted tensor was
-	// released; Calls, after it (or after the refusal).
-	CallsBefore, Calls int
-	// Read is, for an accepted tensor whose elements were read, how many
-	// bytes; "-" when none were, "outside" when one lay outside its buffer.
-	Read          string
-	Rule, Message string // for a refusal; Rule is "-" for none
-}
 
 // Importer runs a program of tests/rust (importer.rs, dtypes.rs) over the
 // newest release's crate: for a Rust target ("" for the host), with the
@@ -77,39 +63,20 @@ func (im Importer) lines(t *testing.T, name string, input []string) []string {
 
 // Run imports every tensor with the crate (importer.rs) and returns one
 // verdict each.
-func (im Importer) Run(t *testing.T, tensors []conformance.Tensor) []Verdict {
+func (im Importer) Run(t *testing.T, tensors []corpus.Tensor) []corpustest.Verdict {
 	t.Helper()
 	input := make([]string, len(tensors))
 	for i, tensor := range tensors {
 		input[i] = tensor.Line()
 	}
 	lines := im.lines(t, "importer", input)
-	verdicts := make([]Verdict, len(lines))
+	verdicts := make([]corpustest.Verdict, len(lines))
 	for i, l := range lines {
-		v, err := parseVerdict(l)
+		v, err := corpustest.Parse(l)
 		if err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		verdicts[i] = v
 	}
 	return verdicts
-}
-
-// parseVerdict reads a line importer.rs prints.
-func parseVerdict(line string) (Verdict, error) {
-	f := strings.SplitN(line, " ", 4)
-	number := func(s string) int {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return -1
-		}
-		return n
-	}
-	switch {
-	case len(f) == 4 && f[0] == "accept":
-		return Verdict{Accept: true, CallsBefore: number(f[1]), Calls: number(f[2]), Read: f[3]}, nil
-	case len(f) == 4 && f[0] == "refuse":
-		return Verdict{Calls: number(f[1]), Rule: f[2], Message: f[3]}, nil
-	}
-	return Verdict{}, fmt.Errorf("not a verdict: %q", line)
 }

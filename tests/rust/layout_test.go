@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/ir"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/abi"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"

@@ -24,11 +24,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dlgen/dlgen/backend"
-	"github.com/dlgen/dlgen/backend/rust"
-	"github.com/dlgen/dlgen/generate"
-	"github.com/dlgen/dlgen/ir"
-	"github.com/dlgen/dlgen/schema"
+	"github.com/dlgen/dlgen/internal/backend"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/backend/rust"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
+	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dlgen/dlgen/ir"
+	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/tests/abi"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 	"github.com/stretchr/testify/assert"

@@ -1,0 +1,704 @@
+// Package generate is everything cmd/dlgen does, minus flag parsing: Run
+// settles one request (schema, release, languages, mode) in one place, then
+// renders the backends and writes their files, checks them against what is
+// on disk, lists what changed between two releases, lists the rules that
+// judge such changes, or tells what release a C header is and how it
+// differs from it (package cheader).
+//
+// A backend's error is named once, by the driver ("go backend: ..."); an
+// element of the schema a backend refuses (a *backend.Error) becomes a
+// schema.ErrorList at the element's position, as a malformed schema does.
+//
+// dlgen owns, under the output directory, the deepest directory that holds
+// all files one language writes (c/dlpack, go/dlpack, python, rust/dlpack).
+// A file there whose first line is the marker of any release of dlgen but
+// which the run would not write (left from another DLPack release or version
+// of dlgen) is removed by Write and reported by Check; other files there
+// (build products, say) are left alone. A seed file (backend.File.Seed) is
+// written only where there is none, and any file in its place is current.
+//
+// Write and Check read, write and remove only inside the output directory,
+// opened once as an os.Root (outdir.go, the one file here that touches the
+// output tree): a symbolic link there that leads out of it is an error that
+// names it, found before anything is written.
+package generate
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dlgen/dlgen"
+	"github.com/dlgen/dlgen/internal/abidiff"
+	"github.com/dlgen/dlgen/internal/backend"
+	"github.com/dlgen/dlgen/internal/cheader"
+	"github.com/dlgen/dlgen/internal/ir"
+	"github.com/dlgen/dlgen/internal/schema"
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// Backends returns every registered backend (internal/backend/all), in the
+// order -lang lists them by default, made with config.
+func Backends(config backend.Config) []backend.Backend {
+	var out []backend.Backend
+	for _, r := range backend.Registered() {
+		out = append(out, r.New(config))
+	}
+	return out
+}
+
+// Languages returns the names of all backends.
+func Languages() []string {
+	var names []string
+	for _, r := range backend.Registered() {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// Request is one run of dlgen as its flags spell it. Zero values mean the
+// defaults.
+type Request struct {
+	SchemaFile string // "" means the embedded schema
+	Out        string // where to write; required when generating
+	Lang       string // comma-separated; "" means every language
+	Version    string // the release to emit; "" means the newest
+	Check      bool   // compare instead of writing
+	DiffFrom   string // list what changed from this release instead of generating
+	DiffRules  bool   // list the rules of DiffFrom instead of generating
+	// BackendOptions are the values of the backends' own flags
+	// (backend.Option), by flag name; "" means not given.
+	BackendOptions map[string]string
+	Identify       string // a C header to identify instead of generating
+	SchemaYAML     bool   // with Identify: write what the header adds to the schema, as YAML
+}
+
+// UsageError is a request that cannot be carried out as asked: flags that
+// do not combine, an unknown language or release. dlgen exits 2.
+type UsageError struct{ msg string }
+
+// Error says what cannot be done, as dlgen prints it.
+func (e *UsageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// DriftError is -check's finding: the output directory is stale. dlgen
+// exits 1.
+type DriftError struct {
+	msg string
+	Dir string // the stale -out; "" for -identify's finding
+}
+
+// Error says which output is stale.
+func (e *DriftError) Error() string { return e.msg }
+
+// BreakingChangeError is -diff's finding: Count ABI or API findings break
+// code written for release From under release To. dlgen exits 1.
+type BreakingChangeError struct {
+	From, To ir.Version // the releases compared
+	Count    int        // the findings of category ABI or API
+}
+
+// Error is "N breaking changes from From to To".
+func (e *BreakingChangeError) Error() string {
+	return fmt.Sprintf("%d breaking changes from %s to %s", e.Count, e.From, e.To)
+}
+
+// Run carries out req, printing diffs, findings or rules to stdout. Its
+// error is a *UsageError, a schema.ErrorList, a *DriftError, a
+// *BreakingChangeError, a *LinkError (a link under -out that leads out of
+// it), or an I/O error.
+func Run(req Request, stdout io.Writer) error {
+	if err := req.validate(); err != nil {
+		return err
+	}
+	if req.DiffRules {
+		return listRules(stdout)
+	}
+	s, name, err := load(req.SchemaFile)
+	if err != nil {
+		return err
+	}
+	if req.Identify != "" {
+		return identify(s, req.Identify, req.SchemaYAML, stdout)
+	}
+	v, err := parseRelease(s, req.Version, "-dlpack-version")
+	if err != nil {
+		return err
+	}
+	if req.DiffFrom != "" {
+		from, err := parseRelease(s, req.DiffFrom, "-diff")
+		if err != nil {
+			return err
+		}
+		return diff(s, from, v, stdout)
+	}
+	if req.Out == "" { // bare dlgen would scatter c/, go/, python/ and rust/ over the current directory
+		return usagef("-out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)")
+	}
+	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
+		BackendOptions: req.BackendOptions})
+	if err != nil {
+		return err
+	}
+	out := req.Out
+	if !req.Check {
+		_, err := Write(out, files)
+		return err
+	}
+	report, err := Check(out, files)
+	if err != nil {
+		return err
+	}
+	if report != "" {
+		fmt.Fprint(stdout, report)
+		return &DriftError{msg: out + " is stale; run dlgen without -check to update it", Dir: out}
+	}
+	return nil
+}
+
+// validate rejects flags that do not combine and unknown languages, before
+// anything is read.
+func (req Request) validate() error {
+	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
+		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
+	}
+	langs := splitList(req.Lang)
+	if _, err := selectBackends(langs); err != nil {
+		return err
+	}
+	given, err := req.givenOptions()
+	if err != nil {
+		return err
+	}
+	if req.DiffRules && (len(given) > 0 || req.SchemaFile != "" || req.Out != "" || req.Lang != "" || req.Version != "" ||
+		req.Check || req.DiffFrom != "" || req.Identify != "" || req.SchemaYAML) {
+		return usagef("-diff-rules lists the rules of -diff, the same for every schema and release, and combines with no other flag")
+	}
+	for _, g := range given {
+		if err := g.check(langs); err != nil {
+			return err
+		}
+	}
+	if req.SchemaYAML && req.Identify == "" {
+		return usagef("-schema-yaml applies to -identify only")
+	}
+	if req.Identify != "" {
+		if req.Check || req.DiffFrom != "" || req.Lang != "" || req.Out != "" || req.Version != "" || len(given) > 0 {
+			return usagef("-identify combines with -schema and -schema-yaml only: it reads a header and writes nothing")
+		}
+		return nil
+	}
+	if req.DiffFrom == "" {
+		return nil
+	}
+	switch {
+	case req.Check:
+		return usagef("-check and -diff do not combine: -diff compares two releases, -check compares one with -out")
+	case req.Lang != "":
+		return usagef("-lang does not apply to -diff, which compares the ABI every language shares")
+	case req.Out != "":
+		return usagef("-out does not apply to -diff, which writes nothing")
+	case len(given) > 0:
+		return usagef("-%s does not apply to -diff, which writes nothing", given[0].Flag)
+	}
+	return nil
+}
+
+// givenOption is a backend's flag given a value, with its backend.
+type givenOption struct {
+	backend.Option
+	owner string // the backend that takes it
+	value string
+}
+
+// check says why the option cannot be used with the languages langs: its
+// backend is not among them, or its value is unusable.
+func (g givenOption) check(langs []string) error {
+	if g.Check != nil {
+		if err := g.Check(g.value); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	if len(langs) > 0 && !slices.Contains(langs, g.owner) {
+		return usagef("-%s applies to -lang %s only", g.Flag, g.owner)
+	}
+	return nil
+}
+
+// givenOptions lists the backends' flags req gives a value, by flag name,
+// or a usage error for a flag no backend takes.
+func (req Request) givenOptions() ([]givenOption, error) {
+	var out []givenOption
+	for _, r := range backend.Registered() {
+		for _, o := range r.Options {
+			if v := req.BackendOptions[o.Flag]; v != "" {
+				out = append(out, givenOption{Option: o, owner: r.Name, value: v})
+			}
+		}
+	}
+	for flag, v := range req.BackendOptions {
+		if v != "" && !slices.ContainsFunc(out, func(g givenOption) bool { return g.Flag == flag }) {
+			return nil, usagef("no backend takes -%s", flag)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Flag < out[j].Flag })
+	return out, nil
+}
+
+func load(file string) (s *ir.Schema, name string, err error) {
+	if file == "" {
+		s, err = schema.Default()
+		return s, schema.DefaultFile, err
+	}
+	s, err = schema.LoadFile(file)
+	return s, file, err
+}
+
+// parseRelease parses the value of flag, "" meaning the newest release.
+func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
+	if text == "" {
+		return s.Newest(), nil
+	}
+	v, err := s.ParseRelease(text)
+	if err != nil {
+		return v, usagef("%s: %v", flag, err)
+	}
+	return v, nil
+}
+
+// release settles which release to emit: v, or the newest if v is zero.
+func release(s *ir.Schema, v ir.Version) (ir.Version, error) {
+	if v == (ir.Version{}) {
+		return s.Newest(), nil
+	}
+	if _, ok := s.Lookup(v); !ok {
+		return v, usagef("unknown DLPack version %s (known: %s)", v, strings.Join(versions(s), ", "))
+	}
+	return v, nil
+}
+
+func versions(s *ir.Schema) []string {
+	var out []string
+	for _, r := range s.Releases {
+		out = append(out, r.Version.String())
+	}
+	return out
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// diff prints the findings of abidiff from release from to release to.
+func diff(s *ir.Schema, from, to ir.Version, stdout io.Writer) error {
+	breaking := 0
+	for _, f := range abidiff.Compare(s.At(from), s.At(to)) {
+		fmt.Fprintln(stdout, f)
+		if f.Breaking() {
+			breaking++
+		}
+	}
+	if breaking > 0 {
+		return &BreakingChangeError{From: from, To: to, Count: breaking}
+	}
+	return nil
+}
+
+// listRules prints every rule of abidiff with its category and purpose, in
+// aligned columns under a header line.
+func listRules(stdout io.Writer) error {
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tCATEGORY\tPURPOSE")
+	for _, r := range abidiff.Rules {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.ID, r.Category, r.Purpose)
+	}
+	return w.Flush()
+}
+
+// identify prints the release the header at path matches and how it
+// differs from it (a difference is a DriftError), or, with schemaYAML, what
+// it adds to the schema's newest release, as schema YAML.
+func identify(s *ir.Schema, path string, schemaYAML bool, stdout io.Writer) error {
+	h, err := cheader.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if schemaYAML {
+		out, err := cheader.Additions(s, h)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(out)
+		return err
+	}
+	r := cheader.Identify(s, h)
+	fmt.Fprint(stdout, r)
+	if len(r.Findings) > 0 {
+		return &DriftError{msg: fmt.Sprintf("%s differs from DLPack %s", path, r.Release)}
+	}
+	return nil
+}
+
+// Options says what to generate from a loaded schema.
+type Options struct {
+	Schema     *ir.Schema // the loaded, validated schema
+	SchemaName string     // how generated files name the schema
+	Version    ir.Version // zero means the newest
+	Langs      []string   // empty means all
+	// BackendOptions are the values of the backends' own flags
+	// (backend.Option), by flag name, as in Request.
+	BackendOptions map[string]string
+}
+
+// Files renders the selected backends for the selected release, sorted by
+// path.
+func Files(opts Options) ([]backend.File, error) {
+	v, err := release(opts.Schema, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	selected, err := selectBackends(opts.Langs)
+	if err != nil {
+		return nil, err
+	}
+	config := backend.Config{Schema: opts.SchemaName, Options: opts.BackendOptions}
+	api := opts.Schema.At(v)
+	var files []backend.File
+	for _, r := range selected {
+		b := r.New(config)
+		fs, err := render(b, api)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
+			headers, err := supplied("the C headers", func(r backend.Registration) bool { return r.Headers }, opts.SchemaName, api)
+			if err != nil {
+				return nil, err
+			}
+			dir := path.Dir(hu.Header(api))
+			for _, h := range headers {
+				files = append(files, backend.File{Path: path.Join(dir, path.Base(h.Path)), Content: h.Content})
+			}
+		}
+		if ru, ok := b.(backend.ReferenceUser); ok {
+			module, err := reference(opts.SchemaName, api)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, backend.File{Path: ru.Reference(api), Content: module})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+// render runs b on api and names b in its error, once. An element b
+// refuses (a *backend.Error) becomes a positioned schema error.
+func render(b backend.Backend, api *ir.API) ([]backend.File, error) {
+	files, err := b.Generate(api)
+	var refused *backend.Error
+	switch {
+	case err == nil:
+		return files, nil
+	case errors.As(err, &refused):
+		return nil, schema.ErrorList{{Pos: refused.Pos, Msg: b.Name() + " backend: " + refused.Msg}}
+	default:
+		return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+	}
+}
+
+// supplied renders the registered backend that has what another backend
+// ships a copy of (backend.Registration's Headers or Reference), with no
+// options of its own; what names that in an error.
+func supplied(what string, has func(backend.Registration) bool, schemaName string, api *ir.API) ([]backend.File, error) {
+	r, ok := backend.Supplier(has)
+	if !ok {
+		return nil, fmt.Errorf("no registered backend renders %s", what)
+	}
+	return render(r.New(backend.Config{Schema: schemaName}), api)
+}
+
+// reference renders the module a ReferenceUser ships: the file at the
+// Reference path of the backend registered with one.
+func reference(schemaName string, api *ir.API) ([]byte, error) {
+	has := func(r backend.Registration) bool { return r.Reference != "" }
+	fs, err := supplied("the reference module", has, schemaName, api)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := backend.Supplier(has)
+	for _, f := range fs {
+		if f.Path == r.Reference {
+			return f.Content, nil
+		}
+	}
+	return nil, fmt.Errorf("%s backend wrote no %s", r.Name, r.Reference)
+}
+
+// selectBackends returns the backends langs names, each once, in their
+// order, or every backend -lang's default selects for none.
+func selectBackends(langs []string) ([]backend.Registration, error) {
+	if len(langs) == 0 {
+		var out []backend.Registration
+		for _, r := range backend.Registered() {
+			if !r.ByNameOnly {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}
+	var out []backend.Registration
+	for _, l := range langs {
+		r, ok := backend.Lookup(l)
+		if !ok {
+			return nil, usagef("unknown language %q (known: %s)", l, strings.Join(Languages(), ", "))
+		}
+		if !slices.ContainsFunc(out, func(o backend.Registration) bool { return o.Name == l }) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Write writes files under dir, touching only files whose content changed,
+// removes the left-overs (see the package doc), and returns the paths it
+// wrote or removed. It reads, writes and removes only inside dir, through
+// dir opened once as an os.Root: a symbolic link under dir that leads out
+// of it is a *LinkError, found before anything is written.
+func Write(dir string, files []backend.File) ([]string, error) {
+	out, err := openOut(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	if err := out.confine(paths(files)); err != nil {
+		return nil, err
+	}
+	stale, err := leftOvers(out, files)
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, f := range files {
+		if old, err := out.readFile(f.Path); err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
+			continue
+		}
+		if err := out.writeFile(f.Path, f.Content); err != nil {
+			return written, err
+		}
+		written = append(written, out.path(f.Path))
+	}
+	for _, rel := range stale {
+		if err := out.remove(rel); err != nil {
+			return written, err
+		}
+		written = append(written, out.path(rel))
+	}
+	return written, nil
+}
+
+// Check compares files with what is under dir and returns a unified diff of
+// every difference, a patch that `git apply -p0` (or `patch -p0`) applies
+// from where dlgen ran: a missing file is created from /dev/null, and every
+// left-over file, named first by a line "Only in DIR: NAME", is deleted;
+// "" means current. It reads only inside dir, as Write does.
+func Check(dir string, files []backend.File) (string, error) {
+	root, err := openOut(dir, false)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.confine(paths(files)); err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	for _, f := range files {
+		old, err := root.readFile(f.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
+			continue
+		}
+		name := filepath.ToSlash(root.path(f.Path))
+		if err != nil {
+			out.WriteString(wholeFile("/dev/null", name+generatedLabel, '+', f.Content))
+			continue
+		}
+		diff, derr := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: lines(old), B: lines(f.Content),
+			FromFile: name, ToFile: name + generatedLabel, Context: 3,
+		})
+		if derr != nil {
+			return "", derr
+		}
+		out.WriteString(diff)
+	}
+	stale, err := leftOvers(root, files)
+	if err != nil {
+		return "", err
+	}
+	for _, rel := range stale {
+		p := filepath.ToSlash(root.path(rel))
+		fmt.Fprintf(&out, "Only in %s: %s\n", path.Dir(p), path.Base(p))
+		content, err := root.readFile(rel)
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(wholeFile(p, "/dev/null", '-', content))
+	}
+	return out.String(), nil
+}
+
+// paths lists the paths of files.
+func paths(files []backend.File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// generatedLabel follows the name of what dlgen would write. After a tab,
+// where diff puts a timestamp, patch tools read it as no part of the name.
+const generatedLabel = "\t(generated)"
+
+// wholeFile is the diff that creates (sign '+') or deletes ('-') a file of
+// content.
+func wholeFile(from, to string, sign byte, content []byte) string {
+	lines := lines(content)
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
+	if len(content) == 0 {
+		return b.String()
+	}
+	if sign == '+' {
+		fmt.Fprintf(&b, "@@ -0,0 +1,%d @@\n", len(lines))
+	} else {
+		fmt.Fprintf(&b, "@@ -1,%d +0,0 @@\n", len(lines))
+	}
+	for _, l := range lines {
+		b.WriteByte(sign)
+		b.WriteString(l)
+	}
+	if !bytes.HasSuffix(content, []byte("\n")) {
+		b.WriteString("\\ No newline at end of file\n")
+	}
+	return b.String()
+}
+
+// lines splits content into lines for a diff, each ending in a newline (the
+// last gets one if it lacks it). difflib.SplitLines adds an empty line after
+// the last, which a patch tool then looks for and does not find.
+func lines(content []byte) []string {
+	out := strings.SplitAfter(string(content), "\n")
+	if out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	} else {
+		out[len(out)-1] += "\n"
+	}
+	return out
+}
+
+// owned returns the directories dlgen owns for files: per top-level
+// directory, the deepest one holding all of that directory's files.
+func owned(files []backend.File) []string {
+	roots := map[string]string{}
+	for _, f := range files {
+		dir := path.Dir(f.Path)
+		top, _, _ := strings.Cut(f.Path, "/")
+		root, ok := roots[top]
+		if !ok {
+			roots[top] = dir
+			continue
+		}
+		for root != "." && dir != root && !strings.HasPrefix(dir, root+"/") {
+			root = path.Dir(root)
+		}
+		roots[top] = root
+	}
+	var out []string
+	for _, r := range roots {
+		if r != "." {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// leftOvers lists the files under the directories owned for files that
+// carry dlgen's marker but are not among files, in lexical order, as paths
+// under out. A link is never one, nor followed.
+func leftOvers(out *outDir, files []backend.File) ([]string, error) {
+	keep := map[string]bool{}
+	for _, f := range files {
+		keep[f.Path] = true
+	}
+	var stale []string
+	for _, root := range owned(files) {
+		err := out.walkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if !d.Type().IsRegular() || keep[p] {
+				return nil
+			}
+			marked, err := carriesMarker(out, p)
+			if marked {
+				stale = append(stale, p)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return stale, nil
+}
+
+// carriesMarker reports whether the file at p starts as every file dlgen
+// writes does: a first line that is the marker of some release of dlgen
+// (dlgen.IsMarker), in one of the comment syntaxes dlgen writes it in. A
+// file that merely mentions the marker (a user's notes, say) is not dlgen's
+// to remove.
+func carriesMarker(out *outDir, p string) (bool, error) {
+	f, err := out.open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	first := bufio.NewScanner(io.LimitReader(f, 256))
+	if !first.Scan() {
+		return false, nil
+	}
+	line := strings.TrimSuffix(first.Text(), "\r")
+	for _, lead := range []string{"// ", "# ", "/* "} {
+		if marker, ok := strings.CutPrefix(line, lead); ok && dlgen.IsMarker(marker) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

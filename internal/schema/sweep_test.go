@@ -1,0 +1,181 @@
+package schema_test
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/dlgen/dlgen/internal/abidiff"
+	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/generate"
+	"github.com/dlgen/dlgen/internal/ir"
+	"github.com/dlgen/dlgen/internal/schema"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+// TestSweepOneChangeAtATime breaks the default schema one value at a time
+// (a typo, an empty value, a negative, a huge number, the wrong kind of
+// node, a deleted key or list entry, prose that would end a comment) and
+// requires each variant either to be rejected with positioned errors or to
+// go through every backend for every release and every -diff between
+// releases. A backend may refuse what it cannot express (an error, logged
+// here; dlgen exits 2), but nothing may panic. Under the race detector,
+// which adds nothing to this single-threaded test but time, every 16th
+// variant is tried.
+func TestSweepOneChangeAtATime(t *testing.T) {
+	var root yaml.Node
+	require.NoError(t, yaml.Unmarshal(schema.DefaultBytes(), &root))
+	stride := 1
+	if raceDetector {
+		stride = 16
+	}
+	var variants, loaded int
+	sweep(&root, "", func(what string) {
+		variants++
+		if variants%stride != 0 {
+			return
+		}
+		ok, refusals, err := render(schema.DefaultFile, func() (*ir.Schema, error) { return schema.LoadNode(schema.DefaultFile, &root) })
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		for _, r := range refusals {
+			t.Logf("%s: loads, but %v", what, r)
+		}
+		if ok {
+			loaded++
+		}
+	})
+	t.Logf("%d variants, %d of those tried load", variants, loaded)
+	require.Greater(t, variants, 5000, "the sweep must reach the whole schema")
+}
+
+// render loads a schema and, if it loads, runs every backend for every
+// release and compares every release with every other, as dlgen -diff
+// does. It reports whether the schema loaded, the errors of backends that
+// refused it, and an error for anything dlgen must never do: panic, or
+// report a schema error without a position.
+func render(file string, load func() (*ir.Schema, error)) (loaded bool, refusals []error, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			loaded, err = false, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	s, err := load()
+	if err != nil {
+		list, ok := err.(schema.ErrorList)
+		if !ok || len(list) == 0 {
+			return false, nil, fmt.Errorf("not a list of positioned errors: %v", err)
+		}
+		for _, e := range list {
+			if !strings.HasPrefix(e.Error(), file+":") {
+				return false, nil, fmt.Errorf("error without position: %v", e)
+			}
+		}
+		return false, nil, nil
+	}
+	apis := make([]*ir.API, len(s.Releases))
+	for i, r := range s.Releases {
+		for _, lang := range generate.Languages() {
+			if _, err := generate.Files(generate.Options{Schema: s, Version: r.Version, Langs: []string{lang}}); err != nil {
+				refusals = append(refusals, fmt.Errorf("release %s: %w", r.Version, err))
+			}
+		}
+		apis[i] = s.At(r.Version)
+	}
+	for _, from := range apis {
+		for _, to := range apis {
+			abidiff.Compare(from, to)
+		}
+	}
+	return true, refusals, nil
+}
+
+// sweep applies each single change to the tree under n in turn, calls try
+// with a description of it, and undoes it. key is the mapping key n is the
+// value of.
+func sweep(n *yaml.Node, key string, try func(what string)) {
+	sweepAt(n, key, "", try)
+}
+
+func sweepAt(n *yaml.Node, key, path string, try func(what string)) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			sweepAt(c, key, path, try)
+		}
+		return
+	case yaml.ScalarNode:
+		values := []string{n.Value + "x", "", "-1", "0", "99999999999999999999", "4294967296", "1.0"}
+		if key == "doc" || key == "notes" {
+			values = []string{"", "x", "ends */ a C comment", `ends """ a docstring`, `ends with a quote"`, `a \ backslash`, "a \x00 control"}
+		}
+		old := *n
+		for _, v := range values {
+			n.Value, n.Tag, n.Style = v, "!!str", yaml.DoubleQuotedStyle
+			try(fmt.Sprintf("%s = %q", path, v))
+			*n = old
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := path + "." + k.Value
+			old := k.Value
+			k.Value += "x"
+			try(p + " renamed to " + k.Value)
+			k.Value = old
+			without(n, i, 2, p+" deleted", try)
+			sweepAt(v, k.Value, p, try)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			without(n, i, 1, p+" deleted", try)
+			sweepAt(c, "", p, try)
+		}
+	}
+	wrongKinds(n, path, try)
+}
+
+// without tries n with count nodes from i on removed.
+func without(n *yaml.Node, i, count int, what string, try func(string)) {
+	old := n.Content
+	n.Content = append(append([]*yaml.Node(nil), old[:i]...), old[i+count:]...)
+	try(what)
+	n.Content = old
+}
+
+// wrongKinds tries n replaced by an empty mapping, an empty list, a null
+// and a string.
+func wrongKinds(n *yaml.Node, path string, try func(string)) {
+	old := *n
+	for _, repl := range []yaml.Node{
+		{Kind: yaml.MappingNode, Tag: "!!map"},
+		{Kind: yaml.SequenceNode, Tag: "!!seq"},
+		{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"},
+		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "x"},
+	} {
+		if repl.Kind == old.Kind && repl.Tag == old.Tag {
+			continue
+		}
+		repl.Line, repl.Column = old.Line, old.Column
+		*n = repl
+		try(fmt.Sprintf("%s replaced by %s", path, repl.Tag))
+	}
+	*n = old
+}
+
+// FuzzGenerate runs every backend for every release, and every -diff, on
+// whatever loads. testdata/fuzz/FuzzGenerate keeps the crashers found so
+// far as regression seeds.
+func FuzzGenerate(f *testing.F) {
+	f.Add([]byte(schema.BaseSchema))
+	f.Add([]byte(schema.VersionedSchema))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, _, err := render("fuzz.yaml", func() (*ir.Schema, error) { return schema.Load("fuzz.yaml", data) }); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
