@@ -47,8 +47,8 @@ import (
 	"time"
 
 	"github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/internal/backend/conformance"
 	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/backend/conformance"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
 )

@@ -24,8 +24,8 @@ import (
 	"testing"
 
 	"github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/internal/backend/conformance"
 	_ "github.com/dlgen/dlgen/internal/backend/all"
+	"github.com/dlgen/dlgen/internal/backend/conformance"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
