@@ -1,8 +1,8 @@
 # jax 0.10.2: consumer/corpus/legacy-null-shape (crash)
-# requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
-# source: the kit's policy (no DLPack text is about crashes)
+# requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
+# source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
 # got: the process died of SIGSEGV while running this case; its last words: (none)
-# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import jax
 jax.config.update('jax_enable_x64', True)
 import jax.numpy as xp

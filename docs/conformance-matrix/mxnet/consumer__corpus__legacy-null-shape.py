@@ -1,8 +1,8 @@
 # mxnet 1.9.1: consumer/corpus/legacy-null-shape (crash)
-# requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
-# source: the kit's policy (no DLPack text is about crashes)
+# requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
+# source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
 # got: the process exited with status 255 while running this case; its last words: Segmentation fault: 11
-# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import mxnet as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=False, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=None, strides=(3, 1), byte_offset=0, data='buffer', buffer_bytes=24, ndim=2)

@@ -1,8 +1,8 @@
 # paddle 3.3.1: consumer/corpus/1-d-float32-on-cuda (crash)
-# requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
+# requires: a library answers every input with a result or an exception: it does not kill or hang the process that called it.
 # source: the kit's policy (no DLPack text is about crashes)
-# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795806711 (unix time) try "date -d @1795806711" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x0) received by PID 12616 (TID 0x7fc6a17f3b80) from PID 0 ***]
-# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795808806 (unix time) try "date -d @1795808806" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x0) received by PID 7895 (TID 0x7f76a2252b80) from PID 0 ***]
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import paddle as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(2, 0), dtype=(2, 32, 1), shape=(4,), strides=(1,), byte_offset=0, data='buffer', buffer_bytes=64, ndim=1, version=(1, 3))

@@ -1,8 +1,8 @@
 # torch 2.15.0: consumer/corpus/ndim--1 (crash)
-# requires: a library answers every input, malformed ones too, with a result or an exception: it does not kill or hang the process that called it.
-# source: the kit's policy (no DLPack text is about crashes)
+# requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
+# source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
 # got: the process died of SIGSEGV while running this case; its last words: (none)
-# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import torch as xp
 from dlpack_conformance import reference
 producer = reference.Producer(versioned=True, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=(2, 3), strides=(3, 1), byte_offset=0, data='buffer', buffer_bytes=24, ndim=-1, version=(1, 3))

@@ -2,7 +2,7 @@
 # requires: managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ (same version, flags, dtype, device, shape, elements), holding the array's values.
 # source: DLPack C header (dlpack.h), DLPackExchangeAPI
 # got: the exchange API's elements are [[2.0, -3.0, 0.0], [-1.0, 0.0, 1.0]]; the array holds [[-2.0, 3.0, -0.0], [1.0, -0.0, -1.0]]
-# Run from the kit's directory (dlgen -lang conformance -out DIR; cd DIR/conformance).
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import torch as xp
 from dlpack_conformance import reference
 x = xp.tensor([[(1+2j), (-0-3j), (0.5+0j)], [(2.5-1j), (4+0j), (-1+1j)]], dtype=xp.complex64).conj().imag
