@@ -16,10 +16,11 @@
 #
 # Usage: scripts/pythons.sh [3.14t] [3.14] [3.13t]   (no argument: 3.14t 3.14)
 #
-# A build costs about 7 minutes of CPU (configure 40 s, make 380 s, install
-# a few seconds), about 4 minutes of a 2-core machine of its own: two fit
-# CI's budget, a third would not, so 3.13t (the same free-threaded runtime,
-# one release older) is built only when asked for.
+# A build costs 6 to 7 minutes of CPU (3.14: configure 40 s, make 380 s,
+# install a few seconds), about 4 minutes of a 2-core machine of its own
+# (3.13t took 221 s on a quiet one): two fit CI's budget, three would take
+# about 12 minutes, so 3.13t (the same free-threaded runtime, one release
+# older) is built only when asked for.
 #
 # Safe to re-run: an interpreter already in the cache is used as it is (no
 # network), a venv whose requirements and interpreter are unchanged is kept;
