@@ -53,10 +53,14 @@ def main():
 
     def take_and_delete():  # in place, as from_dlpack does, then the deleter
         capsule = a.__dlpack__(max_version=version)
-        held = id(capsule)
-        p, n = dl._read_capsule(dl._MEMORY, held + dl._CAPSULE_AT)
-        if n & 4095 <= dl._LAST_VNAME_START and dl._read_vname(dl._MEMORY, n) == dl._VNAME_READ:
-            dl._WORDS[(held + dl._NAME_AT) >> dl._WORD_SHIFT] = dl._USED_VNAME_ADDRESS
+        at = (id(capsule) + dl._NAME_AT) >> dl._WORD_SHIFT
+        dl._take_turn()
+        try:
+            p = dl._WORDS[at - 1]
+            if p and dl._NAME_STRINGS[at] == dl._VNAME_TEXT:
+                dl._WORDS[at] = dl._USED_VNAME_ADDRESS
+        finally:
+            dl._end_turn()
         dl._deleter(dl._read_versioned(dl._MEMORY, p)[3])(p)
 
     # A copy of a NumPy export's struct with no deleter: _adopt's own work.
