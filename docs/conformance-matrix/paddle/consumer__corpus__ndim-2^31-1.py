@@ -1,7 +1,7 @@
 # paddle 3.3.1: consumer/corpus/ndim-2^31-1 (crash)
 # requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
 # source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
-# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795808790 (unix time) try "date -d @1795808790" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x7f3d8d8c1000) received by PID 7592 (TID 0x7f3db5e16b80) from PID 18446744071789350912 ***]
+# got: the process died of SIGSEGV while running this case; its last words: ---------------------- | Error Message Summary: | ---------------------- | FatalError: `Segmentation fault` is detected by the operating system. |   [TimeInfo: *** Aborted at 1795809770 (unix time) try "date -d @1795809770" if you are using GNU date ***] |   [SignalInfo: *** SIGSEGV (@0x7eff51397000) received by PID 24428 (TID 0x7eff795c7b80) from PID 1362718720 ***]
 # Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import paddle as xp
 from dlpack_conformance import reference

@@ -1,7 +1,7 @@
 # torch 2.15.0: consumer/corpus/shape-2^40-x-2^40-x-0 (fail)
 # requires: a consumer that took the tensor (renamed the capsule) calls the deleter exactly once, when it no longer needs the tensor; one that leaves the capsule owning the tensor (its name and destructor as they were) does not call it, as the capsule's destructor will.
 # source: DLPack C header (dlpack.h), DLManagedTensor(Versioned) deleter; DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)
-# got: from_dlpack raised RuntimeError: numel: integer multiplication overflow; then: the consumer never renamed the capsule, yet called the deleter 1 times; the capsule's destructor, which calls the deleter of an unrenamed capsule, runs it again when the capsule dies (the tensor has strides (1, 1, 1))
+# got: from_dlpack raised RuntimeError: numel: integer multiplication overflow; then: the consumer never renamed the capsule, yet called the deleter 1 times; the capsule's destructor, which calls the deleter of an unrenamed capsule, ran it again (the tensor has strides (1, 1, 1))
 # Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import torch as xp
 from dlpack_conformance import reference

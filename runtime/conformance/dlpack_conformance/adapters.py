@@ -211,7 +211,9 @@ class Paddle(Adapter):
         return "(y.astype('float32') if y.dtype == xp.bfloat16 else y).tolist()"
 
     module = "paddle"
-    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
+    # paddle.uint16 is paddle.bfloat16 (Paddle 3.3): to_tensor(..., dtype="uint16")
+    # makes a bfloat16 tensor, which Paddle exports, rightly, as bfloat16.
+    dtypes = (*(d for d in ARRAY_API_DTYPES if d != "uint16"), "float16", "bfloat16")
     lacks = frozenset({"readonly"})
 
     def dtype(self, name):

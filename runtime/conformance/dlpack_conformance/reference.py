@@ -15,6 +15,7 @@ import mmap
 import struct
 import sys
 import time
+import traceback
 
 from . import dlpack_ctypes as dl
 from .spec import Refused, Skip, Violation
@@ -1192,6 +1193,10 @@ def refused(error, policy, producer=None):
                 f"the library asked for a legacy capsule only ({producer.refused_request}); the tensor "
                 "is versioned"
             )
+        # The exception's traceback keeps the library's frames, and what they
+        # hold (an owner of the tensor, say), alive: a consumer frees those
+        # once the exception is gone, so the deleter is judged after that.
+        _drop_frames(error)
         try:
             check_released(producer)
         except Violation as v:
@@ -1211,6 +1216,16 @@ def refused(error, policy, producer=None):
             raise Violation("export-refused", f"__dlpack__ refused with {words}")
         raise Violation("export-error-type", f"__dlpack__ raised {words}, not BufferError")
     raise Violation(policy, f"raised {words}")
+
+
+def _drop_frames(error):
+    """Lets go of the frames error's traceback holds, and its context's."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        traceback.clear_frames(error.__traceback__)
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__
 
 
 def _first_line(error, limit=300):
