@@ -567,22 +567,27 @@ class Tensor:
     def _check_readable(self):
         """Before the CPU reads the memory: open, and not a device's. Returns
         the lease, read once: while the caller holds it, a close() by
-        another thread gives nothing back."""
-        keep = self._keep
-        if keep is None:
+        another thread gives nothing back. It is read after the checks, so
+        that a refusal's traceback holds no lease and close() still gives
+        the memory back."""
+        if self._keep is None:
             raise ValueError(_CLOSED)
         _check_host_readable(self._head[_DEV_TYPE], self._head[_DEV_ID])
+        keep = self._keep
+        if keep is None:  # closed by another thread meanwhile
+            raise ValueError(_CLOSED)
         return keep
 
     # -- consumers ------------------------------------------------------------
 
     @property
     def __array_interface__(self):
-        keep = self._check_readable()
+        self._check_readable()  # the refusals first: the lease is read after them
         code, bits, lanes = _dtype_fields(self._head[_DTYPE])
         kind = _TYPESTR.get(code)
         if kind is None or lanes != 1 or bits % 8:
             raise BufferError(_NO_BUFFER % (self.dtype,))
+        keep = self._check_readable()
         itemsize = bits // 8
         order = "|" if itemsize == 1 else "<" if sys.byteorder == "little" else ">"  # native
         strides = tuple(s * itemsize for s in self._strides)
@@ -608,7 +613,7 @@ class Tensor:
 
     def __buffer__(self, flags):
         """memoryview(t) on Python 3.12+, zero-copy for contiguous tensors."""
-        keep = self._check_readable()
+        self._check_readable()  # the refusals first: the lease is read after them
         code, bits, lanes = _dtype_fields(self._head[_DTYPE])
         fmt = _FORMAT.get((_TYPESTR.get(code), self._itemsize))
         if fmt is None or lanes != 1 or bits % 8:
@@ -618,6 +623,7 @@ class Tensor:
         nbytes = self.size * self._itemsize
         if not nbytes:  # memoryview cannot take a shape with a zero in it
             raise BufferError(f"an empty tensor of shape {self._shape} has no buffer")
+        keep = self._check_readable()
         memory = (ctypes.c_char * nbytes).from_address(self.data_ptr)
         memory.lease = keep  # the view is an export: it outlives close()
         view = memoryview(memory)
