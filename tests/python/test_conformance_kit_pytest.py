@@ -73,3 +73,18 @@ def test_a_library_or_case_the_kit_cannot_run_is_a_collection_error(kit, tmp_pat
                    "--dlpack-case", "consumer/versioned/1-d", "--ignore", "test_dlpack_conformance.py")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "cannot run against no_such_library_here" in r.stdout
+
+
+def test_malformed_crashes_fail_unless_reported(kit):
+    """NumPy crashes on a NULL shape (a malformed tensor): the test fails by
+    default and passes with a DLPackWarning under --dlpack-malformed-crashes
+    report, as the command's --malformed-crashes."""
+    args = ["-p", "dlpack_conformance.pytest_plugin", "--dlpack-library", "numpy",
+            "--dlpack-case", "consumer/corpus/null-shape-one-dimension", "--ignore", "test_dlpack_conformance.py"]
+    r = run_pytest(kit, *args)
+    assert outcomes(r) == {"consumer/corpus/null-shape-one-dimension": "FAILED"}, r.stdout
+    assert "crash-malformed" in r.stdout or "malformed" in r.stdout, r.stdout
+    r = run_pytest(kit, *args, "--dlpack-malformed-crashes", "report")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert outcomes(r) == {"consumer/corpus/null-shape-one-dimension": "PASSED"}, r.stdout
+    assert "DLPackWarning" in r.stdout, r.stdout
