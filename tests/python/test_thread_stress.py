@@ -260,8 +260,15 @@ if pytest is not None:
     def test_the_gil_stays_off_on_a_free_threaded_build(module):
         if not FREE_THREADED:
             pytest.skip("not a free-threaded build")
-        importlib.import_module(module)
-        assert not sys._is_gil_enabled(), f"importing {module} turned the GIL on"
+        # In a fresh interpreter: any extension another test imported without
+        # declaring itself free-threading safe turns the GIL on process-wide.
+        path = importlib.import_module(module).__file__
+        env = {k: v for k, v in os.environ.items() if k != "PYTHON_GIL"}
+        env["PYTHONPATH"] = os.path.dirname(path)
+        code = f"import sys, {module}; sys.exit(1 if sys._is_gil_enabled() else 0)"
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           check=False)
+        assert r.returncode == 0, f"importing {module} turned the GIL on:\n{r.stderr}"
 
 
 # --- as a script ------------------------------------------------------------------
