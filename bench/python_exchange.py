@@ -3,8 +3,9 @@ peer measured in the same run.
 
     make bench-python        (builds dlpack_cython, then runs this)
 
-Goals: dlpack_cython.from_dlpack(np_array) at most 1.2x NumPy's own
-np.from_dlpack(np_array), dlpack_ctypes at most 10x; the C exchange API is
+Goals: dlpack_cython at most 1.0x NumPy's own exchange both ways
+(dlpack_cython.from_dlpack(np_array) against np.from_dlpack(np_array), and
+np.from_dlpack of a dlpack_cython tensor), dlpack_ctypes at most 10x; the C exchange API is
 compared with __dlpack__ using apache-tvm-ffi on both sides. The figures are
 also drawn in docs/bench/python-exchange.svg (bench/plot.py).
 

@@ -28,6 +28,7 @@ cdef class Tensor:
     cdef void* _view                     # a Py_buffer, from from_buffer
     cdef int64_t* _dims                  # shape then strides (elements)
     cdef Py_ssize_t* _bdims              # shape then strides (bytes), for buffers
+    cdef int64_t _inline_dims[18]        # _dims and _bdims up to 4 dimensions (no malloc)
     cdef Py_ssize_t _itemsize
     cdef Py_ssize_t _exports             # live exports, each holding a reference
     cdef bint _closed

@@ -12,6 +12,7 @@
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pycapsule cimport (PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer, PyCapsule_IsValid,
                                 PyCapsule_New, PyCapsule_SetName)
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
@@ -21,6 +22,7 @@ from libc.string cimport memcpy
 
 cdef extern from "Python.h":
     int Py_IsInitialized() nogil
+    PyObject* PyErr_Occurred() nogil
     void PyErr_Fetch(PyObject** ptype, PyObject** pvalue, PyObject** ptraceback) nogil
     void PyErr_Restore(PyObject* ptype, PyObject* pvalue, PyObject* ptraceback) nogil
 
@@ -96,15 +98,23 @@ cdef int _refuse(const DLTensor* dl, tuple version, bint padded, bint producer, 
 
 # --- Deleters and the capsule destructor -------------------------------------
 
-cdef void _drop_owner(void* owner) noexcept nogil:
-    """Releases the reference an export held on its Tensor, from any thread;
-    the last export of a closed Tensor frees its memory."""
+cdef void _drop_owner(void* owner, void* block) noexcept nogil:
+    """Frees an export's block (PyMem, as NumPy's: it is taken with the GIL)
+    and releases the reference it held on its Tensor, from any thread; the
+    last export of a closed Tensor frees its memory."""
     cdef PyObject* exc_type
     cdef PyObject* exc_value
     cdef PyObject* exc_tb
-    if owner == NULL or not Py_IsInitialized():
+    if not Py_IsInitialized():
         return  # after finalisation nothing may be touched: leak instead
     with gil:
+        PyMem_Free(block)
+        if owner == NULL:
+            return
+        if PyErr_Occurred() == NULL:  # the common case: no exception to keep
+            (<Tensor>owner)._unhold()
+            Py_DECREF(<object>owner)
+            return
         PyErr_Fetch(&exc_type, &exc_value, &exc_tb)
         (<Tensor>owner)._unhold()
         Py_DECREF(<object>owner)
@@ -112,15 +122,11 @@ cdef void _drop_owner(void* owner) noexcept nogil:
 
 
 cdef void _versioned_deleter(DLManagedTensorVersioned* self) noexcept nogil:
-    cdef void* owner = self.manager_ctx
-    free(self)
-    _drop_owner(owner)
+    _drop_owner(self.manager_ctx, self)
 
 
 cdef void _legacy_deleter(DLManagedTensor* self) noexcept nogil:
-    cdef void* owner = self.manager_ctx
-    free(self)
-    _drop_owner(owner)
+    _drop_owner(self.manager_ctx, self)
 
 
 cdef void _capsule_destructor(object capsule) noexcept:
@@ -204,6 +210,7 @@ cdef int _check_readable(Tensor t) except -1:
 
 
 @cython.final
+@cython.freelist(16)
 cdef class Tensor:
     """A DLPack tensor: imported from a producer (owning its managed tensor
     until close()), a private copy, or a view of memory a framework owns
@@ -216,7 +223,8 @@ cdef class Tensor:
     def __dealloc__(self):
         self._closed = True
         self._free()
-        free(self._dims)
+        if self._dims != self._inline_dims:
+            free(self._dims)
 
     # A Tensor's state (_closed, _exports, and what _free gives back) changes
     # only in _release, _hold and _unhold, each in a critical section on the
@@ -490,7 +498,11 @@ cdef int _set_dims(Tensor t, int ndim, const int64_t* shape, const int64_t* stri
     cdef int64_t step = 1
     t.dltensor.ndim = ndim
     # One block: int64 dims for DLPack, then Py_ssize_t dims for buffers.
-    t._dims = <int64_t*>malloc((sizeof(int64_t) + sizeof(Py_ssize_t)) * (2 * ndim + 1))
+    # Up to 4 dimensions it is the Tensor's own (9 int64 and 9 Py_ssize_t).
+    if ndim <= 4:
+        t._dims = t._inline_dims
+    else:
+        t._dims = <int64_t*>malloc((sizeof(int64_t) + sizeof(Py_ssize_t)) * (2 * ndim + 1))
     if t._dims == NULL:
         raise MemoryError()
     t._bdims = <Py_ssize_t*>(t._dims + 2 * ndim + 1)
@@ -636,7 +648,7 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
     is closed, checked as the export is counted (_hold)."""
     cdef DLManagedTensorVersioned* m
     t._hold()
-    m = <DLManagedTensorVersioned*>malloc(sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
+    m = <DLManagedTensorVersioned*>PyMem_Malloc(sizeof(DLManagedTensorVersioned) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         t._unhold()
         raise MemoryError()
@@ -653,7 +665,7 @@ cdef DLManagedTensorVersioned* _export_versioned(Tensor t, uint64_t flags) excep
 cdef DLManagedTensor* _export_legacy(Tensor t) except NULL:
     cdef DLManagedTensor* m
     t._hold()
-    m = <DLManagedTensor*>malloc(sizeof(DLManagedTensor) + 2 * t.dltensor.ndim * sizeof(int64_t))
+    m = <DLManagedTensor*>PyMem_Malloc(sizeof(DLManagedTensor) + 2 * t.dltensor.ndim * sizeof(int64_t))
     if m == NULL:
         t._unhold()
         raise MemoryError()
