@@ -117,7 +117,7 @@ func TestKitWheelIsThePackageWithItsMetadata(t *testing.T) {
 	assert.Contains(t, metadata["Project-URL"], "Documentation, https://github.com/dlgen/dlgen/blob/"+dlgen.Tag+"/docs/conformance-kit.md")
 	_, description, _ := strings.Cut(string(members[dist+"METADATA"]), "\n\n")
 	assert.Equal(t, string(sources["README.md"]), description, "the description is the kit's README")
-	assert.Equal(t, "[console_scripts]\ndlpack-conformance = dlpack_conformance.__main__:main\n\n"+
+	assert.Equal(t, "[console_scripts]\ndlpack-conformance = dlpack_conformance.__main__:command\n\n"+
 		"[pytest11]\ndlpack_conformance = dlpack_conformance.pytest_plugin\n", string(members[dist+"entry_points.txt"]))
 }
 
@@ -220,6 +220,31 @@ func TestKitWheelRunsFromAnyDirectoryAndSoDoItsReproducers(t *testing.T) {
 	code, text = venvRun(t, venv, "/", nil, "python", script)
 	assert.Equal(t, 1, code, text)
 	assert.Contains(t, text, "dlpack_conformance.spec.Violation: "+failed.Message)
+}
+
+// The installed command speaks as the user called it, and a reader that
+// stops early (`| head`) ends it quietly, as it does python -m.
+func TestKitCommandNamesItselfAndStopsQuietlyOnAClosedPipe(t *testing.T) {
+	venv := kitVenv(t)
+	code, text := venvRun(t, venv, "/", nil, "dlpack-conformance")
+	assert.Equal(t, 2, code, text)
+	assert.Contains(t, text, "\ndlpack-conformance: name at least one LIBRARY, such as numpy\n")
+	assert.NotContains(t, text, "python -m")
+	code, text = venvRun(t, venv, "/", nil, "python", "-m", "dlpack_conformance")
+	assert.Equal(t, 2, code, text)
+	assert.Contains(t, text, "\npython -m dlpack_conformance: name at least one LIBRARY, such as numpy\n")
+
+	// 30 lists of NumPy's cases: more than a pipe holds, so the kit writes
+	// after head has gone.
+	many := strings.Repeat(" numpy", 30)
+	for _, command := range []string{"dlpack-conformance", "python -m dlpack_conformance"} {
+		cmd := exec.Command("/bin/sh", "-c", command+many+" --list | head -n 1; exit ${PIPESTATUS:-0}")
+		cmd.Dir = "/"
+		cmd.Env = []string{"PATH=" + filepath.Join(venv, "bin") + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+		code, text = status(t, cmd)
+		assert.Equal(t, 0, code, text)
+		assert.Regexp(t, `^(producer|consumer)/\S+\n$`, text, command) // one case id, no traceback
+	}
 }
 
 // adapterFile is an adapter written as docs/conformance-kit.md shows, for

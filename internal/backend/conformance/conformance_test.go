@@ -33,7 +33,7 @@ func TestTheKitIsAMarkedPythonProject(t *testing.T) {
 		`version = "` + dlgen.Version + `"`,
 		`readme = "README.md"`,
 		`license = "Apache-2.0"`,
-		`dlpack-conformance = "dlpack_conformance.__main__:main"`,
+		`dlpack-conformance = "dlpack_conformance.__main__:command"`,
 		`dlpack_conformance = "dlpack_conformance.pytest_plugin"`,
 		`packages = ["dlpack_conformance"]`,
 	} {

@@ -18,10 +18,15 @@ import time
 
 from . import report, runner
 
+MODULE = "python -m dlpack_conformance"
+COMMAND = "dlpack-conformance"  # the console command pip installs
 
-def main(argv=None):
+
+def main(argv=None, prog=MODULE):
+    """The kit's command line; prog is how the user called it, the first
+    word of every message."""
     parser = argparse.ArgumentParser(
-        prog="python -m dlpack_conformance",
+        prog=prog,
         description=__doc__.split("\n\n")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -44,9 +49,7 @@ def main(argv=None):
         metavar="FILE",
         help="cases expected to fail, one pattern a line (`library: pattern` for one library)",
     )
-    parser.add_argument(
-        "--list", action="store_true", help="list the case ids for each LIBRARY and exit"
-    )
+    parser.add_argument("--list", action="store_true", help="list the case ids for each LIBRARY and exit")
     parser.add_argument(
         "--quiet",
         "-q",
@@ -73,14 +76,14 @@ def main(argv=None):
     if not args.libraries:
         parser.print_usage(sys.stderr)
         print(
-            "python -m dlpack_conformance: name at least one LIBRARY, such as numpy",
+            f"{prog}: name at least one LIBRARY, such as numpy",
             file=sys.stderr,
         )
         return 2
     try:
         xfail = runner.read_xfail(args.xfail) if args.xfail else []
     except OSError as e:
-        print(f"python -m dlpack_conformance: --xfail: {e}", file=sys.stderr)
+        print(f"{prog}: --xfail: {e}", file=sys.stderr)
         return 2
     files = {}
     for option in ("json", "markdown"):
@@ -88,7 +91,7 @@ def main(argv=None):
             try:
                 files[option] = open(getattr(args, option), "w")  # noqa: SIM115 - written at the end, opened first to fail early
             except OSError as e:
-                print(f"python -m dlpack_conformance: --{option}: {e}", file=sys.stderr)
+                print(f"{prog}: --{option}: {e}", file=sys.stderr)
                 return 2
     results, cannot, summaries, pages = [], [], [], []
     try:
@@ -123,9 +126,7 @@ def main(argv=None):
                 malformed_crashes=args.malformed_crashes,
             )
     except KeyboardInterrupt:
-        print(
-            "python -m dlpack_conformance: interrupted; the results so far follow", file=sys.stderr
-        )
+        print(f"{prog}: interrupted; the results so far follow", file=sys.stderr)
         cannot.append("interrupted")
     finally:
         if "json" in files:
@@ -136,29 +137,34 @@ def main(argv=None):
             with files["markdown"] as f:
                 f.write("\n".join(pages))
     for line in cannot:
-        print(f"python -m dlpack_conformance: {line}", file=sys.stderr)
+        print(f"{prog}: {line}", file=sys.stderr)
     if cannot:
         return 130 if cannot[-1] == "interrupted" else 2
     return runner.exit_status(summaries)
 
 
 def _command(library, args):
-    words = ["python -m dlpack_conformance", os.path.basename(library)]
+    words = [MODULE, os.path.basename(library)]
     if args.malformed_crashes != "fail":
         words.append(f"--malformed-crashes {args.malformed_crashes}")
     return " ".join(words + [f"--case {p}" for p in args.case])
 
 
-def run(argv=None):
+def run(argv=None, prog=MODULE):
     """main, quiet when stdout is closed early (`... | head`)."""
     try:
-        status = main(argv)
+        status = main(argv, prog)
         sys.stdout.flush()
     except BrokenPipeError:
         # Python flushes stdout again at exit: point it at /dev/null first.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a shell reports a process that SIGPIPE ended
     return status
+
+
+def command():
+    """The dlpack-conformance command: run, named as the user called it."""
+    return run(prog=COMMAND)
 
 
 if __name__ == "__main__":
