@@ -21,7 +21,9 @@ from dlpack_conformance import runner
 from dlpack_conformance.pytest_plugin import judge
 
 LIBRARIES = [
-    name.strip() for name in os.environ.get("DLPACK_CONFORMANCE_LIBRARIES", "").split(",") if name.strip()
+    name.strip()
+    for name in os.environ.get("DLPACK_CONFORMANCE_LIBRARIES", "").split(",")
+    if name.strip()
 ]
 XFAIL = (
     runner.read_xfail(os.environ["DLPACK_CONFORMANCE_XFAIL"])

@@ -408,7 +408,8 @@ def adapter_for(library):
         sides = getattr(adapter, "sides", Adapter.sides)
         if isinstance(sides, str) or not sides or not set(sides) <= set(Adapter.sides):
             raise AdapterError(
-                f"{library}: the adapter's sides must be ('producer',), ('consumer',) or both, not {sides!r}"
+                f"{library}: the adapter's sides must be ('producer',), ('consumer',) or both, "
+                f"not {sides!r}"
             )
         ndims = getattr(adapter, "ndims", None)
         if ndims is not None and (

@@ -123,7 +123,9 @@ LAYOUTS = [
         (2, 6),
         frozenset({"negative-step"}),
     ),
-    Layout("offset view", lambda a: ["x = x[1:3, 2:5]"], lambda v: [r[2:5] for r in v[1:3]], (2, 3)),
+    Layout(
+        "offset view", lambda a: ["x = x[1:3, 2:5]"], lambda v: [r[2:5] for r in v[1:3]], (2, 3)
+    ),
     Layout(
         "size-1 dimension",
         lambda a: [f"x = {a.reshape('x', (4, 1, 6))}"],
@@ -131,7 +133,9 @@ LAYOUTS = [
         (4, 1, 6),
     ),
     Layout("size-1 row slice", lambda a: ["x = x[2:3, :]"], lambda v: v[2:3], (1, 6)),
-    Layout("size-1 column slice", lambda a: ["x = x[:, 4:5]"], lambda v: [r[4:5] for r in v], (4, 1)),
+    Layout(
+        "size-1 column slice", lambda a: ["x = x[:, 4:5]"], lambda v: [r[4:5] for r in v], (4, 1)
+    ),
     Layout(
         "broadcast row",
         lambda a: [f"x = {a.broadcast('x[1, :]', (3, 6))}"],
@@ -499,8 +503,12 @@ def _tensors(dtype):
     v23 = base_values(dtype, (2, 3))
     v6 = base_values(dtype, (6,))
     tensors = [
-        Tensor("contiguous", {"shape": (2, 3), "values": v23}, requests=True, refusal="consumer-basic"),
-        Tensor("transposed strides", {"shape": (3, 2), "strides": (1, 3), "values": transpose(v23)}),
+        Tensor(
+            "contiguous", {"shape": (2, 3), "values": v23}, requests=True, refusal="consumer-basic"
+        ),
+        Tensor(
+            "transposed strides", {"shape": (3, 2), "strides": (1, 3), "values": transpose(v23)}
+        ),
         Tensor(
             "negative strides with byte_offset",
             {"shape": (2, 3), "strides": (-3, 1), "byte_offset": 3 * _size(code), "values": v23},
@@ -661,7 +669,9 @@ def consumer_cases(adapter):
                 )
             )
     values = base_values(dtype, (2, 3))
-    setup = [f"producer = reference.Producer(versioned=False, dtype={code!r}, shape=(2, 3), values={values!r})"]
+    setup = [
+        f"producer = reference.Producer(versioned=False, dtype={code!r}, shape=(2, 3), values={values!r})"
+    ]
     body = [
         "y = xp.from_dlpack(producer.capsule)",
         (f"reference.check_values(producer, y, lambda y: {read}, {values!r})"),
@@ -709,7 +719,11 @@ def _consumer_case_of(adapter, id, kw, t, read):
         body += [f"reference.accepted(producer, y, {t.must_refuse!r})"]
         return Case(id, "consumer", setup, body, "ok", t.name)
     if t.held:
-        spec = "consumer-unsupported-device" if kw.get("device", CPU) != CPU else "consumer-refusal-type"
+        spec = (
+            "consumer-unsupported-device"
+            if kw.get("device", CPU) != CPU
+            else "consumer-refusal-type"
+        )
         body += [
             f"reference.check_held(producer, y, lambda y: {read})",
             "del y",

@@ -34,6 +34,7 @@ EXCHANGE = hasattr(dl, "DLPackExchangeAPI")
 POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
 
 
+
 def _proto(name, restype, *argtypes):
     """The kit's own prototype of a C API function. The function objects of
     ctypes.pythonapi are shared with the library under test (Warp and jax.ffi
@@ -43,11 +44,17 @@ def _proto(name, restype, *argtypes):
 
 
 _capsule_get_name = _proto("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
-_capsule_get_pointer = _proto("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_capsule_get_pointer = _proto(
+    "PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p
+)
 _capsule_set_name = _proto("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
-_capsule_new = _proto("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_capsule_new = _proto(
+    "PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p
+)
 _capsule_get_destructor = _proto("PyCapsule_GetDestructor", ctypes.c_void_p, ctypes.py_object)
-_capsule_set_destructor = _proto("PyCapsule_SetDestructor", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_capsule_set_destructor = _proto(
+    "PyCapsule_SetDestructor", ctypes.c_int, ctypes.py_object, ctypes.c_void_p
+)
 # In a capsule's destructor the capsule is dying: it is passed by address.
 _capsule_name_at = _proto("PyCapsule_GetName", ctypes.c_char_p, ctypes.c_void_p)
 _incref = _proto("Py_IncRef", None, ctypes.py_object)
@@ -72,7 +79,9 @@ def _name_ptr(name):
 def capsule_name(capsule):
     """The capsule's name, or a Violation when capsule is no capsule."""
     if type(capsule).__name__ != "PyCapsule":
-        raise Violation("capsule-name", f"__dlpack__ returned {type(capsule).__name__}, not a PyCapsule")
+        raise Violation(
+            "capsule-name", f"__dlpack__ returned {type(capsule).__name__}, not a PyCapsule"
+        )
     name = _capsule_get_name(capsule)
     return None if name is None else name.decode(errors="replace")
 
@@ -302,12 +311,14 @@ def check_export(
         if cap.version[0] != VERSION[0]:
             raise Violation(
                 "major-version",
-                f"the capsule's version is {cap.version}; this kit reads major version {VERSION[0]}",
+                f"the capsule's version is {cap.version}; this kit reads major "
+                f"version {VERSION[0]}",
             )
         if max_version is not None and cap.version[0] > max_version[0]:
             raise Violation(
                 "major-version",
-                f"the capsule's version {cap.version} has a major version above max_version={max_version}",
+                f"the capsule's version {cap.version} has a major version above "
+                f"max_version={max_version}",
             )
     # A missing or malformed __dlpack_device__ is producer/__dlpack_device__'s.
     want_device = tuple(dl_device) if dl_device is not None else _dlpack_device(x) or cap.device
@@ -322,7 +333,9 @@ def check_export(
         )
     shape = tuple(shape)
     if cap.ndim != len(shape):
-        raise Violation("shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions")
+        raise Violation(
+            "shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions"
+        )
     got_shape = cap.shape if cap.shape is not None else ()
     if cap.ndim and cap.shape is None:
         raise Violation("shape", f"shape is NULL with ndim {cap.ndim}")
@@ -340,7 +353,9 @@ def check_export(
         )
     if cap.versioned:
         if readonly and not cap.flags & READ_ONLY:
-            raise Violation("read-only-flag", "the array is read-only, the capsule's flags lack READ_ONLY")
+            raise Violation(
+                "read-only-flag", "the array is read-only, the capsule's flags lack READ_ONLY"
+            )
         if copy is False and cap.flags & IS_COPIED:
             raise Violation("copy-false", "copy=False, yet the capsule's flags say IS_COPIED")
         if copy is True and not cap.flags & IS_COPIED:
@@ -592,7 +607,10 @@ class Producer:
         shape = self.shape or ()
         if math.prod(shape):
             kind = {0: 1, 1: 1, 2: 0.5, 4: 0.5, 5: 0.5 + 0.25j, 6: True}[self.dtype[0]]
-            flat = [(i % 2 == 0) if kind is True else (i % 100 + 1) * kind for i in range(math.prod(shape))]
+            flat = [
+                (i % 2 == 0) if kind is True else (i % 100 + 1) * kind
+                for i in range(math.prod(shape))
+            ]
             self.write(_nest(flat, shape))
         return self.elements()
 
@@ -616,7 +634,9 @@ class Producer:
             max_version = kwargs.get("max_version")
             if max_version is None or max_version[0] < 1:
                 self.refused_request = f"__dlpack__(max_version={max_version!r})"
-                raise BufferError("this producer exports versioned capsules only: pass max_version=(1, x)")
+                raise BufferError(
+                    "this producer exports versioned capsules only: pass max_version=(1, x)"
+                )
         if self.capsule is None:
             raise BufferError("this producer's tensor was handed over already")
         return self.capsule
@@ -641,10 +661,9 @@ class Producer:
         if self.capsule is None:
             return bool(self._consumed), False, False
         consumed = self.consumed
-        ours = (
-            self._destructor is not None
-            and _capsule_get_destructor(self.capsule) == ctypes.cast(self._destructor, ctypes.c_void_p).value
-        )
+        ours = self._destructor is not None and _capsule_get_destructor(self.capsule) == ctypes.cast(
+            self._destructor, ctypes.c_void_p
+        ).value
         held = sys.getrefcount(self.capsule) > 2  # the attribute, getrefcount's argument
         self._consumed = consumed
         self.capsule = None
@@ -851,7 +870,9 @@ def exchange_api(x):
     else:
         got = capsule_name(table)
         if got != "dlpack_exchange_api":
-            raise Violation("exchange-api", f"{name} is a capsule named {got!r}, not 'dlpack_exchange_api'")
+            raise Violation(
+                "exchange-api", f"{name} is a capsule named {got!r}, not 'dlpack_exchange_api'"
+            )
         address = _capsule_get_pointer(table, b"dlpack_exchange_api")
     api = dl.DLPackExchangeAPI.from_address(address)
     if api.header.version.major != VERSION[0]:
@@ -903,7 +924,8 @@ def check_exchange_api(x, export, expected=None):
                 got.call_deleter()
             raise Violation(
                 "exchange-api-refusal",
-                f"__dlpack__ refused ({type(e).__name__}: {e}), managed_tensor_from_py_object_no_sync exported",
+                f"__dlpack__ refused ({type(e).__name__}: {e}), managed_tensor_from_py_object_no_sync "
+                "exported",
             ) from None
         return
     out = ctypes.c_void_p()
@@ -918,7 +940,9 @@ def check_exchange_api(x, export, expected=None):
             if field == "flags":
                 a, b = a & ~IS_COPIED, b & ~IS_COPIED
             if a != b:
-                raise Violation("exchange-api", f"the exchange API's {field} is {a}, __dlpack__'s is {b}")
+                raise Violation(
+                    "exchange-api", f"the exchange API's {field} is {a}, __dlpack__'s is {b}"
+                )
         readable = want.device[0] in HOST_READABLE and decodable(want.dtype) and want.data
         if readable and expected is not None and not same_values(got.elements(), expected):
             raise Violation(
@@ -928,7 +952,8 @@ def check_exchange_api(x, export, expected=None):
         if readable and not same_values(got.elements(), want.elements()):
             raise Violation(
                 "exchange-api",
-                f"the exchange API's elements are {got.elements()}, __dlpack__'s are {want.elements()}",
+                f"the exchange API's elements are {got.elements()}, __dlpack__'s "
+                f"are {want.elements()}",
             )
     finally:
         got.call_deleter()
@@ -979,7 +1004,8 @@ def check_copied_flag(capsule, capsule2):
     if copied and not a.flags & IS_COPIED:
         raise Violation(
             "is-copied-flag",
-            "two exports of one array point to different memory (copies), yet the capsule lacks IS_COPIED",
+            "two exports of one array point to different memory (copies), "
+            "yet the capsule lacks IS_COPIED",
         )
     if not copied and a.flags & IS_COPIED:
         raise Violation(
@@ -992,7 +1018,8 @@ def check_copied_flag(capsule, capsule2):
 def accepted_stream_on_cpu(x):
     raise Violation(
         "stream-cpu",
-        "__dlpack__(stream=1) of a CPU array returned a capsule; on the CPU only stream=None is accepted",
+        "__dlpack__(stream=1) of a CPU array returned a capsule; on the CPU only "
+        "stream=None is accepted",
     )
 
 
@@ -1062,7 +1089,15 @@ def values_of(y):
     """The values of an array-API array as nested lists, element by element
     through indexing and Python's conversions (bool, int, float, complex)."""
     kind = str(y.dtype)
-    convert = bool if "bool" in kind else complex if "complex" in kind else float if "float" in kind else int
+    convert = (
+        bool
+        if "bool" in kind
+        else complex
+        if "complex" in kind
+        else float
+        if "float" in kind
+        else int
+    )
 
     def at(index):
         if len(index) == y.ndim:
@@ -1095,7 +1130,9 @@ def check_dlpack_device(x):
             "dlpack-device", f"__dlpack_device__() raised {type(e).__name__}: {_first_line(e)}"
         ) from None
     if not (isinstance(got, tuple) and len(got) == 2 and all(_is_int(v) for v in got)):
-        raise Violation("dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)")
+        raise Violation(
+            "dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)"
+        )
 
 
 def check_to_cpu(x, export, *, copy, expected, shape, dtype):
@@ -1132,7 +1169,9 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
         dl_device=CPU,
     )
     if own != CPU and cap.versioned and not cap.flags & IS_COPIED:
-        raise Violation("is-copied-flag", f"an array on {own} was copied to the CPU without IS_COPIED")
+        raise Violation(
+            "is-copied-flag", f"an array on {own} was copied to the CPU without IS_COPIED"
+        )
 
 
 def _is_int(v):

@@ -70,7 +70,9 @@ def kit_error(library, case, error, where):
     frames = traceback.extract_tb(error.__traceback__)
     # The case's script is "<string>": keep it and what it called.
     start = next((i for i, f in enumerate(frames) if f.filename == "<string>"), 0)
-    trace = "".join(traceback.format_list(frames[start:]) + traceback.format_exception_only(type(error), error))
+    trace = "".join(
+        traceback.format_list(frames[start:]) + traceback.format_exception_only(type(error), error)
+    )
     place = _where(frames[-1], case) if frames else ""
     return result(
         library,
@@ -122,7 +124,9 @@ def run_case(adapter, case, namespace_base):
         spec = v.spec if v.spec in REQUIREMENTS else None
         return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), spec)
     except Exception as e:  # noqa: BLE001 - a check that could not run: the adapter's or the kit's
-        return kit_error(adapter.name, case, e, "the kit could not judge this case: a check could not run")
+        return kit_error(
+            adapter.name, case, e, "the kit could not judge this case: a check could not run"
+        )
     return result(adapter.name, case, "pass", "")
 
 
@@ -231,7 +235,9 @@ class _ProcessState:
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
         self.fds = {fd: os.dup(fd) for fd in (1, 2)}
         stdlib = getattr(sys, "stdlib_module_names", ())
-        self.modules = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in (*stdlib, *_KIT_MODULES)}
+        self.modules = {
+            n: m for n, m in sys.modules.items() if n.partition(".")[0] in (*stdlib, *_KIT_MODULES)
+        }
         self.signals = {}
         for s in signal.valid_signals():
             with contextlib.suppress(OSError, ValueError, RuntimeError):
@@ -372,7 +378,9 @@ class Worker:
         self.seq = 0
         self.lost = None  # why the last case got no answer of its own
         read, write = os.pipe()
-        self.stderr_path = os.path.join(_tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log")
+        self.stderr_path = os.path.join(
+            _tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log"
+        )
         self.stderr = open(self.stderr_path, "w+b")  # noqa: SIM115 - the worker's output, until close()
         env = dict(os.environ if env is None else env)
         here = _kit_path()
@@ -736,12 +744,16 @@ def summarize(results, malformed_crashes="fail"):
                 "lacks, ndims, dtypes, sides)"
             )
     failing = [
-        r for r in results if fails_run(r, malformed_crashes) and not (r["spec"] or "").endswith("-exists")
+        r
+        for r in results
+        if fails_run(r, malformed_crashes) and not (r["spec"] or "").endswith("-exists")
     ]
     if failing:
         by = Counter(r["verdict"] for r in failing)
         words = {"fail": ("failure", "failures"), "crash": ("crash", "crashes")}
-        problems.append(" and ".join(f"{n} {words[v][n != 1]}" for v, n in sorted(by.items(), reverse=True)))
+        problems.append(
+            " and ".join(f"{n} {words[v][n != 1]}" for v, n in sorted(by.items(), reverse=True))
+        )
     version = next((r.get("version") for r in results if r.get("version")), None)
     return {
         "library": library,
