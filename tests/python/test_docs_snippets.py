@@ -22,7 +22,8 @@ Any other block carries one marker, whose reason the test checks:
                                              they import), or what a test lacks:
                                              network, root, sycl, minutes, checkout
     <!-- snippet: given COMMAND -->          COMMAND runs first in the scratch
-                                             directory (sh and console only)
+                                             directory (sh and console only;
+                                             $DLGEN_CHECKOUT is this checkout)
     <!-- snippet: illustration, REASON -->   made up for reading: a format, a
                                              report of your library, timings
 """
@@ -265,7 +266,7 @@ def test_shell_blocks_run_as_written(dlgen, tmp_path, page):
     """The sh and console blocks of a page, in order, in one directory, as a
     reader runs them: each command exits 0, and a console block's output is
     the one shown."""
-    env = dict(os.environ, PATH=os.path.dirname(dlgen) + os.pathsep + os.environ["PATH"])
+    env = dict(os.environ, PATH=os.path.dirname(dlgen) + os.pathsep + os.environ["PATH"], DLGEN_CHECKOUT=ROOT)
     for b in BLOCKS:
         if b.page != page or b.lang not in ("sh", "console") or b.kind not in ("", "given"):
             continue
