@@ -46,6 +46,9 @@ MARKER = re.compile(r"^<!-- snippet: (fragment of|tested by|[a-z]+)[ ,]*(.*?) --
 FENCE = re.compile(r"^(\s*)(```|~~~)([\w+-]*)\s*$")
 KINDS = ("fragment of", "harness", "tested by", "needs", "given", "illustration")
 
+# go in the module of the Go blocks: this checkout by a replace, nothing fetched.
+GO_OFFLINE = {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOWORK": "off", "GOSUMDB": "off"}
+
 # What a block needs that no test here has, and the text that shows it does.
 UNRUNNABLE = {
     "network": r"pip install|go get|apt-get|cargo add",  # an index, a proxy
@@ -375,7 +378,7 @@ def go_blocks(tmp_path_factory):
         (module / f"b{k}").mkdir()
         name = "snippet_test.go" if b.arg.endswith("_test.go") else "snippet.go"
         (module / f"b{k}" / name).write_text(harnessed(b))
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GOWORK="off", GOSUMDB="off")
+    env = dict(os.environ, **GO_OFFLINE)
     vet = subprocess.run(["go", "vet", "./..."], cwd=module, env=env, capture_output=True, text=True)
     build = subprocess.run(["go", "build", "./..."], cwd=module, env=env, capture_output=True, text=True)
     return module, vet.stdout + vet.stderr + build.stdout + build.stderr
@@ -387,6 +390,10 @@ def test_go_block_builds(go_blocks, k, b):
     source = next((module / f"b{k}").iterdir()).read_text()
     assert not re.search(rf"\bb{k}\b", log), f"{b.where} in {b.arg}:\n{source}\n{log}"
     assert "go: " not in log, log  # the module itself did not load
+    if "\nfunc main() {\n" in source:
+        env = dict(os.environ, **GO_OFFLINE)
+        r = subprocess.run(["go", "run", f"./b{k}"], cwd=module, env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"{b.where} in {b.arg}: exit {r.returncode}\n{source}\n{r.stdout}{r.stderr}"
 
 
 @pytest.mark.parametrize("b", of("harness", "rust"), ids=ident)
