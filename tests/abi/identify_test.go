@@ -19,7 +19,8 @@ import (
 )
 
 // patched are what frameworks changed in their copies of upstream's
-// header, as dlgen -identify must report them.
+// header, as dlgen -identify must report them (docs/upstream.md quotes
+// PyTorch's).
 var patched = map[string][]string{
 	// PyTorch 2.6 added kDLMAIA before upstream released it, and made shape
 	// and strides pointers to const.
@@ -66,7 +67,8 @@ func findings(r cheader.Report) []string {
 	return out
 }
 
-// TestIdentifyListsTheFrameworksPatches: NumPy's copy of v1.0 (from its
+// TestIdentifyListsTheFrameworksPatches (whose NumPy finding
+// docs/upstream.md quotes): NumPy's copy of v1.0 (from its
 // sdist) adds the typedef of DLManagedTensorVersioned; PyTorch's current
 // ATen/dlpack.h (the wheel in .venv) is v1.3 unchanged but for a guard
 // around it.

@@ -74,7 +74,8 @@ func toolModule(t *testing.T, path string) string {
 // into the module, and dltensor importing that package's managed tensor
 // (which was a type error while dltensor took only its own copy's type).
 // The program builds, vets, and at run time Import gets past the type's
-// layout check to the tensor itself.
+// layout check to the tensor itself. docs/go.md and docs/ci.md give the
+// same //go:generate line.
 func TestReadmeGoSnippetsWorkTogether(t *testing.T) {
 	tooltest.Require(t, "gcc") // dltensor exchanges through cgo
 	readme, err := os.ReadFile(filepath.Join(tooltest.Root(), "README.md"))
@@ -84,6 +85,11 @@ func TestReadmeGoSnippetsWorkTogether(t *testing.T) {
 	require.Len(t, blocks, 2, "the README's Go section has two Go snippets")
 	generateLine, exchange := strings.TrimSpace(blocks[0][1]), blocks[1][1]
 	require.True(t, strings.HasPrefix(generateLine, "//go:generate go tool dlgen -lang go "), generateLine)
+	for _, page := range []string{"docs/go.md", "docs/ci.md"} {
+		text, err := os.ReadFile(filepath.Join(tooltest.Root(), filepath.FromSlash(page)))
+		require.NoError(t, err)
+		assert.Contains(t, string(text), "```go\n"+generateLine+"\n```", "%s gives the README's //go:generate line", page)
+	}
 	require.Contains(t, exchange, "dltensor.Import(foreign)")
 
 	module := toolModule(t, "example.com/goproj")

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -111,42 +110,4 @@ func readmeFirstCommand(t *testing.T) string {
 	m := regexp.MustCompile("(?s)```sh\n([^\n#]*)").FindStringSubmatch(string(readme))
 	require.NotNil(t, m, "README.md has no sh block")
 	return strings.TrimSpace(m[1])
-}
-
-// TestDocsDlgenCommandsRunAsWritten runs every sh block of docs/ whose
-// commands are all dlgen's, in a new directory with dlgen on PATH: each
-// exits 0 (a -check right after its write finds nothing). A block marked
-// <!-- snippet: fragment, REASON --> on the line before is not run.
-func TestDocsDlgenCommandsRunAsWritten(t *testing.T) {
-	dlgenBin := tooltest.Dlgen(t)
-	pages, err := filepath.Glob(filepath.Join(tooltest.Root(), "docs", "*.md"))
-	require.NoError(t, err)
-	block := regexp.MustCompile("(?s)(?:^|\n)([^\n]*)\n\n?```sh\n(.*?)\n```")
-	ran := 0
-	for _, page := range pages {
-		text, err := os.ReadFile(page)
-		require.NoError(t, err)
-		for _, m := range block.FindAllStringSubmatch(string(text), -1) {
-			if strings.HasPrefix(m[1], "<!-- snippet: fragment") {
-				continue
-			}
-			var commands []string
-			for _, line := range strings.Split(m[2], "\n") {
-				if cmd, _, _ := strings.Cut(line, " #"); strings.TrimSpace(cmd) != "" {
-					commands = append(commands, strings.TrimSpace(cmd))
-				}
-			}
-			if len(commands) == 0 || slices.ContainsFunc(commands, func(c string) bool { return !strings.HasPrefix(c, "dlgen ") }) {
-				continue // a block that needs more than dlgen
-			}
-			dir := t.TempDir()
-			env := []string{"PATH=" + filepath.Dir(dlgenBin) + string(os.PathListSeparator) + os.Getenv("PATH")}
-			for _, cmd := range commands {
-				out, err := tooltest.Try(dir, env, "sh", "-c", cmd)
-				assert.NoError(t, err, "%s: %s\n%s", filepath.Base(page), cmd, out)
-			}
-			ran++
-		}
-	}
-	assert.GreaterOrEqual(t, ran, 3, "blocks of dlgen commands run")
 }

@@ -43,9 +43,10 @@ def cython_warnings(log):
 
 
 def build_cython():
-    """Builds dlpack_cython the way the generated module's docstring says
-    (cythonize -i inside a copy of the generated directory) and returns that
-    directory. Any Cython warning is a failure."""
+    """Builds dlpack_cython the way the generated module's docstring and
+    docs/python.md say (cythonize -i inside a copy of the generated
+    directory) and returns that directory. Any Cython warning is a
+    failure."""
     if importlib.util.find_spec("Cython") is None:
         if REQUIRED:
             raise RuntimeError("Cython is not installed (DLGEN_REQUIRE_TOOLS=1)")

@@ -2,7 +2,8 @@
 live in one process: each builds its copy as a subpackage (dlgen
 -python-package, cythonize run from the project root), has an extension
 module of its own that cimports its copy by the full dotted name, and gets
-its own copy at run time; no copy claims a top-level name."""
+its own copy at run time; no copy claims a top-level name (the recipe of
+docs/python-vendoring.md, for two packages)."""
 import os
 import re
 import shutil

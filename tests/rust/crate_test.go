@@ -15,8 +15,8 @@ import (
 // TestCrateOfEveryRelease checks each release's crate: rustfmt's layout,
 // clippy with warnings as errors for every feature set (declarations
 // alone, the default safe layer, and PyO3), the tests it carries (layout,
-// safe layer, doctests), which leave nothing to commit in the crate, and a
-// build with the oldest Rust it declares.
+// safe layer, doctests: docs/rust.md's cargo test), which leave nothing
+// to commit in the crate, and a build with the oldest Rust it declares.
 func TestCrateOfEveryRelease(t *testing.T) {
 	s, releases := Releases(t)
 	for _, v := range releases {
