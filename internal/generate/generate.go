@@ -110,9 +110,13 @@ type BreakingChangeError struct {
 	Count    int        // the findings of category ABI or API
 }
 
-// Error is "N breaking changes from From to To".
+// Error is "N breaking changes from From to To" ("1 breaking change").
 func (e *BreakingChangeError) Error() string {
-	return fmt.Sprintf("%d breaking changes from %s to %s", e.Count, e.From, e.To)
+	noun := "breaking changes"
+	if e.Count == 1 {
+		noun = "breaking change"
+	}
+	return fmt.Sprintf("%d %s from %s to %s", e.Count, noun, e.From, e.To)
 }
 
 // Run carries out req, printing diffs, findings or rules to stdout. Its

@@ -2,8 +2,10 @@ package schema_test
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dlgen/dlgen/internal/abidiff"
@@ -25,31 +27,45 @@ import (
 // which adds nothing to this single-threaded test but time, every 16th
 // variant is tried.
 func TestSweepOneChangeAtATime(t *testing.T) {
-	var root yaml.Node
-	require.NoError(t, yaml.Unmarshal(schema.DefaultBytes(), &root))
 	stride := 1
 	if raceDetector {
 		stride = 16
 	}
-	var variants, loaded int
-	sweep(&root, "", func(what string) {
-		variants++
-		if variants%stride != 0 {
-			return
-		}
-		ok, refusals, err := render(schema.DefaultFile, func() (*ir.Schema, error) { return schema.LoadNode(schema.DefaultFile, &root) })
-		if err != nil {
-			t.Errorf("%s: %v", what, err)
-		}
-		for _, r := range refusals {
-			t.Logf("%s: loads, but %v", what, r)
-		}
-		if ok {
-			loaded++
+	// One shard per CPU, each with its own copy of the schema to break:
+	// shard k tries the variants whose number is k modulo the shard count.
+	shards := runtime.GOMAXPROCS(0)
+	var variants, loaded atomic.Int64
+	t.Run("shards", func(t *testing.T) {
+		for k := range shards {
+			t.Run(fmt.Sprint(k), func(t *testing.T) {
+				t.Parallel()
+				var root yaml.Node
+				require.NoError(t, yaml.Unmarshal(schema.DefaultBytes(), &root))
+				n := 0
+				sweep(&root, "", func(what string) {
+					n++
+					if n%stride != 0 || (n/stride)%shards != k {
+						return
+					}
+					ok, refusals, err := render(schema.DefaultFile, func() (*ir.Schema, error) { return schema.LoadNode(schema.DefaultFile, &root) })
+					if err != nil {
+						t.Errorf("%s: %v", what, err)
+					}
+					for _, r := range refusals {
+						t.Logf("%s: loads, but %v", what, r)
+					}
+					if ok {
+						loaded.Add(1)
+					}
+				})
+				if k == 0 {
+					variants.Store(int64(n))
+				}
+			})
 		}
 	})
-	t.Logf("%d variants, %d of those tried load", variants, loaded)
-	require.Greater(t, variants, 5000, "the sweep must reach the whole schema")
+	t.Logf("%d variants, %d of those tried load", variants.Load(), loaded.Load())
+	require.Greater(t, variants.Load(), int64(5000), "the sweep must reach the whole schema")
 }
 
 // render loads a schema and, if it loads, runs every backend for every

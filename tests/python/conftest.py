@@ -68,7 +68,7 @@ def build_cython():
     return build
 
 
-CYTHON_DIR = os.environ.get("DLGEN_CYTHON_DIR") or build_cython()
+CYTHON_DIR = os.path.abspath(os.environ.get("DLGEN_CYTHON_DIR") or build_cython())
 MODULES = ["dlpack_ctypes"]
 if CYTHON_DIR:
     sys.path.insert(0, CYTHON_DIR)
