@@ -196,8 +196,10 @@ def test_a_1d_library_is_judged_when_declared_and_fails_when_skips_dominate(kit,
     assert skipped and all(x["declared"] or "publishes no __dlpack_c_exchange_api__" in x["message"]
                            for x in skipped)
     assert "makes 1-d arrays only" in verdicts["producer/layout/0-d/max_version=none"]["message"]
-    judged = sum(x["verdict"] != "skip" for x in results)
-    assert judged > len(results) * 0.7, f"{judged} of {len(results)}"
+    # (the exchange-API cases skip: the library publishes no table)
+    rest = [x for x in results if not x["case"].startswith("producer/exchange-api/")]
+    judged = sum(x["verdict"] != "skip" for x in rest)
+    assert judged > len(rest) * 0.7, f"{judged} of {len(rest)}"
 
 
 def test_a_raising_dlpack_device_is_a_warning_of_its_requirement(kit, libs, tmp_path):

@@ -140,6 +140,25 @@ REQUIREMENTS = {
             "elements, and holds the array's value."
         ),
     ),
+    "subbyte-padded": (
+        "must",
+        HEADER + ", DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+        (
+            "sub-byte elements (float4, float6) are packed, DLPack's default, unless the flags say "
+            "IS_SUBBYTE_TYPE_PADDED (one element a byte): a producer that stores them one a byte sets "
+            "the flag (a legacy capsule, which has no flags, cannot carry them), and a consumer reads "
+            "them as the flag says, or refuses the tensor."
+        ),
+    ),
+    "subbyte-order": (
+        "should",
+        HEADER + ", DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED and DLDataType",
+        (
+            "packed sub-byte elements fill each byte from its low bits (element 0 in bits 0-3 of a "
+            "float4 byte), as JAX packs them. The header says packed, not in which order: the kit "
+            "warns, saying so, when only the order differs."
+        ),
+    ),
     "data-null": (
         "must",
         HEADER + ", DLTensor data",
@@ -310,8 +329,9 @@ REQUIREMENTS = {
         "should",
         HEADER + ", DLPackExchangeAPI (the table answers for __dlpack__)",
         (
-            "managed_tensor_from_py_object_no_sync refuses what __dlpack__ refuses; the header does not say "
-            "so in words, but a consumer that takes the table is told it exchanges as __dlpack__ does."
+            "managed_tensor_from_py_object_no_sync and dltensor_from_py_object_no_sync refuse what "
+            "__dlpack__ refuses and take what it takes; the header does not say so in words, but a "
+            "consumer that takes the table is told it exchanges as __dlpack__ does."
         ),
     ),
     "exchange-api": (
@@ -320,6 +340,72 @@ REQUIREMENTS = {
         (
             "managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ "
             "(same version, flags, dtype, device, shape, elements), holding the array's values."
+        ),
+    ),
+    "exchange-api-table": (
+        "must",
+        HEADER + ", DLPackExchangeAPI",
+        (
+            "the table's managed_tensor_allocator, managed_tensor_from_py_object_no_sync, "
+            "managed_tensor_to_py_object_no_sync and current_work_stream are never NULL; "
+            "dltensor_from_py_object_no_sync may be."
+        ),
+    ),
+    "exchange-api-allocator": (
+        "must",
+        HEADER + ", DLPackManagedTensorAllocator",
+        (
+            "managed_tensor_allocator returns 0 and a tensor like the prototype (its dtype, ndim, shape and "
+            "device), or returns -1 after calling SetError; SetError is called exactly when the call fails."
+        ),
+    ),
+    "exchange-api-allocate-cpu": (
+        "should",
+        HEADER + ", DLPackManagedTensorAllocator",
+        (
+            "a library whose arrays live on the CPU allocates a plain CPU tensor (2x3 float32). The header "
+            "lets any call fail: a refusal is reported, not failed."
+        ),
+    ),
+    "exchange-api-to-py-object": (
+        "must",
+        HEADER + ", DLPackManagedTensorToPyObjectNoSync",
+        (
+            "managed_tensor_to_py_object_no_sync wraps the tensor in an object of the producer's type, "
+            "holding its values, and takes ownership of it: the deleter runs once, when the object is gone. "
+            "It returns 0, or -1 with a Python exception set."
+        ),
+    ),
+    "exchange-api-to-py-refused": (
+        "should",
+        HEADER + ", DLPackManagedTensorToPyObjectNoSync",
+        (
+            "managed_tensor_to_py_object_no_sync takes a plain CPU tensor (2x3 float32) of a library whose "
+            "arrays live on the CPU. The header names no refusal, nor who owns a refused tensor: a refusal "
+            "is reported, not failed."
+        ),
+    ),
+    "exchange-api-dltensor": (
+        "must",
+        HEADER + ", DLPackDLTensorFromPyObjectNoSync",
+        (
+            "dltensor_from_py_object_no_sync, where the table has it, fills a DLTensor that views what "
+            "__dlpack__ exports (device, dtype, shape, strides, first element, elements), and returns 0, "
+            "or -1 with a Python exception set."
+        ),
+    ),
+    "exchange-api-stream": (
+        "must",
+        HEADER + ", DLPackCurrentWorkStream",
+        "current_work_stream returns 0, or -1 with a Python exception set.",
+    ),
+    "exchange-api-stream-cpu": (
+        "should",
+        HEADER + ", DLPackCurrentWorkStream",
+        (
+            "on kDLCPU current_work_stream reports NULL or a stream (a CPU-only framework may always "
+            "report NULL). The header says a consumer need not ask there, not that the producer may "
+            "fail: ambiguous, so a failure is a warning."
         ),
     ),
     "export-error-type": (
