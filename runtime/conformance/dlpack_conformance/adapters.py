@@ -97,6 +97,14 @@ class Adapter:
         library has conjugated views)."""
         return f"xp.conj({x})"
 
+    def dtype_of(self, x):
+        """An expression: x's dtype object (the dtype exchange protocol's)."""
+        return f"{x}.dtype"
+
+    def device_of(self, x):
+        """An expression: x's device object (the device exchange protocol's)."""
+        return f"{x}.device"
+
     def exchange_inputs(self):
         """Arrays of the library's own kinds on which __dlpack_c_exchange_api__
         must answer as __dlpack__ does: (name, setup lines making x, its
@@ -269,6 +277,9 @@ class Paddle(Adapter):
 
     def from_dlpack(self, producer):
         return f"xp.utils.dlpack.from_dlpack({producer})"
+
+    def device_of(self, x):
+        return f"{x}.place"
 
 
 class MXNet(Adapter):

@@ -288,6 +288,39 @@ def producer_cases(adapter):
                     f"{size} {dt} array, __dlpack__({_kw(kw)})",
                 )
             )
+    # The dtype and device exchange protocol (an RFC): each dtype object's
+    # __dlpack_data_type__, the device object's __dlpack_device__.
+    mv = VERSION if keywords else None
+    kw = {} if mv is None else {"max_version": mv}
+    for dt in dtypes_of(adapter):
+        setup, _, _ = _array_setup(adapter, dt, plain)
+        cases.append(
+            Case(
+                f"producer/dtype-protocol/{dt}",
+                "producer",
+                setup,
+                [
+                    f"capsule = {adapter.export('x', kw)}",
+                    f"reference.check_dtype_protocol(capsule, lambda: {adapter.dtype_of('x')})",
+                ],
+                "ok",
+                f"the {dt} dtype object's __dlpack_data_type__() against the capsule",
+            )
+        )
+    setup, _, _ = _array_setup(adapter, dtype, plain)
+    cases.append(
+        Case(
+            "producer/device-protocol",
+            "producer",
+            setup,
+            [
+                f"capsule = {adapter.export('x', kw)}",
+                f"reference.check_device_protocol(x, capsule, lambda: {adapter.device_of('x')})",
+            ],
+            "ok",
+            "the device object's __dlpack_device__() against the capsule",
+        )
+    )
     if "complex64" in dtypes_of(adapter):
         # A conjugated view (PyTorch's conj() sets a bit and keeps the
         # memory): the capsule must hold the conjugated values.

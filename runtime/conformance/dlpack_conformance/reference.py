@@ -1593,6 +1593,64 @@ def check_dlpack_device(x):
         )
 
 
+_PROTOCOL_RFC = "the dtype and device exchange protocol is an RFC (data-apis/array-api#972): optional"
+
+
+def _protocol_object(get, what):
+    """The library's dtype or device object (get()), or a Skip."""
+    try:
+        return get()
+    except Exception as e:  # noqa: BLE001 - the array has no such object: nothing to judge
+        raise Skip(f"the array has no {what} object: {type(e).__name__}: {_first_line(e)}") from None
+
+
+def _protocol_answer(obj, method, spec, size):
+    """obj.method() as a tuple of size ints; Skip where obj has no method."""
+    call = getattr(obj, method, None)
+    if call is None:
+        raise Skip(f"{type(obj).__name__} publishes no {method} ({_PROTOCOL_RFC})")
+    try:
+        got = call()
+    except Exception as e:  # noqa: BLE001 - the library's answer, judged
+        raise Violation(
+            spec, f"{type(obj).__name__}.{method}() raised {type(e).__name__}: {_first_line(e)}"
+        ) from None
+    if not (isinstance(got, tuple) and len(got) == size and all(_is_int(v) for v in got)):
+        raise Violation(spec, f"{type(obj).__name__}.{method}() returned {got!r}, not a tuple of {size} ints")
+    return tuple(int(v) for v in got)
+
+
+def _check_protocol(capsule, get, what, method, spec):
+    """The array's dtype or device object (get()), where it publishes method,
+    answers what its capsule carries (Capsule.dtype or .device). Returns
+    (the object, its answer)."""
+    want = getattr(Capsule(capsule), what)
+    obj = _protocol_object(get, what)
+    got = _protocol_answer(obj, method, spec, len(want))
+    if got != want:
+        raise Violation(spec, f"{obj!r}.{method}() is {got}; the array's capsule carries {what} {want}")
+    return obj, got
+
+
+def check_dtype_protocol(capsule, get_dtype):
+    """The dtype object, where it publishes __dlpack_data_type__, answers the
+    (code, bits, lanes) the array's capsule carries."""
+    _check_protocol(capsule, get_dtype, "dtype", "__dlpack_data_type__", "dtype-protocol")
+
+
+def check_device_protocol(x, capsule, get_device):
+    """The device object, where it publishes __dlpack_device__, answers the
+    device the array's capsule carries, and the array's own
+    __dlpack_device__()."""
+    obj, got = _check_protocol(capsule, get_device, "device", "__dlpack_device__", "device-protocol")
+    own = _dlpack_device(x)
+    if own is not None and got != own:
+        raise Violation(
+            "device-protocol",
+            f"{obj!r}.__dlpack_device__() is {got}; the array's __dlpack_device__() is {own}",
+        )
+
+
 def check_to_cpu(x, export, *, copy, expected, shape, dtype):
     """__dlpack__(dl_device=(kDLCPU, 0), copy=copy): a CPU array exports
     (copy=True may be refused with BufferError); an array elsewhere copies

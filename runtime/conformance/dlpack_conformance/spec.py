@@ -31,6 +31,10 @@ ARRAY_API = "Python array API standard 2024.12"
 ARRAY_API_DLPACK = ARRAY_API + ", array.__dlpack__"
 PYTHON_SPEC = "DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)"
 HEADER = "DLPack C header (dlpack.h)"
+PROTOCOL_RFC = (
+    "the dtype and device exchange protocol, an RFC (data-apis/array-api#972, dmlc/dlpack#172; "
+    "Paddle and tvm-ffi ship it)"
+)
 
 # id: (strength, source, what it asks)
 REQUIREMENTS = {
@@ -406,6 +410,24 @@ REQUIREMENTS = {
             "on kDLCPU current_work_stream reports NULL or a stream (a CPU-only framework may always "
             "report NULL). The header says a consumer need not ask there, not that the producer may "
             "fail: ambiguous, so a failure is a warning."
+        ),
+    ),
+    "dtype-protocol": (
+        "should",
+        PROTOCOL_RFC,
+        (
+            "a dtype object that publishes __dlpack_data_type__() returns the tuple (code, bits, lanes) of "
+            "the DLDataType its arrays' capsules carry. The protocol is an RFC, not yet in a standard: a "
+            "library without it is skipped, a wrong answer warned."
+        ),
+    ),
+    "device-protocol": (
+        "should",
+        PROTOCOL_RFC,
+        (
+            "a device object that publishes __dlpack_device__() returns the tuple (device_type, device_id) "
+            "its arrays' capsules carry, as the arrays' own __dlpack_device__() does. The protocol is an "
+            "RFC: a library without it is skipped, a wrong answer warned."
         ),
     ),
     "export-error-type": (
