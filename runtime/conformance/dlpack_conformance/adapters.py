@@ -66,6 +66,13 @@ class Adapter:
     #: from a vector of 24 instead of a 4x6 array; cases needing another
     #: count are skipped as declared.
     ndims = None
+    #: the device types besides the CPU that a CPU array exports to when
+    #: __dlpack__(dl_device=...) asks (3: kDLCUDAHost, 13: kDLCUDAManaged);
+    #: a refusal to export there is then a warning
+    host_devices = ()
+    #: whether from_dlpack takes stream= (the stream the import is for),
+    #: which it passes to the producer's __dlpack__
+    stream_keyword = False
 
     def __init__(self, module=None):
         if module is not None:
@@ -115,7 +122,11 @@ class Adapter:
         args = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
         return f"{x}.__dlpack__({args})"
 
-    def from_dlpack(self, producer):
+    def from_dlpack(self, producer, stream=None):
+        """An expression importing producer (on stream, where the adapter
+        says from_dlpack takes one)."""
+        if stream is not None:
+            return f"xp.from_dlpack({producer}, stream={stream!r})"
         return f"xp.from_dlpack({producer})"
 
     def write(self, y, index, value):
@@ -395,6 +406,8 @@ class TvmFfi(ViaNumPy):
 
 class DlgenModule(ViaNumPy):
     """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython)."""
+
+    stream_keyword = True
 
     def make_readonly(self, x):
         return f"{x}.flags.writeable = False"

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import reference
-from .reference import ABSENT_DEVICE, CPU, DTYPES, VERSION
+from .reference import ABSENT_DEVICE, CPU, CUDA_HOST, CUDA_MANAGED, DTYPES, VERSION
 
 
 @dataclass
@@ -423,6 +423,26 @@ def producer_cases(adapter):
                     f"an array, __dlpack__({_kw(kw)}): a device no library has",
                 )
             )
+        for name, device in (("kDLCUDAHost", CUDA_HOST), ("kDLCUDAManaged", CUDA_MANAGED)):
+            kw = {"max_version": VERSION, "dl_device": device}
+            declared = device[0] in getattr(adapter, "host_devices", ())
+            body = [
+                (
+                    f"reference.check_to_device(x, lambda: {adapter.export('x', kw)}, device={device!r}, "
+                    f"declared={declared!r}, expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
+                )
+            ]
+            cases.append(
+                Case(
+                    f"producer/keywords/dl_device={name}",
+                    "producer",
+                    setup,
+                    body,
+                    "export",
+                    f"a CPU array, __dlpack__({_kw(kw)}): memory the CPU reads, of a device with streams",
+                    act=0,
+                )
+            )
         export = adapter.export("x", {"max_version": VERSION})
         body = [
             f"capsule = {export}",
@@ -661,6 +681,20 @@ def _tensors(dtype):
             {"shape": (2, 3), "values": v23, "align": "element"},
         ),
         Tensor("deleter NULL", {"shape": (2, 3), "values": v23, "deleter": False}),
+        # Memory the CPU reads, of a device with streams: imported (the
+        # values right, no stream 0 asked for) or refused with BufferError.
+        Tensor(
+            "on kDLCUDAHost memory",
+            {"shape": (2, 3), "values": v23, "device": CUDA_HOST},
+            requests=True,
+            refusal="refuse-with-buffer-error",
+        ),
+        Tensor(
+            "on kDLCUDAManaged memory",
+            {"shape": (2, 3), "values": v23, "device": CUDA_MANAGED},
+            requests=True,
+            refusal="refuse-with-buffer-error",
+        ),
     ]
     return tensors
 
@@ -816,7 +850,39 @@ def consumer_cases(adapter):
                 ndims=frozenset({2}),
             )
         )
+    if getattr(adapter, "stream_keyword", False):
+        cases += _stream_cases(adapter, code)
     cases += corpus_cases(adapter)
+    return cases
+
+
+def _stream_cases(adapter, code):
+    """A from_dlpack that takes stream= passes the stream it was asked for
+    to a producer on CUDA host memory (-1, no synchronisation, too). (Its
+    values are the other kDLCUDAHost cases': read on another stream, an
+    import may rightly refuse to hand them over.)"""
+    values = base_values(adapter.layout_dtype, (2, 3))
+    cases = []
+    for stream in (5, -1):
+        made = f"shape=(2, 3), dtype={code!r}, device={CUDA_HOST!r}, values={values!r}"
+        setup = [f"producer = reference.Producer({made})"]
+        body = [
+            f"y = {adapter.from_dlpack('producer', stream)}",
+            f"reference.check_stream_passed(producer, {stream!r})",
+            "del y",
+            "reference.check_released(producer)",
+        ]
+        cases.append(
+            Case(
+                f"consumer/versioned/stream={stream}-on-kdlcudahost",
+                "consumer",
+                setup,
+                body,
+                "refuse-with-buffer-error",
+                f"from_dlpack(producer on {CUDA_HOST}, stream={stream}): the stream reaches __dlpack__",
+                ndims=frozenset({2}),
+            )
+        )
     return cases
 
 

@@ -29,6 +29,10 @@ CPU = (int(dl.DLDeviceType.kDLCPU), 0)
 # A device type no array library implements (a Verilog simulator's memory):
 # what the kit asks for, or hands over, as "a device the library lacks".
 ABSENT_DEVICE = (int(dl.DLDeviceType.kDLVPI), 0)
+# Memory the CPU reads that belongs to a device with streams: CUDA's pinned
+# host memory and its managed memory (DLPack 0.6 and later).
+CUDA_HOST = (int(dl.DLDeviceType.kDLCUDAHost), 0)
+CUDA_MANAGED = (int(dl.DLDeviceType.kDLCUDAManaged), 0)
 NULLABLE = dl._NULLABLE
 EXCHANGE = hasattr(dl, "DLPackExchangeAPI")
 POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
@@ -1534,13 +1538,66 @@ def check_read_only(producer, write, expected):
 
 
 def check_requests(producer):
-    """A consumer passes no stream to a CPU producer."""
+    """A consumer passes no stream to a CPU producer, and never stream 0
+    (ambiguous, so disallowed, for CUDA) to one on CUDA host or managed memory."""
+    device = producer.__dlpack_device__()
     for kw in producer.requests:
-        if kw.get("stream") is not None and producer.__dlpack_device__()[0] == CPU[0]:
+        if kw.get("stream") is not None and device[0] == CPU[0]:
             raise Violation(
                 "consumer-stream-cpu",
                 f"from_dlpack passed stream={kw['stream']!r} to a producer on the CPU",
             )
+        if kw.get("stream") == 0 and device in (CUDA_HOST, CUDA_MANAGED):
+            raise Violation(
+                "consumer-stream-zero",
+                f"from_dlpack passed stream=0 to a producer on {device}",
+            )
+
+
+def check_stream_passed(producer, stream):
+    """A consumer asked to import on stream passes that stream to the
+    producer's __dlpack__ (its last request, the one it took)."""
+    if not producer.requests:
+        raise Violation("consumer-stream-passed", "from_dlpack never called __dlpack__")
+    got = producer.requests[-1].get("stream")
+    if got != stream:
+        raise Violation(
+            "consumer-stream-passed",
+            f"asked to import on stream {stream!r}, from_dlpack called __dlpack__(stream={got!r}) "
+            f"of a producer on {producer.__dlpack_device__()}",
+        )
+
+
+def check_to_device(x, export, *, device, declared, expected, shape, dtype):
+    """__dlpack__(dl_device=device) of a CPU array, device memory the CPU
+    reads (CUDA host or managed): a capsule on that device holding the
+    array's values, or BufferError (a refusal the adapter's host_devices
+    says the library would not make is a warning)."""
+    try:
+        capsule = export()
+    except BufferError as e:
+        if declared:
+            raise Violation(
+                "export-refused",
+                f"__dlpack__(dl_device={device}) raised BufferError: {_first_line(e)}; the adapter "
+                "says the library exports there",
+            ) from None
+        return f"refused: BufferError: {_first_line(e)}"
+    except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        raise Violation(
+            "dl-device-unsupported",
+            f"__dlpack__(dl_device={device}) raised {type(e).__name__}: {_first_line(e)}, not BufferError",
+        ) from None
+    check_export(
+        x,
+        capsule,
+        expected=expected,
+        shape=shape,
+        dtype=dtype,
+        max_version=VERSION,
+        dl_device=device,
+    )
+    return None
 
 
 def values_of(y):
@@ -1723,6 +1780,10 @@ def refused(error, policy, producer=None):
         raise Violation(policy[1], f"raised {words}, not BufferError")
     if policy == "ok":
         raise Refused(f"refused: {words}")
+    if policy == "refuse-with-buffer-error":  # may refuse; BufferError is how
+        if isinstance(error, BufferError):
+            raise Refused(f"refused: {words}")
+        raise Violation("consumer-refusal-type", f"raised {words}, not BufferError")
     if policy == "export-legacy":  # no max_version: a versioned-only producer may refuse
         if isinstance(error, BufferError):
             raise Refused(f"refused: {words}")

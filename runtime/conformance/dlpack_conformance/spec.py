@@ -329,6 +329,24 @@ REQUIREMENTS = {
         ARRAY_API_DLPACK + ", stream",
         "a consumer passes stream=None to a producer on the CPU.",
     ),
+    "consumer-stream-zero": (
+        "should",
+        ARRAY_API_DLPACK + ", stream",
+        (
+            "a consumer never passes stream=0 for CUDA, where 0 is disallowed as ambiguous. The text "
+            "says so of CUDA; that CUDA's host and managed memory (kDLCUDAHost, kDLCUDAManaged) follow "
+            "CUDA's rules it does not say: a warning."
+        ),
+    ),
+    "consumer-stream-passed": (
+        "should",
+        ARRAY_API_DLPACK + ", stream",
+        (
+            "a consumer asked to import on a stream (a from_dlpack that takes one) passes that stream to "
+            "__dlpack__(stream=...), which the producer orders its work on; the text says what the stream "
+            "means, not in a 'must' that a consumer passes it on."
+        ),
+    ),
     "exchange-api-refusal": (
         "should",
         HEADER + ", DLPackExchangeAPI (the table answers for __dlpack__)",
