@@ -515,3 +515,43 @@ def test_the_exchange_api_checks_catch_a_broken_table(kit):
     out = _in_kit(kit, BROKEN_TABLE)
     assert out.split() == ["exchange-api-table", "exchange-api-allocator", "exchange-api-to-py-object",
                            "exchange-api-stream", "skip"]
+
+
+def test_a_consumer_s_sub_byte_and_stream_mistakes_are_named(kit):
+    """A consumer that reads the kit's packed float4 one a byte fails
+    subbyte-padded; one that reads it from the high bits warns subbyte-order;
+    a producer asked onto CUDA host memory that raises another error than
+    BufferError fails dl-device-unsupported; a consumer that drops the stream
+    it was asked for, or passes stream 0 for CUDA host memory, warns."""
+    out = _in_kit(kit, """
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+values = [[0.5, 1.0, 1.5], [2.0, 3.0, -4.0]]
+def spec(check):
+    try:
+        check()
+    except Violation as v:
+        return v.spec
+    return "pass"
+p = r.Producer(dtype=(17, 4, 1), shape=(2, 3), values=values)
+t = p.managed.dl_tensor
+def reading(flags, order):
+    return lambda y: r.read_elements(t.data, 0, (2, 3), None, (17, 4, 1), flags, order)
+print(spec(lambda: r.check_values(p, None, reading(0, "lsb"), values)),
+      spec(lambda: r.check_values(p, None, reading(r.SUBBYTE_PADDED, "lsb"), values)),
+      spec(lambda: r.check_values(p, None, reading(0, "msb"), values)))
+class Jaxlike:
+    def __dlpack_device__(self):
+        return r.CPU
+    def __dlpack__(self, **kw):
+        raise RuntimeError("Unknown backend cuda")
+x = Jaxlike()
+print(spec(lambda: r.check_to_device(x, lambda: x.__dlpack__(dl_device=r.CUDA_HOST), device=r.CUDA_HOST,
+                                     declared=False, expected=values, shape=(2, 3), dtype="float32")))
+q = r.Producer(shape=(2, 3), device=r.CUDA_HOST)
+q.__dlpack__(max_version=r.VERSION, stream=0)
+print(spec(lambda: r.check_stream_passed(q, 5)), spec(lambda: r.check_requests(q)),
+      spec(lambda: r.check_stream_passed(q, 0)))
+""")
+    assert out.split() == ["pass", "subbyte-padded", "subbyte-order", "dl-device-unsupported",
+                           "consumer-stream-passed", "consumer-stream-zero", "pass"]
