@@ -405,9 +405,22 @@ class TvmFfi(ViaNumPy):
 
 
 class DlgenModule(ViaNumPy):
-    """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython)."""
+    """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython).
+    It holds any DLPack dtype: the small floats NumPy lacks (float8, float6,
+    float4) it takes from the kit's own producer."""
 
     stream_keyword = True
+    dtypes = (*ViaNumPy.dtypes, *(d for d in DTYPE_NAMES if d.startswith(("float8_", "float6_", "float4_"))))
+
+    def asarray(self, values, dtype):
+        if dtype in ViaNumPy.dtypes:
+            return super().asarray(values, dtype)
+        shape, v = [], values
+        while isinstance(v, list):
+            shape.append(len(v))
+            v = v[0] if v else None
+        made = f"shape={tuple(shape)!r}, dtype={(*DTYPES[dtype], 1)!r}, values={values!r}"
+        return f"reference.Producer({made})"
 
     def make_readonly(self, x):
         return f"{x}.flags.writeable = False"
