@@ -45,6 +45,12 @@ class DataType(typing.NamedTuple):
     def __repr__(self):
         return self.name
 
+    def __dlpack_data_type__(self):
+        """(code, bits, lanes): the DLDataType this is, as the dtype exchange
+        protocol asks of a dtype object (data-apis/array-api#972, an RFC:
+        Paddle and tvm-ffi answer it too)."""
+        return (self.code, self.bits, self.lanes)
+
 
 class Device(typing.NamedTuple):
     """A device: DLDeviceType and index. It shows its type by name, as Go's
@@ -58,6 +64,11 @@ class Device(typing.NamedTuple):
         kind = DLDeviceType._value2member_map_.get(self.device_type)
         return (f"Device(device_type={self.device_type if kind is None else kind.name}, "
                 f"device_id={self.device_id!r})")
+
+    def __dlpack_device__(self):
+        """(device_type, device_id), as the device exchange protocol asks of
+        a device object (data-apis/array-api#972) and as arrays answer it."""
+        return (self.device_type, self.device_id)
 
 
 _CPU = Device(int(DLDeviceType.kDLCPU), 0)

@@ -408,3 +408,150 @@ def test_verdicts_run_whole_equal_verdicts_run_case_by_case(kit, library):
     whole, alone = json.loads(r.stdout)
     assert whole.keys() == alone.keys()
     assert whole == alone, {c: (v, alone[c]) for c, v in whole.items() if v != alone[c]}
+
+
+def _in_kit(kit, source):
+    """Runs source with the kit importable (from its directory); its stdout."""
+    r = subprocess.run([sys.executable, "-c", source], cwd=kit, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_the_kit_reads_every_small_float_as_ml_dtypes_does(kit):
+    """The kit's own decoder of float8, float6 and float4 (it reads capsules
+    without the library under test) gives, for every bit pattern, the value
+    ml_dtypes gives, infinities, NaNs and signed zeros included."""
+    pytest.importorskip("ml_dtypes")
+    out = _in_kit(kit, """
+import math
+import ml_dtypes, numpy
+from dlpack_conformance import reference
+from dlpack_conformance.dlpack_ctypes import _DTYPES
+checked = 0
+for name, (code, bits) in _DTYPES.items():
+    if code not in reference.MINIFLOAT_CODES:
+        continue
+    dtype = getattr(ml_dtypes, name)
+    for word in range(1 << bits):
+        want = float(numpy.array([word], numpy.uint8).view(dtype)[0])
+        got = reference.minifloat(code, word)
+        same = math.isnan(got) if math.isnan(want) else got == want and math.copysign(1, got) == math.copysign(1, want)
+        assert same, (name, word, got, want)
+        if not math.isnan(want) and reference.small_float(code, word % 24) == want:
+            assert reference.minifloat(code, reference.minifloat_word(code, want)) == want
+        checked += 1
+print(checked)
+""")
+    assert int(out) == 8 * 256 + 2 * 64 + 16
+
+
+def test_sub_byte_layouts_are_told_apart(kit):
+    """Packed float4 (DLPack's default) reads right; elements one a byte
+    without IS_SUBBYTE_TYPE_PADDED fail subbyte-padded (a must: a consumer
+    reads them packed); packed from the high bits of each byte is a warning,
+    subbyte-order (the header does not say the order); with the flag, one a
+    byte reads right."""
+    out = _in_kit(kit, """
+import ctypes
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+values = [[0.5, 1.0, 1.5], [2.0, 3.0, -4.0]]
+def verdict(flags, raw=None, clear=False):
+    p = r.Producer(dtype=(17, 4, 1), shape=(2, 3), flags=flags, values=values)
+    if raw is not None:
+        ctypes.memmove(p.managed.dl_tensor.data, raw, len(raw))
+    if clear:
+        p.managed.flags = 0
+    try:
+        r.check_export(p, p.capsule, expected=values, shape=(2, 3), dtype="float4_e2m1fn", max_version=r.VERSION)
+    except Violation as v:
+        return v.spec
+    return "pass"
+print(verdict(0), verdict(r.SUBBYTE_PADDED), verdict(r.SUBBYTE_PADDED, clear=True),
+      verdict(0, raw=bytes([0x12, 0x34, 0x5E])), verdict(0, raw=bytes([0x21, 0x43, 0x00])))
+""")
+    assert out.split() == ["pass", "pass", "subbyte-padded", "subbyte-order", "elements"]
+
+
+BROKEN_TABLE = """
+import ctypes
+from dlpack_conformance import reference as r, dlpack_ctypes as dl
+from dlpack_conformance.spec import Violation
+
+api = dl.DLPackExchangeAPI()
+api.header.version.major, api.header.version.minor = r.VERSION
+calls = []
+# An allocator that fails without calling SetError, a to_py that fails
+# without an exception, a stream that does too: each breaks the header.
+api.managed_tensor_allocator = dl.DLPackManagedTensorAllocator(lambda *a: -1)
+api.managed_tensor_to_py_object_no_sync = dl.DLPackManagedTensorToPyObjectNoSync(lambda *a: -1)
+api.current_work_stream = dl.DLPackCurrentWorkStream(lambda *a: -1)
+new = ctypes.pythonapi.PyCapsule_New
+new.restype, new.argtypes = ctypes.py_object, (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+
+class Broken:
+    __dlpack_c_exchange_api__ = new(ctypes.addressof(api), b"dlpack_exchange_api", None)
+
+x = Broken()
+for check in (lambda: r.check_exchange_table(x), lambda: r.check_exchange_allocator(x),
+              lambda: r.check_exchange_to_py(x, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+              lambda: r.check_exchange_stream(x), lambda: r.check_exchange_dltensor(x, None)):
+    try:
+        check()
+        print("pass")
+    except Violation as v:
+        print(v.spec)
+    except r.Skip:
+        print("skip")
+"""
+
+
+def test_the_exchange_api_checks_catch_a_broken_table(kit):
+    """A table that breaks the header's contract for each entry: a NULL
+    managed_tensor_from_py_object_no_sync, an allocator failing without
+    SetError, managed_tensor_to_py_object_no_sync and current_work_stream
+    failing without a Python exception. A NULL dltensor_from_py_object_no_sync
+    is allowed: a skip."""
+    out = _in_kit(kit, BROKEN_TABLE)
+    assert out.split() == ["exchange-api-table", "exchange-api-allocator", "exchange-api-to-py-object",
+                           "exchange-api-stream", "skip"]
+
+
+def test_a_consumer_s_sub_byte_and_stream_mistakes_are_named(kit):
+    """A consumer that reads the kit's packed float4 one a byte fails
+    subbyte-padded; one that reads it from the high bits warns subbyte-order;
+    a producer asked onto CUDA host memory that raises another error than
+    BufferError fails dl-device-unsupported; a consumer that drops the stream
+    it was asked for, or passes stream 0 for CUDA host memory, warns."""
+    out = _in_kit(kit, """
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+values = [[0.5, 1.0, 1.5], [2.0, 3.0, -4.0]]
+def spec(check):
+    try:
+        check()
+    except Violation as v:
+        return v.spec
+    return "pass"
+p = r.Producer(dtype=(17, 4, 1), shape=(2, 3), values=values)
+t = p.managed.dl_tensor
+def reading(flags, order):
+    return lambda y: r.read_elements(t.data, 0, (2, 3), None, (17, 4, 1), flags, order)
+print(spec(lambda: r.check_values(p, None, reading(0, "lsb"), values)),
+      spec(lambda: r.check_values(p, None, reading(r.SUBBYTE_PADDED, "lsb"), values)),
+      spec(lambda: r.check_values(p, None, reading(0, "msb"), values)))
+class Jaxlike:
+    def __dlpack_device__(self):
+        return r.CPU
+    def __dlpack__(self, **kw):
+        raise RuntimeError("Unknown backend cuda")
+x = Jaxlike()
+print(spec(lambda: r.check_to_device(x, lambda: x.__dlpack__(dl_device=r.CUDA_HOST), device=r.CUDA_HOST,
+                                     declared=False, expected=values, shape=(2, 3), dtype="float32")))
+q = r.Producer(shape=(2, 3), device=r.CUDA_HOST)
+q.__dlpack__(max_version=r.VERSION, stream=0)
+print(spec(lambda: r.check_stream_passed(q, 5)), spec(lambda: r.check_requests(q)),
+      spec(lambda: r.check_stream_passed(q, 0)))
+""")
+    assert out.split() == ["pass", "subbyte-padded", "subbyte-order", "dl-device-unsupported",
+                           "consumer-stream-passed", "consumer-stream-zero", "pass"]

@@ -1,5 +1,7 @@
 """The DLPack protocol of the generated Python modules, against NumPy 2.x."""
+import ctypes
 import gc
+import importlib
 import os
 import subprocess
 import sys
@@ -40,6 +42,29 @@ def test_every_numpy_dtype_round_trips(dl, dtype):
     assert back.dtype == a.dtype
     np.testing.assert_array_equal(back, a)
     assert np.shares_memory(back, a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtype_and_device_objects_speak_the_exchange_protocol(dl, dtype):
+    """A Tensor's dtype answers __dlpack_data_type__() and its device
+    __dlpack_device__() (the dtype and device exchange protocol of
+    data-apis/array-api#972) with what its capsule carries."""
+    t = dl.from_dlpack(sample(dtype))
+    capsule = t.__dlpack__(max_version=(1, 0))
+    structs = importlib.import_module("dlpack_ctypes")
+    m = structs.DLManagedTensorVersioned.from_address(pointer_in(capsule, b"dltensor_versioned"))
+    d = m.dl_tensor
+    assert t.dtype.__dlpack_data_type__() == (d.dtype.code, d.dtype.bits, d.dtype.lanes)
+    assert type(t.dtype.__dlpack_data_type__()) is tuple
+    assert t.device.__dlpack_device__() == (int(d.device.device_type), d.device.device_id) == t.__dlpack_device__()
+    assert dl.DataType(10, 8, 1).__dlpack_data_type__() == (10, 8, 1)  # float8_e4m3fn
+    del m, d, capsule
+
+
+# A prototype of the test's own: the shared ctypes.pythonapi function objects
+# are left as they are.
+pointer_in = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 
 @pytest.mark.parametrize("name", list(views()))

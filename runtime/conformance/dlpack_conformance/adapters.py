@@ -37,6 +37,9 @@ ARRAY_API_DTYPES = (
     "complex128",
 )
 
+# The float8 types PyTorch (2.x) and JAX (ml_dtypes) share.
+FLOAT8 = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+
 
 class Adapter:
     """The array-API spelling. Override attributes or methods to adapt."""
@@ -63,6 +66,13 @@ class Adapter:
     #: from a vector of 24 instead of a 4x6 array; cases needing another
     #: count are skipped as declared.
     ndims = None
+    #: the device types besides the CPU that a CPU array exports to when
+    #: __dlpack__(dl_device=...) asks (3: kDLCUDAHost, 13: kDLCUDAManaged);
+    #: a refusal to export there is then a warning
+    host_devices = ()
+    #: whether from_dlpack takes stream= (the stream the import is for),
+    #: which it passes to the producer's __dlpack__
+    stream_keyword = False
 
     def __init__(self, module=None):
         if module is not None:
@@ -89,6 +99,19 @@ class Adapter:
         """A statement that makes x read-only, or None."""
         return None  # noqa: RET501 - the default: no read-only arrays
 
+    def conj(self, x):
+        """An expression: the complex conjugate of x (a view where the
+        library has conjugated views)."""
+        return f"xp.conj({x})"
+
+    def dtype_of(self, x):
+        """An expression: x's dtype object (the dtype exchange protocol's)."""
+        return f"{x}.dtype"
+
+    def device_of(self, x):
+        """An expression: x's device object (the device exchange protocol's)."""
+        return f"{x}.device"
+
     def exchange_inputs(self):
         """Arrays of the library's own kinds on which __dlpack_c_exchange_api__
         must answer as __dlpack__ does: (name, setup lines making x, its
@@ -99,7 +122,11 @@ class Adapter:
         args = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
         return f"{x}.__dlpack__({args})"
 
-    def from_dlpack(self, producer):
+    def from_dlpack(self, producer, stream=None):
+        """An expression importing producer (on stream, where the adapter
+        says from_dlpack takes one)."""
+        if stream is not None:
+            return f"xp.from_dlpack({producer}, stream={stream!r})"
         return f"xp.from_dlpack({producer})"
 
     def write(self, y, index, value):
@@ -141,7 +168,7 @@ class Torch(Adapter):
         return "y.tolist()"
 
     module = "torch"
-    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
+    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16", *FLOAT8)
     lacks = frozenset({"negative-step", "readonly"})
 
     def dtype(self, name):
@@ -152,6 +179,9 @@ class Torch(Adapter):
 
     def permute(self, x, axes):
         return f"{x}.permute({axes!r})"
+
+    def conj(self, x):
+        return f"{x}.conj()"
 
     def exchange_inputs(self):
         values = [[1 + 2j, -3j, 0.5 + 0j], [2.5 - 1j, 4 + 0j, -1 + 1j]]
@@ -172,7 +202,18 @@ class Jax(Adapter):
         return "y.tolist()"
 
     module = "jax.numpy"
-    dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
+    # ml_dtypes' float8 types, and float4 (XLA has no float6 arrays: it
+    # refuses to make them)
+    dtypes = (
+        *ARRAY_API_DTYPES,
+        "float16",
+        "bfloat16",
+        *FLOAT8,
+        "float8_e3m4",
+        "float8_e4m3",
+        "float8_e4m3b11fnuz",
+        "float4_e2m1fn",
+    )
     lacks = frozenset({"readonly"})
     imports = ("import jax", "jax.config.update('jax_enable_x64', True)")
 
@@ -193,6 +234,9 @@ class TensorFlow(Adapter):
     def permute(self, x, axes):
         return f"xp.transpose({x}, {axes!r})"
 
+    def conj(self, x):
+        return f"xp.math.conj({x})"
+
     def from_dlpack(self, producer):
         return f"xp.experimental.dlpack.from_dlpack({producer}.__dlpack__())"
 
@@ -207,19 +251,30 @@ class TensorFlow(Adapter):
 
 class Paddle(Adapter):
     def read(self):
-        # Paddle's tolist() gives a bfloat16 tensor's bits as integers.
-        return "(y.astype('float32') if y.dtype == xp.bfloat16 else y).tolist()"
+        # Paddle's tolist() gives a bfloat16 or float8 tensor's bits as integers.
+        return (
+            "(y.astype('float32') if y.dtype in (xp.bfloat16, xp.float8_e4m3fn, xp.float8_e5m2) "
+            "else y).tolist()"
+        )
 
     module = "paddle"
     # paddle.uint16 is paddle.bfloat16 (Paddle 3.3): to_tensor(..., dtype="uint16")
     # makes a bfloat16 tensor, which Paddle exports, rightly, as bfloat16.
-    dtypes = (*(d for d in ARRAY_API_DTYPES if d != "uint16"), "float16", "bfloat16")
+    dtypes = (
+        *(d for d in ARRAY_API_DTYPES if d != "uint16"),
+        "float16",
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+    )
     lacks = frozenset({"readonly"})
 
     def dtype(self, name):
         return f"{name!r}"
 
     def asarray(self, values, dtype):
+        if dtype.startswith("float8"):  # to_tensor does not make float8 from numbers
+            return f"xp.to_tensor({values!r}, dtype='float32').astype({self.dtype(dtype)})"
         return f"xp.to_tensor({values!r}, dtype={self.dtype(dtype)})"
 
     def permute(self, x, axes):
@@ -233,6 +288,9 @@ class Paddle(Adapter):
 
     def from_dlpack(self, producer):
         return f"xp.utils.dlpack.from_dlpack({producer})"
+
+    def device_of(self, x):
+        return f"{x}.place"
 
 
 class MXNet(Adapter):
@@ -328,6 +386,9 @@ class ViaNumPy(Adapter):
     def broadcast(self, x, shape):
         return f"numpy.broadcast_to({x}, {shape!r})"
 
+    def conj(self, x):
+        return f"numpy.conj({x})"
+
     def adopt(self, x):
         """The statement that hands the NumPy array x to the library."""
         return f"x = xp.from_dlpack({x})"
@@ -344,7 +405,22 @@ class TvmFfi(ViaNumPy):
 
 
 class DlgenModule(ViaNumPy):
-    """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython)."""
+    """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython).
+    It holds any DLPack dtype: the small floats NumPy lacks (float8, float6,
+    float4) it takes from the kit's own producer."""
+
+    stream_keyword = True
+    dtypes = (*ViaNumPy.dtypes, *(d for d in DTYPE_NAMES if d.startswith(("float8_", "float6_", "float4_"))))
+
+    def asarray(self, values, dtype):
+        if dtype in ViaNumPy.dtypes:
+            return super().asarray(values, dtype)
+        shape, v = [], values
+        while isinstance(v, list):
+            shape.append(len(v))
+            v = v[0] if v else None
+        made = f"shape={tuple(shape)!r}, dtype={(*DTYPES[dtype], 1)!r}, values={values!r}"
+        return f"reference.Producer({made})"
 
     def make_readonly(self, x):
         return f"{x}.flags.writeable = False"

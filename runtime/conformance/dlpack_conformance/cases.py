@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import reference
-from .reference import ABSENT_DEVICE, CPU, DTYPES, VERSION
+from .reference import ABSENT_DEVICE, CPU, CUDA_HOST, CUDA_MANAGED, DTYPES, VERSION
 
 
 @dataclass
@@ -71,6 +71,8 @@ def base_values(dtype, shape):
         flat = list(range(1, n + 1))
     elif dtype.startswith("complex"):
         flat = [complex(i * 0.5 - 3, 1 - i * 0.25) for i in range(n)]
+    elif DTYPES[dtype][0] in reference.MINIFLOAT_CODES:
+        flat = [reference.small_float(DTYPES[dtype][0], i) for i in range(n)]
     else:
         flat = [i * 0.5 - 3 for i in range(n)]
     return nest(flat, shape)
@@ -81,6 +83,10 @@ def nest(flat, shape):
         return flat[0]
     step = math.prod(shape[1:])
     return [nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _map(f, nested):
+    return [_map(f, v) for v in nested] if isinstance(nested, list) else f(nested)
 
 
 def transpose(v):
@@ -201,14 +207,20 @@ def _permute3(v):
     return [[[v[i][j][k] for j in range(3)] for i in range(2)] for k in range(4)]
 
 
-def _array_setup(adapter, dtype, layout=LAYOUTS[0], readonly=False):
+def _array_setup(adapter, dtype, layout=LAYOUTS[0], readonly=False, then=()):
     values = base_values(dtype, layout.base)
-    lines = [f"x = {adapter.asarray(values, dtype)}", *list(layout.lines(adapter))]
+    lines = [f"x = {adapter.asarray(values, dtype)}", *list(layout.lines(adapter)), *then]
     if readonly:
         lines.append(adapter.make_readonly("x"))
     if hasattr(adapter, "adopt"):
         lines.append(adapter.adopt("x"))
     return lines, layout.expected(values), layout.shape
+
+
+def dtypes_of(adapter):
+    """The adapter's dtypes this release has (float8 and the sub-byte floats
+    entered in DLPack 1.1: an older kit has no code for them)."""
+    return [d for d in adapter.dtypes if d in DTYPES]
 
 
 def _export_policy(basic, max_version):
@@ -258,7 +270,7 @@ def producer_cases(adapter):
                     ndims=layout.ndims,
                 )
             )
-    for dt in adapter.dtypes:
+    for dt in dtypes_of(adapter):
         for mv in [None, VERSION] if keywords else [None]:
             setup, expected, shape = _array_setup(adapter, dt, plain)
             kw = {} if mv is None else {"max_version": mv}
@@ -276,6 +288,61 @@ def producer_cases(adapter):
                     f"{size} {dt} array, __dlpack__({_kw(kw)})",
                 )
             )
+    # The dtype and device exchange protocol (an RFC): each dtype object's
+    # __dlpack_data_type__, the device object's __dlpack_device__.
+    mv = VERSION if keywords else None
+    kw = {} if mv is None else {"max_version": mv}
+    for dt in dtypes_of(adapter):
+        setup, _, _ = _array_setup(adapter, dt, plain)
+        cases.append(
+            Case(
+                f"producer/dtype-protocol/{dt}",
+                "producer",
+                setup,
+                [
+                    f"capsule = {adapter.export('x', kw)}",
+                    f"reference.check_dtype_protocol(capsule, lambda: {adapter.dtype_of('x')})",
+                ],
+                "ok",
+                f"the {dt} dtype object's __dlpack_data_type__() against the capsule",
+            )
+        )
+    setup, _, _ = _array_setup(adapter, dtype, plain)
+    cases.append(
+        Case(
+            "producer/device-protocol",
+            "producer",
+            setup,
+            [
+                f"capsule = {adapter.export('x', kw)}",
+                f"reference.check_device_protocol(x, capsule, lambda: {adapter.device_of('x')})",
+            ],
+            "ok",
+            "the device object's __dlpack_device__() against the capsule",
+        )
+    )
+    if "complex64" in dtypes_of(adapter):
+        # A conjugated view (PyTorch's conj() sets a bit and keeps the
+        # memory): the capsule must hold the conjugated values.
+        mv = VERSION if keywords else None
+        kw = {} if mv is None else {"max_version": mv}
+        setup, values, shape = _array_setup(
+            adapter, "complex64", plain, then=[f"x = {adapter.conj('x')}"]
+        )
+        conjugated = _map(lambda v: v.conjugate(), values)
+        cases.append(
+            Case(
+                "producer/dtype/complex64-conjugate",
+                "producer",
+                setup,
+                [
+                    f"capsule = {adapter.export('x', kw)}",
+                    _check(conjugated, shape, "complex64", max_version=mv),
+                ],
+                "export",
+                f"{size} complex64 array conjugated ({adapter.conj('x')}), __dlpack__({_kw(kw)})",
+            )
+        )
     setup, expected, shape = _array_setup(adapter, dtype, plain)
     cases.append(
         Case(
@@ -354,6 +421,26 @@ def producer_cases(adapter):
                     body,
                     ("raise", spec),
                     f"an array, __dlpack__({_kw(kw)}): a device no library has",
+                )
+            )
+        for name, device in (("kDLCUDAHost", CUDA_HOST), ("kDLCUDAManaged", CUDA_MANAGED)):
+            kw = {"max_version": VERSION, "dl_device": device}
+            declared = device[0] in getattr(adapter, "host_devices", ())
+            body = [
+                (
+                    f"reference.check_to_device(x, lambda: {adapter.export('x', kw)}, device={device!r}, "
+                    f"declared={declared!r}, expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
+                )
+            ]
+            cases.append(
+                Case(
+                    f"producer/keywords/dl_device={name}",
+                    "producer",
+                    setup,
+                    body,
+                    "export",
+                    f"a CPU array, __dlpack__({_kw(kw)}): memory the CPU reads, of a device with streams",
+                    act=0,
                 )
             )
         export = adapter.export("x", {"max_version": VERSION})
@@ -451,20 +538,56 @@ def producer_cases(adapter):
         )
     if keywords and reference.EXCHANGE:
         export = f"lambda: {adapter.export('x', {'max_version': VERSION})}"
-        for layout in layouts:
-            setup, expected, shape = _array_setup(adapter, dtype, layout)
-            cases.append(
-                Case(
-                    f"producer/exchange-api/{slug(layout.name)}",
-                    "producer",
-                    setup,
-                    [f"reference.check_exchange_api(x, {export})"],
-                    "export",
-                    "__dlpack_c_exchange_api__ against __dlpack__",
-                    layout.needs,
-                    act=0,
-                    ndims=layout.ndims,
+        for prefix, check, about in [
+            ("", "check_exchange_api", "__dlpack_c_exchange_api__ against __dlpack__"),
+            (
+                "dltensor/",
+                "check_exchange_dltensor",
+                "dltensor_from_py_object_no_sync against __dlpack__",
+            ),
+        ]:
+            for layout in layouts:
+                setup, expected, shape = _array_setup(adapter, dtype, layout)
+                cases.append(
+                    Case(
+                        f"producer/exchange-api/{prefix}{slug(layout.name)}",
+                        "producer",
+                        setup,
+                        [f"reference.{check}(x, {export})"],
+                        "export",
+                        about,
+                        layout.needs,
+                        act=0,
+                        ndims=layout.ndims,
+                    )
                 )
+        setup, expected, shape = _array_setup(adapter, dtype, plain)
+        values = base_values("float32", (2, 3))
+        for name, check, about in [
+            ("table", "reference.check_exchange_table(x)", "the table's entries"),
+            (
+                "managed-tensor-allocator",
+                "reference.check_exchange_allocator(x)",
+                "managed_tensor_allocator of a 2x3 float32 CPU prototype",
+            ),
+            (
+                "managed-tensor-allocator/kDLVPI",
+                f"reference.check_exchange_allocator(x, device={ABSENT_DEVICE!r})",
+                "managed_tensor_allocator on a device no library has: it fails through SetError",
+            ),
+            (
+                "managed-tensor-to-py-object",
+                f"reference.check_exchange_to_py(x, {values!r})",
+                "managed_tensor_to_py_object_no_sync of a tensor the kit made",
+            ),
+            (
+                "current-work-stream",
+                "reference.check_exchange_stream(x)",
+                "current_work_stream(kDLCPU, 0)",
+            ),
+        ]:
+            cases.append(
+                Case(f"producer/exchange-api/{name}", "producer", setup, [check], "ok", about, act=0)
             )
     for c in cases:  # the others make the plain array
         c.ndims = c.ndims or plain.ndims
@@ -558,6 +681,20 @@ def _tensors(dtype):
             {"shape": (2, 3), "values": v23, "align": "element"},
         ),
         Tensor("deleter NULL", {"shape": (2, 3), "values": v23, "deleter": False}),
+        # Memory the CPU reads, of a device with streams: imported (the
+        # values right, no stream 0 asked for) or refused with BufferError.
+        Tensor(
+            "on kDLCUDAHost memory",
+            {"shape": (2, 3), "values": v23, "device": CUDA_HOST},
+            requests=True,
+            refusal="refuse-with-buffer-error",
+        ),
+        Tensor(
+            "on kDLCUDAManaged memory",
+            {"shape": (2, 3), "values": v23, "device": CUDA_MANAGED},
+            requests=True,
+            refusal="refuse-with-buffer-error",
+        ),
     ]
     return tensors
 
@@ -651,7 +788,7 @@ def consumer_cases(adapter):
             case = _consumer_case(adapter, f"consumer/{form}/{slug(t.name)}", kw, t, read)
             case.malformed = malformed and t.name == null_strides
             cases.append(case)
-    for dt in adapter.dtypes:
+    for dt in dtypes_of(adapter):
         t = Tensor(
             dt,
             {"shape": (2, 3), "values": base_values(dt, (2, 3)), "dtype": (*DTYPES[dt], 1)},
@@ -668,6 +805,29 @@ def consumer_cases(adapter):
                     read,
                 )
             )
+    for dt in dtypes_of(adapter):
+        if not reference.subbyte((*DTYPES[dt], 1)) or not reference.SUBBYTE_PADDED:
+            continue
+        # The same values one a byte, the flag saying so (versioned only: a
+        # legacy capsule has no flags).
+        t = Tensor(
+            f"{dt} padded",
+            {
+                "shape": (2, 3),
+                "values": base_values(dt, (2, 3)),
+                "dtype": (*DTYPES[dt], 1),
+                "flags": reference.SUBBYTE_PADDED,
+            },
+        )
+        cases.append(
+            _consumer_case(
+                adapter,
+                f"consumer/versioned/dtype/{slug(t.name)}",
+                dict(t.keywords, versioned=True),
+                t,
+                read,
+            )
+        )
     values = base_values(dtype, (2, 3))
     setup = [
         f"producer = reference.Producer(versioned=False, dtype={code!r}, shape=(2, 3), values={values!r})"
@@ -690,7 +850,39 @@ def consumer_cases(adapter):
                 ndims=frozenset({2}),
             )
         )
+    if getattr(adapter, "stream_keyword", False):
+        cases += _stream_cases(adapter, code)
     cases += corpus_cases(adapter)
+    return cases
+
+
+def _stream_cases(adapter, code):
+    """A from_dlpack that takes stream= passes the stream it was asked for
+    to a producer on CUDA host memory (-1, no synchronisation, too). (Its
+    values are the other kDLCUDAHost cases': read on another stream, an
+    import may rightly refuse to hand them over.)"""
+    values = base_values(adapter.layout_dtype, (2, 3))
+    cases = []
+    for stream in (5, -1):
+        made = f"shape=(2, 3), dtype={code!r}, device={CUDA_HOST!r}, values={values!r}"
+        setup = [f"producer = reference.Producer({made})"]
+        body = [
+            f"y = {adapter.from_dlpack('producer', stream)}",
+            f"reference.check_stream_passed(producer, {stream!r})",
+            "del y",
+            "reference.check_released(producer)",
+        ]
+        cases.append(
+            Case(
+                f"consumer/versioned/stream={stream}-on-kdlcudahost",
+                "consumer",
+                setup,
+                body,
+                "refuse-with-buffer-error",
+                f"from_dlpack(producer on {CUDA_HOST}, stream={stream}): the stream reaches __dlpack__",
+                ndims=frozenset({2}),
+            )
+        )
     return cases
 
 

@@ -29,6 +29,10 @@ CPU = (int(dl.DLDeviceType.kDLCPU), 0)
 # A device type no array library implements (a Verilog simulator's memory):
 # what the kit asks for, or hands over, as "a device the library lacks".
 ABSENT_DEVICE = (int(dl.DLDeviceType.kDLVPI), 0)
+# Memory the CPU reads that belongs to a device with streams: CUDA's pinned
+# host memory and its managed memory (DLPack 0.6 and later).
+CUDA_HOST = (int(dl.DLDeviceType.kDLCUDAHost), 0)
+CUDA_MANAGED = (int(dl.DLDeviceType.kDLCUDAManaged), 0)
 NULLABLE = dl._NULLABLE
 EXCHANGE = hasattr(dl, "DLPackExchangeAPI")
 POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
@@ -218,33 +222,179 @@ def _decoder(dtype):
         half = struct.Struct("<" + ("f" if bits == 64 else "d"))
         n = bits // 16
         return (lambda b: complex(half.unpack(b[:n])[0], half.unpack(b[n:])[0])), bits // 8
+    if _minifloat_width(code) == bits == 8:
+        return (lambda b: minifloat(code, b[0])), 1
     return None, 0
+
+
+# ---- float8, float6, float4 --------------------------------------------------
+# The small floats of DLPack 1.1 (dlpack.h, DLDataTypeCode 7 to 17), by type
+# code: (exponent bits, mantissa bits, exponent bias, what the special
+# patterns mean). "ieee": an all-ones exponent is infinity (mantissa 0) or
+# NaN; "fn": finite, all ones is NaN; "fnuz": finite, unsigned zero, the
+# pattern of negative zero is NaN; "finite": every pattern is a number;
+# "e8m0": unsigned, exponent only, all ones is NaN. The names say which
+# (e4m3fnuz: 4 exponent bits, 3 mantissa bits, finite, unsigned zero); the
+# biases are those of the formats' definitions (OCP 8-bit floats, OCP MX).
+_MINIFLOATS = {
+    7: (3, 4, 3, "ieee"),  # float8_e3m4
+    8: (4, 3, 7, "ieee"),  # float8_e4m3
+    9: (4, 3, 11, "fnuz"),  # float8_e4m3b11fnuz
+    10: (4, 3, 7, "fn"),  # float8_e4m3fn
+    11: (4, 3, 8, "fnuz"),  # float8_e4m3fnuz
+    12: (5, 2, 15, "ieee"),  # float8_e5m2
+    13: (5, 2, 16, "fnuz"),  # float8_e5m2fnuz
+    14: (8, 0, 127, "e8m0"),  # float8_e8m0fnu
+    15: (2, 3, 1, "finite"),  # float6_e2m3fn
+    16: (3, 2, 3, "finite"),  # float6_e3m2fn
+    17: (2, 1, 1, "finite"),  # float4_e2m1fn
+}
+# The codes of this release (an older kit's DTYPES lacks them).
+MINIFLOAT_CODES = frozenset(c for c in _MINIFLOATS if c in {v[0] for v in DTYPES.values()})
+SUBBYTE_PADDED = getattr(dl, "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", 0)
+
+
+def _minifloat_width(code):
+    """The bits of one element of a small-float code, or None."""
+    if code not in MINIFLOAT_CODES:
+        return None
+    e, m, _, kind = _MINIFLOATS[code]
+    return e + m + (kind != "e8m0")
+
+
+def minifloat(code, word):
+    """The value of the small float of type code whose bits are word."""
+    e, m, bias, kind = _MINIFLOATS[code]
+    if kind == "e8m0":
+        return math.nan if word == 0xFF else math.ldexp(1.0, word - bias)
+    sign = -1.0 if word >> (e + m) & 1 else 1.0
+    exponent, mantissa = word >> m & ((1 << e) - 1), word & ((1 << m) - 1)
+    top = (1 << e) - 1
+    if kind == "fnuz" and word == 1 << (e + m):
+        return math.nan
+    if kind == "ieee" and exponent == top:
+        return sign * math.inf if mantissa == 0 else math.nan
+    if kind == "fn" and exponent == top and mantissa == (1 << m) - 1:
+        return math.nan
+    if exponent == 0:
+        return sign * math.ldexp(mantissa, 1 - bias - m)
+    return sign * math.ldexp((1 << m) + mantissa, exponent - bias - m)
+
+
+_MINIFLOAT_WORDS = {}
+
+
+def minifloat_word(code, value):
+    """The bits of value as the small float of type code (exact values only:
+    the kit writes values every format holds)."""
+    words = _MINIFLOAT_WORDS.get(code)
+    if words is None:
+        words = {}
+        for word in range(1 << _minifloat_width(code)):
+            v = minifloat(code, word)
+            if not math.isnan(v):
+                words.setdefault(v, word)  # +0 before -0: 0.0 == -0.0
+        _MINIFLOAT_WORDS[code] = words
+    if value not in words:
+        raise ValueError(f"{value!r} is not a value of type code {code}")
+    return words[value]
+
+
+# Values every small float holds exactly (float4_e2m1fn's, which the wider
+# formats all have); float8_e8m0fnu holds powers of two only.
+_SMALL_VALUES = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0, 0.0)
+
+
+def small_float(code, i):
+    """The i-th of distinct values (they repeat after 15; 24 for e8m0fnu)
+    that the small float of type code holds exactly."""
+    if _MINIFLOATS[code][3] == "e8m0":
+        return math.ldexp(1.0, i % 24 - 12)
+    return _SMALL_VALUES[i % len(_SMALL_VALUES)]
+
+
+def _flat(nested):
+    if not isinstance(nested, list):
+        return [nested]
+    return [v for item in nested for v in _flat(item)]
+
+
+def subbyte(dtype):
+    """Whether elements of dtype are narrower than a byte (float4, float6)."""
+    return dtype[1] * dtype[2] < 8
+
+
+def _subbyte_word(base, index, bits, padded, order):
+    """The bits of element index (counted in elements from base): one a byte
+    when padded (in its low bits), else packed one after the other, from the
+    low bits of each byte up ("lsb") or from the high bits down ("msb")."""
+    if padded:
+        return ctypes.string_at(base + index, 1)[0] & ((1 << bits) - 1)
+    word = 0
+    for k in range(bits):
+        at = index * bits + k
+        byte = ctypes.string_at(base + at // 8, 1)[0]
+        shift = at % 8 if order == "lsb" else 7 - at % 8
+        bit = byte >> shift & 1
+        word |= bit << (k if order == "lsb" else bits - 1 - k)
+    return word
+
+
+def _put_subbyte(base, index, bits, word, padded):
+    """Writes element index as _subbyte_word reads it ("lsb" when packed)."""
+    if padded:
+        ctypes.memmove(base + index, bytes([word]), 1)
+        return
+    for k in range(bits):
+        at = index * bits + k
+        cell = (ctypes.c_ubyte * 1).from_address(base + at // 8)
+        mask = 1 << (at % 8)
+        cell[0] = cell[0] | mask if word >> k & 1 else cell[0] & ~mask & 0xFF
 
 
 def decodable(dtype):
     """Whether the kit can read elements of dtype as Python values."""
+    if dtype[2] == 1 and _minifloat_width(dtype[0]) == dtype[1]:
+        return True
     return _decoder(dtype)[0] is not None
 
 
-def read_elements(data, byte_offset, shape, strides, dtype, flags=0):
+def _offsets(shape, strides):
+    """Each element's offset in elements (nested lists), for shape and
+    strides (NULL strides: row-major)."""
+    strides = row_major(shape) if strides is None else strides
+
+    def at(dim, offset):
+        if dim == len(shape):
+            return offset
+        return [at(dim + 1, offset + i * strides[dim]) for i in range(shape[dim])]
+
+    return at(0, 0)
+
+
+def _map(f, nested):
+    return [_map(f, v) for v in nested] if isinstance(nested, list) else f(nested)
+
+
+def read_elements(data, byte_offset, shape, strides, dtype, flags=0, order="lsb"):
+    """Every element, nested as shape, at data + byte_offset + strides. Sub-
+    byte elements are packed (in order, "lsb" or "msb" first) unless flags
+    says IS_SUBBYTE_TYPE_PADDED: DLPack's default is packed."""
+    if math.prod(shape) == 0:
+        return _empty(shape)
+    if subbyte(dtype) and decodable(dtype):
+        code, bits = dtype[0], dtype[1]
+        padded = bool(flags & SUBBYTE_PADDED)
+        base = data + byte_offset
+        return _map(
+            lambda i: minifloat(code, _subbyte_word(base, i, bits, padded, order)),
+            _offsets(shape, strides),
+        )
     decode, size = _decoder(dtype)
     if decode is None:
         raise ValueError(f"the kit does not read elements of dtype {dtype}")
-    if strides is None:
-        strides, step = [], 1
-        for extent in reversed(shape):
-            strides.insert(0, step)
-            step *= extent
     base = data + byte_offset
-
-    def at(dim, address):
-        if dim == len(shape):
-            return decode(ctypes.string_at(address, size))
-        return [at(dim + 1, address + i * strides[dim] * size) for i in range(shape[dim])]
-
-    if math.prod(shape) == 0:
-        return _empty(shape)
-    return at(0, base)
+    return _map(lambda i: decode(ctypes.string_at(base + i * size, size)), _offsets(shape, strides))
 
 
 def _empty(shape):
@@ -364,6 +514,8 @@ def check_export(
         if not cap.data:
             raise Violation("data-null", f"data is NULL for {math.prod(shape)} elements")
         got = cap.elements()
+        if not same_values(got, expected) and subbyte(cap.dtype):
+            _subbyte_layout(cap, expected)
         if not same_values(got, expected):
             raise Violation(
                 "elements",
@@ -371,6 +523,35 @@ def check_export(
                 f"{expected} ({cap.describe()})",
             )
     return cap
+
+
+def _subbyte_layout(cap, expected):
+    """Sub-byte elements read wrong as DLPack lays them out: a Violation
+    naming the layout they are in, where it is another the kit knows."""
+    shape = cap.shape or ()
+    padded = bool(cap.flags & SUBBYTE_PADDED)
+    if not padded:
+        as_padded = read_elements(
+            cap.data, cap.byte_offset, shape, cap.strides, cap.dtype, SUBBYTE_PADDED
+        )
+        if same_values(as_padded, expected):
+            raise Violation(
+                "subbyte-padded",
+                f"the {cap.dtype} elements are padded, one a byte, yet the capsule does not say "
+                "IS_SUBBYTE_TYPE_PADDED"
+                + ("" if cap.versioned else " (a legacy capsule has no flags: it cannot carry them)")
+                + ": a consumer reads them packed, and reads other values",
+            )
+        as_msb = read_elements(
+            cap.data, cap.byte_offset, shape, cap.strides, cap.dtype, 0, order="msb"
+        )
+        if same_values(as_msb, expected):
+            raise Violation(
+                "subbyte-order",
+                f"the packed {cap.dtype} elements fill each byte from its high bits; the kit reads "
+                "them from the low bits, as JAX packs them. The header does not say which order "
+                "packed elements take: a warning, not a failure",
+            )
 
 
 def _nullable_strides(cap):
@@ -563,6 +744,12 @@ class Producer:
             out.append("data NULL")
         if t.byte_offset:
             out.append(f"byte_offset {t.byte_offset}")
+        if subbyte(self.dtype):
+            padded = self.versioned and m.flags & SUBBYTE_PADDED
+            out.append(
+                f"{self.dtype} elements "
+                + ("padded one a byte (IS_SUBBYTE_TYPE_PADDED)" if padded else "packed, low bits first")
+            )
         if t.ndim and not t.shape:
             out.append("shape NULL")
         if t.ndim and not t.strides:
@@ -582,33 +769,36 @@ class Producer:
         return "the tensor has " + ", ".join(traits)
 
     def write(self, values):
-        """Writes values (nested lists) at the tensor's element addresses."""
-        _code, bits, _ = self.dtype
-        size = bits // 8
-        base = self.managed.dl_tensor.data + self.managed.dl_tensor.byte_offset
-        if not self.shape:
-            ctypes.memmove(base, encode(values, self.dtype), size)
+        """Writes values (nested lists) at the tensor's element addresses
+        (sub-byte elements packed, low bits first, or padded as the flags say)."""
+        shape = self.shape or ()
+        if self.shape is not None and not math.prod(shape):
             return
-        strides = self.strides if self.strides is not None else row_major(self.shape or ())
-
-        def put(dim, address, v):
-            if dim == len(self.shape or ()):
-                ctypes.memmove(address, encode(v, self.dtype), size)
-                return
-            for i, item in enumerate(v):
-                put(dim + 1, address + i * strides[dim] * size, item)
-
-        if self.shape is not None and math.prod(self.shape):
-            put(0, base, values)
+        t = self.managed.dl_tensor
+        base = t.data + t.byte_offset
+        offsets = _offsets(shape, self.strides)
+        if subbyte(self.dtype):
+            padded = bool(self.versioned and self.managed.flags & SUBBYTE_PADDED)
+            code, bits = self.dtype[0], self.dtype[1]
+            for i, v in zip(_flat(offsets), _flat(values), strict=True):
+                _put_subbyte(base, i, bits, minifloat_word(code, v), padded)
+            return
+        size = self.dtype[1] // 8
+        for i, v in zip(_flat(offsets), _flat(values), strict=True):
+            ctypes.memmove(base + i * size, encode(v, self.dtype), size)
 
     def fill(self):
         """Writes distinct values at every element (aliased ones end up
         with one of them) and returns what a reader finds there."""
         shape = self.shape or ()
         if math.prod(shape):
-            kind = {0: 1, 1: 1, 2: 0.5, 4: 0.5, 5: 0.5 + 0.25j, 6: True}[self.dtype[0]]
+            kind = {0: 1, 1: 1, 2: 0.5, 4: 0.5, 5: 0.5 + 0.25j, 6: True}.get(self.dtype[0], 0.5)
             flat = [
-                (i % 2 == 0) if kind is True else (i % 100 + 1) * kind
+                (i % 2 == 0)
+                if kind is True
+                else small_float(self.dtype[0], i)
+                if self.dtype[0] in MINIFLOAT_CODES
+                else (i % 100 + 1) * kind
                 for i in range(math.prod(shape))
             ]
             self.write(_nest(flat, shape))
@@ -618,7 +808,10 @@ class Producer:
         t = self.managed.dl_tensor
         if self.shape and not math.prod(self.shape):
             return _empty(self.shape)
-        return read_elements(t.data, t.byte_offset, self.shape or (), self.strides, self.dtype)
+        flags = self.managed.flags if self.versioned else 0
+        return read_elements(
+            t.data, t.byte_offset, self.shape or (), self.strides, self.dtype, flags
+        )
 
     def __dlpack__(self, *args, **kwargs):
         # Each request is judged alone: a consumer that retries (mlx asks
@@ -734,6 +927,8 @@ def encode(value, dtype):
     if code == 5:
         half = "<f" if bits == 64 else "<d"
         return struct.pack(half, value.real) + struct.pack(half, value.imag)
+    if _minifloat_width(code) == bits == 8:
+        return bytes([minifloat_word(code, value)])
     raise ValueError(f"the kit does not write elements of dtype {dtype}")
 
 
@@ -745,6 +940,24 @@ def check_values(producer, y, read, expected):
     equal the producer's, and the deleter has not run while y still views
     the producer's memory."""
     got = read(y)
+    if not same_values(got, expected) and subbyte(producer.dtype) and producer.buffer is not None:
+        t = producer.managed.dl_tensor
+        shape = producer.shape or ()
+        if not (producer.versioned and producer.managed.flags & SUBBYTE_PADDED):
+            as_msb = read_elements(t.data, t.byte_offset, shape, producer.strides, producer.dtype, 0, "msb")
+            if same_values(got, as_msb):
+                raise Violation(
+                    "subbyte-order",
+                    f"the imported array holds {got}: the kit's packed elements read from the high "
+                    f"bits of each byte; the kit packs them from the low bits (the tensor holds "
+                    f"{expected}), as JAX does. The header does not say which order packed "
+                    "elements take: a warning, not a failure",
+                )
+        raise Violation(
+            "subbyte-padded",
+            f"the imported array holds {got}; the tensor holds {expected} ({producer.about()}): "
+            "sub-byte elements are packed unless IS_SUBBYTE_TYPE_PADDED says one a byte",
+        )
     if not same_values(got, expected):
         raise Violation(
             "consumer-values",
@@ -784,6 +997,8 @@ def _views(producer, y, read, expected):
 def _other_value(v, dtype):
     if isinstance(v, bool):
         return not v
+    if dtype[0] in MINIFLOAT_CODES:  # another value the format holds
+        return next(w for w in map(small_float, [dtype[0]] * 24, range(24)) if w != v)
     if isinstance(v, complex):
         return v + 1
     if dtype[0] == 1 and v >= 100:
@@ -960,6 +1175,253 @@ def check_exchange_api(x, export, expected=None):
     return
 
 
+# The table's other entries, called as a consumer calls them: with the GIL
+# held (a failure sets a Python exception, which ctypes then raises).
+_ALLOCATE = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_void_p
+)
+_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+_TO_PY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+_DLTENSOR_FROM_PY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_STREAM = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)
+)
+_decref = _proto("Py_DecRef", None, ctypes.c_void_p)
+# The entries the header says are never NULL, and the one it lets be NULL.
+_EXCHANGE_ENTRIES = (
+    "managed_tensor_allocator",
+    "managed_tensor_from_py_object_no_sync",
+    "managed_tensor_to_py_object_no_sync",
+    "current_work_stream",
+)
+
+
+def _entry(x, name):
+    """The address of entry name of x's table; Skip without a table."""
+    api = exchange_api(x)
+    if api is None:
+        raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
+    return ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+
+
+def check_exchange_table(x):
+    """The table's entries: every one the header says is never NULL is set
+    (dltensor_from_py_object_no_sync may be NULL)."""
+    missing = [name for name in _EXCHANGE_ENTRIES if not _entry(x, name)]
+    if missing:
+        raise Violation("exchange-api-table", f"the table's {', '.join(missing)} is NULL")
+    if not _entry(x, "dltensor_from_py_object_no_sync"):
+        return "dltensor_from_py_object_no_sync is NULL, which the header allows"
+    return None
+
+
+def check_exchange_allocator(x, device=CPU):
+    """managed_tensor_allocator of a 2x3 float32 prototype on device: 0 and a
+    tensor like the prototype (dtype, ndim, shape, device), SetError never
+    called; or -1 with SetError called exactly once. On a device the library
+    lacks it must fail so."""
+    entry = _entry(x, "managed_tensor_allocator")
+    if not entry:
+        raise Violation("exchange-api-table", "managed_tensor_allocator is NULL")
+    errors = []
+    set_error = _SET_ERROR(lambda _ctx, kind, message: errors.append((kind, message)))
+    proto = dl.DLTensor()
+    proto.device.device_type, proto.device.device_id = device
+    proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = 2, 32, 1
+    dims = (ctypes.c_int64 * 2)(2, 3)
+    proto.ndim, proto.shape = 2, ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+    out = ctypes.c_void_p()
+    asked = f"a 2x3 float32 prototype on {device}"
+    try:
+        status = _ALLOCATE(entry)(
+            ctypes.addressof(proto), ctypes.byref(out), None, ctypes.cast(set_error, ctypes.c_void_p)
+        )
+    except Exception as e:  # noqa: BLE001 - a Python exception instead of SetError
+        words = f"{type(e).__name__}: {_first_line(e)}"
+        if len(errors) == 1:
+            return f"failed, calling SetError {errors[0]} (and raising {words})"
+        raise Violation(
+            "exchange-api-allocator",
+            f"managed_tensor_allocator of {asked} raised {words} and called SetError "
+            f"{len(errors)} times (the header: it returns -1 after calling SetError, exactly once)",
+        ) from None
+    if status != 0:
+        if len(errors) != 1:
+            raise Violation(
+                "exchange-api-allocator",
+                f"managed_tensor_allocator of {asked} returned {status} and called SetError "
+                f"{len(errors)} times; a failure calls it exactly once",
+            )
+        if device == CPU:
+            raise Violation(
+                "exchange-api-allocate-cpu",
+                f"managed_tensor_allocator of {asked} failed: SetError{errors[0]}",
+            )
+        return f"refused: SetError{errors[0]}"
+    if errors:
+        raise Violation(
+            "exchange-api-allocator",
+            f"managed_tensor_allocator of {asked} returned 0, yet called SetError {errors[0]}",
+        )
+    if not out.value:
+        raise Violation(
+            "exchange-api-allocator", f"managed_tensor_allocator of {asked} returned 0 and no tensor"
+        )
+    got = _Managed(out.value)
+    try:
+        if got.version[0] != VERSION[0]:
+            raise Violation(
+                "exchange-api-allocator", f"the allocated tensor's version is {got.version}"
+            )
+        want = (device, (2, 32, 1), 2, (2, 3))
+        have = (got.device, got.dtype, got.ndim, got.shape)
+        if have != want:
+            raise Violation(
+                "exchange-api-allocator",
+                f"managed_tensor_allocator of {asked} made (device, dtype, ndim, shape) = {have}",
+            )
+        if got.strides is None:
+            raise Violation("strides-null", "the allocated 2x3 tensor's strides are NULL")
+        if not got.data:
+            raise Violation("data-null", "the allocated 2x3 tensor's data is NULL")
+    finally:
+        got.call_deleter()
+    return None
+
+
+def check_exchange_to_py(x, values):
+    """managed_tensor_to_py_object_no_sync of a 2x3 float32 tensor the kit
+    made: an object of x's type holding its values, which owns the tensor:
+    the deleter runs once, when the object is gone, not before."""
+    entry = _entry(x, "managed_tensor_to_py_object_no_sync")
+    if not entry:
+        raise Violation("exchange-api-table", "managed_tensor_to_py_object_no_sync is NULL")
+    producer = Producer(versioned=True, dtype=(2, 32, 1), shape=(2, 3), values=values)
+    Capsule(producer.capsule).consume()  # the tensor is the callee's: not the capsule's
+    out = ctypes.c_void_p()
+    try:
+        status = _TO_PY(entry)(ctypes.addressof(producer.managed), ctypes.byref(out))
+    except Exception as e:  # noqa: BLE001 - a refusal, with its exception
+        raise Violation(
+            "exchange-api-to-py-refused",
+            f"managed_tensor_to_py_object_no_sync refused a 2x3 float32 CPU tensor: "
+            f"{type(e).__name__}: {_first_line(e)}",
+        ) from None
+    if status != 0 or not out.value:
+        raise Violation(
+            "exchange-api-to-py-object",
+            f"managed_tensor_to_py_object_no_sync returned {status} and object {out.value} without "
+            "raising (the header: 0, or -1 with a Python exception set)",
+        )
+    y = ctypes.cast(out, ctypes.py_object).value
+    _decref(out.value)  # the entry's own reference: y holds one now
+    if not isinstance(y, type(x)):
+        raise Violation(
+            "exchange-api-to-py-object",
+            f"managed_tensor_to_py_object_no_sync made a {type(y).__name__}, not a "
+            f"{type(x).__name__} (the type whose table it is)",
+        )
+    got = Capsule(y.__dlpack__(max_version=VERSION)).elements()
+    if not same_values(got, values):
+        raise Violation(
+            "exchange-api-to-py-object",
+            f"the object managed_tensor_to_py_object_no_sync made holds {got}; the tensor holds {values}",
+        )
+    if producer.calls:
+        raise Violation(
+            "exchange-api-to-py-object",
+            "the tensor's deleter ran while the object made of it lives",
+        )
+    del y
+    deadline = time.monotonic() + 0.2
+    while not producer.calls and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    producer.release()
+    if producer.calls != 1:
+        raise Violation(
+            "exchange-api-to-py-object",
+            f"the object made of the tensor is gone, and its deleter ran {producer.calls} times; "
+            "the callee took ownership: it runs the deleter once",
+        )
+
+
+def check_exchange_dltensor(x, export):
+    """dltensor_from_py_object_no_sync (where the table has it) fills a
+    DLTensor viewing what export() (__dlpack__) exports: the same device,
+    dtype, shape, strides, first element and elements."""
+    entry = _entry(x, "dltensor_from_py_object_no_sync")
+    if not entry:
+        raise Skip("dltensor_from_py_object_no_sync is NULL, which the header allows")
+    try:
+        want = Capsule(export())
+    except Violation:
+        raise
+    except Exception as e:  # noqa: BLE001 - __dlpack__ refused: nothing to compare
+        raise Skip(f"__dlpack__ refused: {type(e).__name__}: {_first_line(e)}") from None
+    t = dl.DLTensor()
+    try:
+        status = _DLTENSOR_FROM_PY(entry)(x, ctypes.addressof(t))
+    except Exception as e:  # noqa: BLE001 - refused where __dlpack__ exported
+        raise Violation(
+            "exchange-api-refusal",
+            f"dltensor_from_py_object_no_sync raised {type(e).__name__}: {_first_line(e)}, where "
+            "__dlpack__ exported",
+        ) from None
+    if status != 0:
+        raise Violation(
+            "exchange-api-dltensor",
+            f"dltensor_from_py_object_no_sync returned {status} without raising",
+        )
+    shape = None if not t.shape else tuple(t.shape[i] for i in range(t.ndim))
+    strides = None if not t.strides else tuple(t.strides[i] for i in range(t.ndim))
+    got = {
+        "device": (int(t.device.device_type), t.device.device_id),
+        "dtype": (t.dtype.code, t.dtype.bits, t.dtype.lanes),
+        "shape": shape,
+        "strides": strides,
+        "first": (t.data or 0) + t.byte_offset,
+    }
+    for field, value in got.items():
+        if value != getattr(want, field):
+            raise Violation(
+                "exchange-api-dltensor",
+                f"dltensor_from_py_object_no_sync's {field} is {value}, __dlpack__'s is "
+                f"{getattr(want, field)}",
+            )
+    readable = want.device[0] in HOST_READABLE and decodable(want.dtype) and want.data
+    if readable:
+        elements = read_elements(t.data or 0, t.byte_offset, shape or (), strides, got["dtype"])
+        if not same_values(elements, want.elements()):
+            raise Violation(
+                "exchange-api-dltensor",
+                f"dltensor_from_py_object_no_sync's elements are {elements}, __dlpack__'s are "
+                f"{want.elements()}",
+            )
+
+
+def check_exchange_stream(x):
+    """current_work_stream on the CPU: 0 (any stream, NULL included), or
+    -1 with a Python exception set."""
+    entry = _entry(x, "current_work_stream")
+    if not entry:
+        raise Violation("exchange-api-table", "current_work_stream is NULL")
+    out = ctypes.c_void_p(12345)
+    try:
+        status = _STREAM(entry)(CPU[0], CPU[1], ctypes.byref(out))
+    except Exception as e:  # noqa: BLE001 - failed on the CPU, with an exception
+        raise Violation(
+            "exchange-api-stream-cpu",
+            f"current_work_stream(kDLCPU, 0) raised {type(e).__name__}: {_first_line(e)}",
+        ) from None
+    if status != 0:
+        raise Violation(
+            "exchange-api-stream",
+            f"current_work_stream(kDLCPU, 0) returned {status} without a Python exception",
+        )
+    return f"the CPU's stream is {out.value}"
+
+
 class _Managed(Capsule):
     """A DLManagedTensorVersioned* handed over outside a capsule."""
 
@@ -1076,13 +1538,66 @@ def check_read_only(producer, write, expected):
 
 
 def check_requests(producer):
-    """A consumer passes no stream to a CPU producer."""
+    """A consumer passes no stream to a CPU producer, and never stream 0
+    (ambiguous, so disallowed, for CUDA) to one on CUDA host or managed memory."""
+    device = producer.__dlpack_device__()
     for kw in producer.requests:
-        if kw.get("stream") is not None and producer.__dlpack_device__()[0] == CPU[0]:
+        if kw.get("stream") is not None and device[0] == CPU[0]:
             raise Violation(
                 "consumer-stream-cpu",
                 f"from_dlpack passed stream={kw['stream']!r} to a producer on the CPU",
             )
+        if kw.get("stream") == 0 and device in (CUDA_HOST, CUDA_MANAGED):
+            raise Violation(
+                "consumer-stream-zero",
+                f"from_dlpack passed stream=0 to a producer on {device}",
+            )
+
+
+def check_stream_passed(producer, stream):
+    """A consumer asked to import on stream passes that stream to the
+    producer's __dlpack__ (its last request, the one it took)."""
+    if not producer.requests:
+        raise Violation("consumer-stream-passed", "from_dlpack never called __dlpack__")
+    got = producer.requests[-1].get("stream")
+    if got != stream:
+        raise Violation(
+            "consumer-stream-passed",
+            f"asked to import on stream {stream!r}, from_dlpack called __dlpack__(stream={got!r}) "
+            f"of a producer on {producer.__dlpack_device__()}",
+        )
+
+
+def check_to_device(x, export, *, device, declared, expected, shape, dtype):
+    """__dlpack__(dl_device=device) of a CPU array, device memory the CPU
+    reads (CUDA host or managed): a capsule on that device holding the
+    array's values, or BufferError (a refusal the adapter's host_devices
+    says the library would not make is a warning)."""
+    try:
+        capsule = export()
+    except BufferError as e:
+        if declared:
+            raise Violation(
+                "export-refused",
+                f"__dlpack__(dl_device={device}) raised BufferError: {_first_line(e)}; the adapter "
+                "says the library exports there",
+            ) from None
+        return f"refused: BufferError: {_first_line(e)}"
+    except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        raise Violation(
+            "dl-device-unsupported",
+            f"__dlpack__(dl_device={device}) raised {type(e).__name__}: {_first_line(e)}, not BufferError",
+        ) from None
+    check_export(
+        x,
+        capsule,
+        expected=expected,
+        shape=shape,
+        dtype=dtype,
+        max_version=VERSION,
+        dl_device=device,
+    )
+    return None
 
 
 def values_of(y):
@@ -1132,6 +1647,64 @@ def check_dlpack_device(x):
     if not (isinstance(got, tuple) and len(got) == 2 and all(_is_int(v) for v in got)):
         raise Violation(
             "dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)"
+        )
+
+
+_PROTOCOL_RFC = "the dtype and device exchange protocol is an RFC (data-apis/array-api#972): optional"
+
+
+def _protocol_object(get, what):
+    """The library's dtype or device object (get()), or a Skip."""
+    try:
+        return get()
+    except Exception as e:  # noqa: BLE001 - the array has no such object: nothing to judge
+        raise Skip(f"the array has no {what} object: {type(e).__name__}: {_first_line(e)}") from None
+
+
+def _protocol_answer(obj, method, spec, size):
+    """obj.method() as a tuple of size ints; Skip where obj has no method."""
+    call = getattr(obj, method, None)
+    if call is None:
+        raise Skip(f"{type(obj).__name__} publishes no {method} ({_PROTOCOL_RFC})")
+    try:
+        got = call()
+    except Exception as e:  # noqa: BLE001 - the library's answer, judged
+        raise Violation(
+            spec, f"{type(obj).__name__}.{method}() raised {type(e).__name__}: {_first_line(e)}"
+        ) from None
+    if not (isinstance(got, tuple) and len(got) == size and all(_is_int(v) for v in got)):
+        raise Violation(spec, f"{type(obj).__name__}.{method}() returned {got!r}, not a tuple of {size} ints")
+    return tuple(int(v) for v in got)
+
+
+def _check_protocol(capsule, get, what, method, spec):
+    """The array's dtype or device object (get()), where it publishes method,
+    answers what its capsule carries (Capsule.dtype or .device). Returns
+    (the object, its answer)."""
+    want = getattr(Capsule(capsule), what)
+    obj = _protocol_object(get, what)
+    got = _protocol_answer(obj, method, spec, len(want))
+    if got != want:
+        raise Violation(spec, f"{obj!r}.{method}() is {got}; the array's capsule carries {what} {want}")
+    return obj, got
+
+
+def check_dtype_protocol(capsule, get_dtype):
+    """The dtype object, where it publishes __dlpack_data_type__, answers the
+    (code, bits, lanes) the array's capsule carries."""
+    _check_protocol(capsule, get_dtype, "dtype", "__dlpack_data_type__", "dtype-protocol")
+
+
+def check_device_protocol(x, capsule, get_device):
+    """The device object, where it publishes __dlpack_device__, answers the
+    device the array's capsule carries, and the array's own
+    __dlpack_device__()."""
+    obj, got = _check_protocol(capsule, get_device, "device", "__dlpack_device__", "device-protocol")
+    own = _dlpack_device(x)
+    if own is not None and got != own:
+        raise Violation(
+            "device-protocol",
+            f"{obj!r}.__dlpack_device__() is {got}; the array's __dlpack_device__() is {own}",
         )
 
 
@@ -1207,6 +1780,10 @@ def refused(error, policy, producer=None):
         raise Violation(policy[1], f"raised {words}, not BufferError")
     if policy == "ok":
         raise Refused(f"refused: {words}")
+    if policy == "refuse-with-buffer-error":  # may refuse; BufferError is how
+        if isinstance(error, BufferError):
+            raise Refused(f"refused: {words}")
+        raise Violation("consumer-refusal-type", f"raised {words}, not BufferError")
     if policy == "export-legacy":  # no max_version: a versioned-only producer may refuse
         if isinstance(error, BufferError):
             raise Refused(f"refused: {words}")

@@ -31,6 +31,10 @@ ARRAY_API = "Python array API standard 2024.12"
 ARRAY_API_DLPACK = ARRAY_API + ", array.__dlpack__"
 PYTHON_SPEC = "DLPack Python specification (dmlc/dlpack docs/source/python_spec.rst)"
 HEADER = "DLPack C header (dlpack.h)"
+PROTOCOL_RFC = (
+    "the dtype and device exchange protocol, an RFC (data-apis/array-api#972, dmlc/dlpack#172; "
+    "Paddle and tvm-ffi ship it)"
+)
 
 # id: (strength, source, what it asks)
 REQUIREMENTS = {
@@ -138,6 +142,25 @@ REQUIREMENTS = {
         (
             "element i is at data + byte_offset + sum(i[k] * strides[k]) * itemsize, strides counted in "
             "elements, and holds the array's value."
+        ),
+    ),
+    "subbyte-padded": (
+        "must",
+        HEADER + ", DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+        (
+            "sub-byte elements (float4, float6) are packed, DLPack's default, unless the flags say "
+            "IS_SUBBYTE_TYPE_PADDED (one element a byte): a producer that stores them one a byte sets "
+            "the flag (a legacy capsule, which has no flags, cannot carry them), and a consumer reads "
+            "them as the flag says, or refuses the tensor."
+        ),
+    ),
+    "subbyte-order": (
+        "should",
+        HEADER + ", DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED and DLDataType",
+        (
+            "packed sub-byte elements fill each byte from its low bits (element 0 in bits 0-3 of a "
+            "float4 byte), as JAX packs them. The header says packed, not in which order: the kit "
+            "warns, saying so, when only the order differs."
         ),
     ),
     "data-null": (
@@ -306,12 +329,31 @@ REQUIREMENTS = {
         ARRAY_API_DLPACK + ", stream",
         "a consumer passes stream=None to a producer on the CPU.",
     ),
+    "consumer-stream-zero": (
+        "should",
+        ARRAY_API_DLPACK + ", stream",
+        (
+            "a consumer never passes stream=0 for CUDA, where 0 is disallowed as ambiguous. The text "
+            "says so of CUDA; that CUDA's host and managed memory (kDLCUDAHost, kDLCUDAManaged) follow "
+            "CUDA's rules it does not say: a warning."
+        ),
+    ),
+    "consumer-stream-passed": (
+        "should",
+        ARRAY_API_DLPACK + ", stream",
+        (
+            "a consumer asked to import on a stream (a from_dlpack that takes one) passes that stream to "
+            "__dlpack__(stream=...), which the producer orders its work on; the text says what the stream "
+            "means, not in a 'must' that a consumer passes it on."
+        ),
+    ),
     "exchange-api-refusal": (
         "should",
         HEADER + ", DLPackExchangeAPI (the table answers for __dlpack__)",
         (
-            "managed_tensor_from_py_object_no_sync refuses what __dlpack__ refuses; the header does not say "
-            "so in words, but a consumer that takes the table is told it exchanges as __dlpack__ does."
+            "managed_tensor_from_py_object_no_sync and dltensor_from_py_object_no_sync refuse what "
+            "__dlpack__ refuses and take what it takes; the header does not say so in words, but a "
+            "consumer that takes the table is told it exchanges as __dlpack__ does."
         ),
     ),
     "exchange-api": (
@@ -320,6 +362,90 @@ REQUIREMENTS = {
         (
             "managed_tensor_from_py_object_no_sync exports the same tensor as __dlpack__ "
             "(same version, flags, dtype, device, shape, elements), holding the array's values."
+        ),
+    ),
+    "exchange-api-table": (
+        "must",
+        HEADER + ", DLPackExchangeAPI",
+        (
+            "the table's managed_tensor_allocator, managed_tensor_from_py_object_no_sync, "
+            "managed_tensor_to_py_object_no_sync and current_work_stream are never NULL; "
+            "dltensor_from_py_object_no_sync may be."
+        ),
+    ),
+    "exchange-api-allocator": (
+        "must",
+        HEADER + ", DLPackManagedTensorAllocator",
+        (
+            "managed_tensor_allocator returns 0 and a tensor like the prototype (its dtype, ndim, shape and "
+            "device), or returns -1 after calling SetError; SetError is called exactly when the call fails."
+        ),
+    ),
+    "exchange-api-allocate-cpu": (
+        "should",
+        HEADER + ", DLPackManagedTensorAllocator",
+        (
+            "a library whose arrays live on the CPU allocates a plain CPU tensor (2x3 float32). The header "
+            "lets any call fail: a refusal is reported, not failed."
+        ),
+    ),
+    "exchange-api-to-py-object": (
+        "must",
+        HEADER + ", DLPackManagedTensorToPyObjectNoSync",
+        (
+            "managed_tensor_to_py_object_no_sync wraps the tensor in an object of the producer's type, "
+            "holding its values, and takes ownership of it: the deleter runs once, when the object is gone. "
+            "It returns 0, or -1 with a Python exception set."
+        ),
+    ),
+    "exchange-api-to-py-refused": (
+        "should",
+        HEADER + ", DLPackManagedTensorToPyObjectNoSync",
+        (
+            "managed_tensor_to_py_object_no_sync takes a plain CPU tensor (2x3 float32) of a library whose "
+            "arrays live on the CPU. The header names no refusal, nor who owns a refused tensor: a refusal "
+            "is reported, not failed."
+        ),
+    ),
+    "exchange-api-dltensor": (
+        "must",
+        HEADER + ", DLPackDLTensorFromPyObjectNoSync",
+        (
+            "dltensor_from_py_object_no_sync, where the table has it, fills a DLTensor that views what "
+            "__dlpack__ exports (device, dtype, shape, strides, first element, elements), and returns 0, "
+            "or -1 with a Python exception set."
+        ),
+    ),
+    "exchange-api-stream": (
+        "must",
+        HEADER + ", DLPackCurrentWorkStream",
+        "current_work_stream returns 0, or -1 with a Python exception set.",
+    ),
+    "exchange-api-stream-cpu": (
+        "should",
+        HEADER + ", DLPackCurrentWorkStream",
+        (
+            "on kDLCPU current_work_stream reports NULL or a stream (a CPU-only framework may always "
+            "report NULL). The header says a consumer need not ask there, not that the producer may "
+            "fail: ambiguous, so a failure is a warning."
+        ),
+    ),
+    "dtype-protocol": (
+        "should",
+        PROTOCOL_RFC,
+        (
+            "a dtype object that publishes __dlpack_data_type__() returns the tuple (code, bits, lanes) of "
+            "the DLDataType its arrays' capsules carry. The protocol is an RFC, not yet in a standard: a "
+            "library without it is skipped, a wrong answer warned."
+        ),
+    ),
+    "device-protocol": (
+        "should",
+        PROTOCOL_RFC,
+        (
+            "a device object that publishes __dlpack_device__() returns the tuple (device_type, device_id) "
+            "its arrays' capsules carry, as the arrays' own __dlpack_device__() does. The protocol is an "
+            "RFC: a library without it is skipped, a wrong answer warned."
         ),
     ),
     "export-error-type": (
