@@ -36,6 +36,8 @@ ARRAY_API_DTYPES = (
     "complex64",
     "complex128",
 )
+# Those without the complex ones, which many libraries lack.
+REAL_DTYPES = tuple(d for d in ARRAY_API_DTYPES if not d.startswith("complex"))
 
 
 class Adapter:
@@ -328,6 +330,9 @@ class ViaNumPy(Adapter):
     def broadcast(self, x, shape):
         return f"numpy.broadcast_to({x}, {shape!r})"
 
+    def make_readonly(self, x):
+        return f"{x}.flags.writeable = False"
+
     def adopt(self, x):
         """The statement that hands the NumPy array x to the library."""
         return f"x = xp.from_dlpack({x})"
@@ -346,15 +351,156 @@ class TvmFfi(ViaNumPy):
 class DlgenModule(ViaNumPy):
     """dlgen's own ctypes or Cython module (dlpack_ctypes, dlpack_cython)."""
 
-    def make_readonly(self, x):
-        return f"{x}.flags.writeable = False"
-
     lacks = frozenset()
+
+
+class Nanobind(ViaNumPy):
+    """A nanobind extension whose from_dlpack takes an nb::ndarray<> (or
+    nb::ndarray<nb::ro>, for read-only memory) and returns a view of it as
+    nb::ndarray<nb::array_api>, nanobind's own ndarray object: the test
+    suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's."""
+
+    module = "dlpack_nanobind"
+    lacks = frozenset()
+
+
+class OnnxRuntime(ViaNumPy):
+    """onnxruntime's OrtValue: made from a NumPy array with the layout (a
+    contiguous one is shared, another copied), exported by
+    OrtValue.__dlpack__(stream=None) alone (legacy capsules), imported by
+    OrtValue.from_dlpack, which asks for a legacy capsule."""
+
+    module = "onnxruntime"
+    dtypes = (*REAL_DTYPES, "float16")
+    lacks = frozenset({"readonly", "keywords"})
+
+    def adopt(self, x):
+        return f"x = xp.OrtValue.ortvalue_from_numpy({x})"
+
+    def from_dlpack(self, producer):
+        return f"xp.OrtValue.from_dlpack({producer})"
+
+    def read(self):
+        return "y.numpy().tolist()"
 
 
 class ArrayApiStrict(Adapter):
     module = "array_api_strict"
     lacks = frozenset({"readonly", "negative-step"})
+
+
+class NdOnnx(Adapter):
+    """ndonnx: an array-API namespace of ONNX graphs, without complex dtypes.
+    Its __dlpack__ and from_dlpack exist and refuse every array: the kit
+    finds it has neither side."""
+
+    module = "ndonnx"
+    dtypes = (*REAL_DTYPES, "float16")
+
+
+class PyArrow(Adapter):
+    """pyarrow's Array: a producer of vectors (no from_dlpack of its own),
+    of primitive types (a bool array is bit-packed: pyarrow refuses to export
+    it). Arrays are immutable, so every array is a read-only one."""
+
+    module = "pyarrow"
+    sides = ("producer",)
+    ndims = (1,)
+    dtypes = (*(d for d in REAL_DTYPES if d != "bool"), "float16")
+    lacks = frozenset({"broadcast"})
+
+    def dtype(self, name):
+        return f"xp.{name}()"
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, type={self.dtype(dtype)})"
+
+    def make_readonly(self, x):
+        return "pass  # a pyarrow array is immutable: every one is read-only"
+
+
+class Mlx(Adapter):
+    """mlx.core (`pip install "mlx[cpu]"` on Linux): arrays on the CPU."""
+
+    module = "mlx.core"
+    dtypes = (
+        *(d for d in ARRAY_API_DTYPES if d != "complex128"),
+        "float16",
+        "bfloat16",
+    )
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "mlx"
+
+    def dtype(self, name):
+        return "xp.bool_" if name == "bool" else f"xp.{name}"
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {axes!r})"
+
+    def read(self):
+        return "y.tolist()"
+
+
+class Warp(Adapter):
+    """NVIDIA Warp (warp-lang) on its CPU device: arrays of 1 to 4
+    dimensions, legacy capsules only (__dlpack__ takes stream alone)."""
+
+    module = "warp"
+    dtypes = (*REAL_DTYPES, "float16")
+    lacks = frozenset({"readonly", "keywords", "negative-step", "broadcast"})
+    ndims = (1, 2, 3, 4)
+    imports = ("import warp", "warp.config.quiet = True", "warp.init()")
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, dtype={self.dtype(dtype)}, device='cpu')"
+
+    def permute(self, x, axes):
+        return f"{x}.transpose({axes!r})"
+
+    def reshape(self, x, shape):
+        return f"{x}.reshape({shape!r})"
+
+    def write(self, y, index, value):
+        return None  # a Warp array takes no item assignment
+
+    def read(self):
+        return "y.numpy().tolist()"
+
+
+class Open3D(Adapter):
+    """open3d.core.Tensor (the open3d-cpu wheel): __dlpack__(stream) alone
+    (legacy capsules), Tensor.from_dlpack; no float16, no broadcast, and a
+    transpose of two dimensions only (Tensor.T())."""
+
+    module = "open3d.core"
+    dtypes = REAL_DTYPES
+    lacks = frozenset({"readonly", "keywords", "broadcast"})
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "open3d"
+
+    def asarray(self, values, dtype):
+        return f"xp.Tensor({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        if tuple(axes) == (1, 0):
+            return f"{x}.T()"
+        return f"{x}.permute({axes!r})  # Open3D 0.20 has none: the case is skipped"
+
+    def reshape(self, x, shape):
+        return f"{x}.reshape({shape!r})"
+
+    def from_dlpack(self, producer):
+        return f"xp.Tensor.from_dlpack({producer})"
+
+    def read(self):
+        return "y.numpy().tolist()"
 
 
 BUILTIN = {
@@ -369,6 +515,15 @@ BUILTIN = {
     "cupy": CuPy,
     "tvm_ffi": TvmFfi,
     "array_api_strict": ArrayApiStrict,
+    "pyarrow": PyArrow,
+    "mlx": Mlx,
+    "mlx.core": Mlx,
+    "warp": Warp,
+    "open3d": Open3D,
+    "open3d.core": Open3D,
+    "onnxruntime": OnnxRuntime,
+    "ndonnx": NdOnnx,
+    "dlpack_nanobind": Nanobind,
     "dlpack_ctypes": DlgenModule,
     "dlpack_cython": DlgenModule,
 }
