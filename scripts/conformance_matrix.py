@@ -42,6 +42,7 @@ LIBRARIES = {
     "tvm_ffi": (".venv", "apache-tvm-ffi", {}),
     "array_api_strict": (".venv", "array-api-strict", {}),
     "pyarrow": (".venv-libs", "pyarrow", {}),
+    "pyarrow.Tensor": (".venv-libs", "pyarrow", {}),
     "mlx": (".venv-libs", "mlx", {}),
     "warp": (".venv-libs", "warp-lang", {}),
     "open3d": (".venv-libs", "open3d-cpu", {}),
@@ -107,6 +108,14 @@ ISSUE_NOTES = {
         "of it as `nb::ndarray<nb::array_api>`, so every import and export below is nanobind's own code."
     ),
     "mlx": "mlx imports through nanobind's `nb::ndarray` (see nanobind's report, which breaks the same rules).",
+    "pyarrow.Tensor": (
+        "`pyarrow.Tensor.from_dlpack` asks `__dlpack__(max_version=...)` and then reads the capsule as a "
+        "versioned one; a producer that answers with a legacy `dltensor` capsule, as the array API allows "
+        "(\"This method may return a capsule of version max_version (recommended if it does support that), "
+        "or of a different version. This means the consumer must verify the version even when max_version "
+        "is passed.\", array.__dlpack__), is refused with `PyCapsule_GetPointer called with incorrect "
+        "name`: JAX's arrays, which export legacy capsules only, among them."
+    ),
 }
 
 

@@ -38,6 +38,8 @@ ARRAY_API_DTYPES = (
 )
 # Those without the complex ones, which many libraries lack.
 REAL_DTYPES = tuple(d for d in ARRAY_API_DTYPES if not d.startswith("complex"))
+# pyarrow's primitive types that DLPack can carry (a bool array is bit-packed).
+PYARROW_DTYPES = (*(d for d in REAL_DTYPES if d != "bool"), "float16")
 
 
 class Adapter:
@@ -399,14 +401,15 @@ class NdOnnx(Adapter):
 
 
 class PyArrow(Adapter):
-    """pyarrow's Array: a producer of vectors (no from_dlpack of its own),
-    of primitive types (a bool array is bit-packed: pyarrow refuses to export
-    it). Arrays are immutable, so every array is a read-only one."""
+    """pyarrow's Array: a producer of vectors (Array has no from_dlpack;
+    pyarrow imports into a Tensor, the pyarrow.Tensor adapter), of primitive
+    types (a bool array is bit-packed: pyarrow refuses to export it). Arrays
+    are immutable, so every array is a read-only one."""
 
     module = "pyarrow"
     sides = ("producer",)
     ndims = (1,)
-    dtypes = (*(d for d in REAL_DTYPES if d != "bool"), "float16")
+    dtypes = PYARROW_DTYPES
     lacks = frozenset({"broadcast"})
 
     def dtype(self, name):
@@ -417,6 +420,30 @@ class PyArrow(Adapter):
 
     def make_readonly(self, x):
         return "pass  # a pyarrow array is immutable: every one is read-only"
+
+
+class PyArrowTensor(ViaNumPy):
+    """pyarrow's Tensor, pyarrow's one importer: made from a NumPy array with
+    the layout (Tensor.from_numpy views it; a read-only array makes an
+    immutable tensor), imported by Tensor.from_dlpack. No negative strides,
+    no bool."""
+
+    module = "pyarrow"
+    dtypes = PYARROW_DTYPES
+    lacks = frozenset({"negative-step"})
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "pyarrow.Tensor"
+
+    def adopt(self, x):
+        return f"x = xp.Tensor.from_numpy({x})"
+
+    def from_dlpack(self, producer):
+        return f"xp.Tensor.from_dlpack({producer})"
+
+    def read(self):
+        return "y.to_numpy().tolist()"
 
 
 class Mlx(Adapter):
@@ -516,6 +543,7 @@ BUILTIN = {
     "tvm_ffi": TvmFfi,
     "array_api_strict": ArrayApiStrict,
     "pyarrow": PyArrow,
+    "pyarrow.Tensor": PyArrowTensor,
     "mlx": Mlx,
     "mlx.core": Mlx,
     "warp": Warp,
