@@ -21,7 +21,7 @@ import conformance_matrix as matrix  # noqa: E402
 
 ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "3"))
 GOAL = 60.0
-MODULE = {"jax": "jax.numpy"}
+MODULE = {"jax": "jax.numpy", "mlx": "mlx.core", "pyarrow.Tensor": "pyarrow"}
 
 
 def bare_import(library, pythonpath):

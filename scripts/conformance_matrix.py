@@ -2,12 +2,14 @@
 conformance) against every library the test suite installs, each in its own
 venv, and with --write records the results in docs/conformance-matrix.json,
 docs/conformance-matrix.md, docs/conformance-matrix.svg and one reproducer
-per failing case under docs/conformance-matrix/. tests/python/
-test_conformance_kit.py runs the same libraries and fails when a verdict
-differs from the recorded one.
+per failing case under docs/conformance-matrix/LIBRARY/, beside the kit's
+Markdown report as issue.md where the library breaks a requirement a text
+states. tests/python/test_conformance_kit.py runs the same libraries and
+fails when a verdict differs from the recorded one.
 
-    .venv/bin/python scripts/conformance_matrix.py --write   # after make deps
-    .venv/bin/python scripts/conformance_matrix.py numpy     # one library, compared"""
+    .venv/bin/python scripts/conformance_matrix.py --write           # after make deps
+    .venv/bin/python scripts/conformance_matrix.py numpy             # one library, compared
+    .venv/bin/python scripts/conformance_matrix.py --write mlx warp  # these recorded anew, the others kept"""
 import argparse
 import json
 import os
@@ -39,10 +41,20 @@ LIBRARIES = {
     "dpnp": (".venv-dpnp", "dpnp", None),
     "tvm_ffi": (".venv", "apache-tvm-ffi", {}),
     "array_api_strict": (".venv", "array-api-strict", {}),
+    "pyarrow": (".venv-libs", "pyarrow", {}),
+    "pyarrow.Tensor": (".venv-libs", "pyarrow", {}),
+    "mlx": (".venv-libs", "mlx", {}),
+    "warp": (".venv-libs", "warp-lang", {}),
+    "open3d": (".venv-libs", "open3d-cpu", {}),
+    "onnxruntime": (".venv-libs", "onnxruntime", {}),
+    "ndonnx": (".venv-libs", "ndonnx", {}),
+    # nanobind's nb::ndarray, in the small extension tests/nanobind builds
+    "dlpack_nanobind": (".venv-libs", "nanobind", {}),
     "dlpack_ctypes": (".venv", None, {}),
     "dlpack_cython": (".venv", None, {}),
 }
 DLGEN_MODULES = ("dlpack_ctypes", "dlpack_cython")
+NANOBIND_SOURCE = os.path.join(ROOT, "tests", "nanobind", "dlpack_nanobind.cpp")
 
 
 def python_of(library):
@@ -56,15 +68,16 @@ def make_kit(out):
 
 
 def run(library, kit, pythonpath=()):
-    """The kit's JSON results for library, its version and the seconds."""
+    """The kit's JSON results for library, its version and the seconds; its
+    Markdown report (--markdown) is left in kit/results-LIBRARY.md."""
     venv, dist, env = LIBRARIES[library]
     env = dict(os.environ, **(_dpnp_env() if env is None else env))
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
     out = os.path.join(kit, f"results-{library}.json")
     start = time.monotonic()
-    r = subprocess.run([python_of(library), "-m", "dlpack_conformance", library, "--json", out, "-q"], cwd=kit,
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run([python_of(library), "-m", "dlpack_conformance", library, "--json", out, "-q",
+                        "--markdown", markdown_of(kit, library)], cwd=kit, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - start
     if r.returncode not in (0, 1, 3):  # 3: nothing fails, the kit could not judge some cases
         raise RuntimeError(f"the kit could not run against {library} (exit {r.returncode}):\n{r.stderr}{r.stdout}")
@@ -77,9 +90,44 @@ def run(library, kit, pythonpath=()):
     return results, version, seconds
 
 
+def markdown_of(kit, library):
+    return os.path.join(kit, f"results-{library}.md")
+
+
 def load():
     with open(MATRIX) as f:
         return json.load(f)
+
+
+# Libraries of the matrix whose issue text names something a reader needs
+# beyond the kit's report.
+ISSUE_NOTES = {
+    "dlpack_nanobind": (
+        "`dlpack_nanobind` is a small nanobind extension (dlgen's tests/nanobind/dlpack_nanobind.cpp): its "
+        "`from_dlpack(x)` takes `nb::ndarray<>` (`nb::ndarray<nb::ro>` for read-only memory) and returns a view "
+        "of it as `nb::ndarray<nb::array_api>`, so every import and export below is nanobind's own code."
+    ),
+    "mlx": "mlx imports through nanobind's `nb::ndarray` (see nanobind's report, which breaks the same rules).",
+    "pyarrow.Tensor": (
+        "`pyarrow.Tensor.from_dlpack` asks `__dlpack__(max_version=...)` and then reads the capsule as a "
+        "versioned one; a producer that answers with a legacy `dltensor` capsule, as the array API allows "
+        "(\"This method may return a capsule of version max_version (recommended if it does support that), "
+        "or of a different version. This means the consumer must verify the version even when max_version "
+        "is passed.\", array.__dlpack__), is refused with `PyCapsule_GetPointer called with incorrect "
+        "name`: JAX's arrays, which export legacy capsules only, among them."
+    ),
+}
+
+
+def files_an_issue(results):
+    """Whether a run breaks a requirement a text states (a `must` that is
+    not the kit's own policy): a bug to report, with the kit's Markdown."""
+    return any(r["verdict"] in ("fail", "crash") and r["strength"] == "must" and "policy" not in (r["basis"] or "")
+               and not (r["spec"] or "").endswith("-exists") for r in results)
+
+
+def issue_path(library):
+    return os.path.join(REPRODUCERS, library, "issue.md")
 
 
 def verdicts(results):
@@ -103,9 +151,21 @@ def differences(recorded, results):
 
 
 def record(results, version, seconds):
-    """What the matrix keeps of one library's run."""
-    failures = [{k: r[k] for k in ("case", "verdict", "requirement", "source", "strength", "message")}
-                for r in results if r["verdict"] in ("fail", "crash")]
+    """What the matrix keeps of one library's run: every verdict, and each
+    failing case with its requirement, except that a missing side (every
+    case of it fails producer-exists or consumer-exists) is one entry, its
+    first case, with the count."""
+    failures, missing = [], {}
+    for r in results:
+        if r["verdict"] not in ("fail", "crash"):
+            continue
+        if r["spec"] in missing:
+            missing[r["spec"]]["cases"] += 1
+            continue
+        failures.append({k: r[k] for k in ("case", "verdict", "requirement", "source", "strength", "message")})
+        if (r["spec"] or "").endswith("-exists"):
+            missing[r["spec"]] = failures[-1]
+            failures[-1]["cases"] = 1
     counts = {v: sum(r["verdict"] == v for r in results) for v in ORDER}
     return {"version": version, "cases": len(results), "seconds": round(seconds), "counts": counts,
             "verdicts": verdicts(results), "failures": failures}
@@ -114,16 +174,26 @@ def record(results, version, seconds):
 ORDER = ("pass", "warn", "fail", "crash", "error", "skip", "xfail")
 
 
-def write(got):
+def write(got, kit):
     """Records the libraries run (got: library -> (results, version,
     seconds)) in the matrix, keeping the others as recorded, then writes the
-    Markdown page, the SVG and one reproducer per failing case."""
+    Markdown page, the SVG, one reproducer per failing case, and for a
+    library that breaks a text's requirement the kit's Markdown report, the
+    text of an issue to file (issue.md)."""
     matrix = load() if os.path.exists(MATRIX) else {}
     for library, (results, version, seconds) in got.items():
         matrix[library] = record(results, version, seconds)
         shutil.rmtree(os.path.join(REPRODUCERS, library), ignore_errors=True)
+        if files_an_issue(results):
+            os.makedirs(os.path.dirname(issue_path(library)), exist_ok=True)
+            with open(markdown_of(kit, library)) as f:
+                report = f.read().rstrip() + "\n"
+            note = ISSUE_NOTES.get(library)
+            with open(issue_path(library), "w") as f:
+                f.write(report.replace("\n\n", f"\n\n{note}\n\n", 1) if note else report)
+        kept = {f["case"] for f in matrix[library]["failures"]}
         for r in results:
-            if r["verdict"] in ("fail", "crash"):
+            if r["case"] in kept:
                 path = os.path.join(REPRODUCERS, library, r["case"].replace("/", "__") + ".py")
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w") as f:
@@ -163,14 +233,19 @@ def _markdown(matrix):
     for library, m in matrix.items():
         if not m["failures"]:
             continue
-        lines += [f"## {library} {m['version'] or ''}", "", "| case | verdict | requirement | source | got |",
-                  "|---|---|---|---|---|"]
+        lines += [f"## {library} {m['version'] or ''}", ""]
+        if os.path.exists(issue_path(library)):
+            lines += [f"An issue to file, the kit's report: [issue.md](conformance-matrix/{library}/issue.md).", ""]
+        lines += ["| case | verdict | requirement | source | got |", "|---|---|---|---|---|"]
         for r in m["failures"]:
             link = f"conformance-matrix/{library}/{r['case'].replace('/', '__')}.py"
             got = r["message"].replace("|", "\\|").replace("\n", " ")
             if len(got) > 200:
                 got = got[:200] + "..."
-            lines.append(f"| [{r['case']}]({link}) | {r['verdict']} | {r['requirement']} | {r['source']} | {got} |")
+            case = f"[{r['case']}]({link})"
+            if r.get("cases", 1) > 1:  # a missing side: every case of it
+                case += f" and the {r['cases'] - 1} other {r['case'].split('/')[0]} cases"
+            lines.append(f"| {case} | {r['verdict']} | {r['requirement']} | {r['source']} | {got} |")
         lines.append("")
     with open(os.path.join(ROOT, "docs", "conformance-matrix.md"), "w") as f:
         f.write("\n".join(lines))
@@ -209,7 +284,40 @@ def pythonpath_for(library, cython_dir=None):
         return [os.path.join(ROOT, "generated", "python")]
     if library == "dlpack_cython":
         return [cython_dir]
+    if library == "dlpack_nanobind":
+        return [build_nanobind()]
     return []
+
+
+_NANOBIND_FACTS = """import json, os, sys, sysconfig, nanobind
+print(json.dumps({"nanobind": nanobind.__version__, "include": nanobind.include_dir(),
+                  "source": nanobind.source_dir(), "python": sysconfig.get_paths()["include"],
+                  "suffix": sysconfig.get_config_var("EXT_SUFFIX"), "version": sys.version}))"""
+
+
+def build_nanobind():
+    """Builds tests/nanobind's extension with g++ against the nanobind of its
+    venv (its single-file source, no CMake) and returns the directory holding
+    it: .cache/nanobind/KEY, KEY a hash of the source, nanobind's version,
+    the Python and the compiler, so that a build is reused until one changes."""
+    import hashlib
+    python = python_of("dlpack_nanobind")
+    facts = json.loads(subprocess.run([python, "-c", _NANOBIND_FACTS], capture_output=True, text=True,
+                                      check=True).stdout)
+    compiler = subprocess.run(["g++", "--version"], capture_output=True, text=True, check=True).stdout
+    with open(NANOBIND_SOURCE, "rb") as f:
+        key = hashlib.sha256(f.read() + json.dumps([facts, compiler], sort_keys=True).encode()).hexdigest()[:16]
+    out = os.path.join(ROOT, ".cache", "nanobind", key)
+    module = os.path.join(out, "dlpack_nanobind" + facts["suffix"])
+    if os.path.exists(module):
+        return out
+    os.makedirs(out, exist_ok=True)
+    robin_map = os.path.join(os.path.dirname(facts["include"]), "ext", "robin_map", "include")
+    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall",
+                    "-I", facts["include"], "-I", robin_map, "-I", facts["python"], NANOBIND_SOURCE,
+                    os.path.join(facts["source"], "nb_combined.cpp"), "-o", module + ".part"], check=True)
+    os.replace(module + ".part", module)
+    return out
 
 
 def build_cython():
@@ -232,9 +340,9 @@ def main():
             got[library] = run(library, kit, pythonpath_for(library, cython_dir))
             results, version, seconds = got[library]
             print(f"{library} {version or ''}: {len(results)} cases in {seconds:.1f} s", flush=True)
-    if args.write:
-        write(got)
-        return 0
+        if args.write:
+            write(got, kit)
+            return 0
     recorded = load()
     status = 0
     for library, (results, _, _) in got.items():

@@ -2,9 +2,10 @@
 # Installs everything the test suite needs on a fresh Debian machine:
 # Debian packages (the upstream v0.6 header, cross-compilers, clang, valgrind,
 # OpenCL on the CPU), a Python venv in .venv with pinned packages (and others:
-# MXNet, pre-commit, dpnp, other CPython releases, free-threaded ones built
-# from source by scripts/pythons.sh), the Rust toolchains, targets
-# and crates of tests/rust, the Go modules and staticcheck (in .cache/bin).
+# MXNet, pre-commit, dpnp, the conformance matrix's other libraries, other
+# CPython releases, free-threaded ones built from source by
+# scripts/pythons.sh), the Rust toolchains, targets and crates of
+# tests/rust, the Go modules and staticcheck (in .cache/bin).
 # Safe to re-run: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -85,6 +86,17 @@ if ! cmp -s tests/requirements-kit.txt .venv-kit/.requirements 2>/dev/null; then
   python3.11 -m venv .venv-kit
   .venv-kit/bin/pip install -q --disable-pip-version-check -r tests/requirements-kit.txt
   cp tests/requirements-kit.txt .venv-kit/.requirements
+fi
+
+# pyarrow, mlx, Warp, Open3D, onnxruntime, ndonnx and nanobind, the matrix's
+# other libraries: their own venv, each package pinned and installed without
+# its declared dependencies (tests/requirements-libs.txt says why).
+if ! cmp -s tests/requirements-libs.txt .venv-libs/.requirements 2>/dev/null; then
+  echo "deps: pyarrow, mlx, Warp, Open3D, onnxruntime, ndonnx, nanobind venv in .venv-libs"
+  rm -rf .venv-libs
+  python3.11 -m venv .venv-libs
+  .venv-libs/bin/pip install -q --disable-pip-version-check --no-deps -r tests/requirements-libs.txt
+  cp tests/requirements-libs.txt .venv-libs/.requirements
 fi
 
 # pre-commit from PyPI, for the test that runs the dlgen-check hook

@@ -94,12 +94,42 @@ LIBRARIES = {
     """,
     # PyTorch's way with a tensor it refuses: calls the deleter, raises, and
     # leaves the capsule named and destructed as it was.
+    # (It takes legacy tensors, by copy, so that it has a consumer.)
     "refuser": """
         from numpy import asarray, permute_dims, reshape, broadcast_to, float32
         from dlpack_conformance import reference
         def from_dlpack(x):
-            reference.Capsule(x.__dlpack__(max_version=(1, 0))).call_deleter()
+            capsule = reference.Capsule(x.__dlpack__(max_version=(1, 0)))
+            if capsule.version is None:
+                return asarray(capsule.elements())
+            capsule.call_deleter()
             raise BufferError("too many elements")
+    """,
+    # ndonnx's way: __dlpack__ and from_dlpack are there, and refuse everything.
+    "refuseall": """
+        import numpy
+        from numpy import permute_dims, reshape, broadcast_to, float32
+        class Array(numpy.ndarray):
+            def __dlpack__(self, **kwargs):
+                raise BufferError("no export of array data")
+        def asarray(values, dtype=None):
+            return numpy.asarray(values, dtype=dtype).view(Array)
+        def from_dlpack(x):
+            raise BufferError("no import either")
+    """,
+    # Open3D's __dlpack_device__: a plain Enum member (not an int) and an int,
+    # as the array API's Tuple[Enum, int] allows.
+    "enumdevice": """
+        import enum
+        import numpy
+        from numpy import permute_dims, reshape, broadcast_to, float32, from_dlpack
+        class DLDeviceType(enum.Enum):
+            CPU = 1
+        class Array(numpy.ndarray):
+            def __dlpack_device__(self):
+                return (DLDeviceType.CPU, 0)
+        def asarray(values, dtype=None):
+            return numpy.asarray(values, dtype=dtype).view(Array)
     """,
 }
 
@@ -115,6 +145,8 @@ ADAPTERS = {
     "flipped": "class A(Adapter):\n    module = 'flipped'\n    dtypes = ('float32',)\n"
                "    def read(self):\n        return 'y.tolist()'\n",
     "refuser": "class A(Adapter):\n    module = 'refuser'\n    dtypes = ('float32',)\n",
+    "refuseall": "class A(Adapter):\n    module = 'refuseall'\n    dtypes = ('float32',)\n",
+    "enumdevice": "class A(Adapter):\n    module = 'enumdevice'\n    dtypes = ('float32',)\n",
     "unrenamed": "class A(Adapter):\n    module = 'unrenamed'\n    dtypes = ('float32',)\n"
                  "    def read(self):\n        return 'y.tolist()'\n",
     # The adapter's read raises inside the kit's check: the kit cannot judge.
@@ -164,6 +196,28 @@ def test_a_library_without_dlpack_passes_nothing_and_fails(kit, libs, tmp_path):
     assert "nodl has no consumer: `xp.from_dlpack` raised AttributeError" in r.stdout
     assert "nodl has no producer: `x.__dlpack__` raised AttributeError" in r.stdout
     assert "sides = ('producer',)" in r.stdout, "it says how to declare a one-sided library"
+
+
+def test_a_library_whose_dlpack_refuses_everything_has_neither_side(kit, libs, tmp_path):
+    """ndonnx's case: the names are there, every plain input is refused. The
+    run fails plainly, every case on its missing side, not on 11 of 300."""
+    r, results = results_of(kit, libs, tmp_path, "refuseall")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert {(x["verdict"], x["spec"]) for x in results} == {("fail", "producer-exists"),
+                                                           ("fail", "consumer-exists")}
+    summary = r.stdout.splitlines()[0]
+    assert "(no producer)" in summary and "(no consumer)" in summary, summary
+    assert ("refuseall has no producer: it refuses even the plainest input: `x.__dlpack__()` raised "
+            "BufferError: no export of array data") in r.stdout
+    assert ("refuseall has no consumer: it refuses even the plainest input: `xp.from_dlpack(producer)` "
+            "raised BufferError: no import either") in r.stdout
+
+
+def test_an_enum_device_type_is_a_device_type(kit, libs, tmp_path):
+    r, results = results_of(kit, libs, tmp_path, "enumdevice", "--case", "producer/__dlpack_device__",
+                            "--case", "producer/layout/contiguous/max_version=1.0")
+    assert {x["case"]: x["verdict"] for x in results} == {
+        "producer/__dlpack_device__": "pass", "producer/layout/contiguous/max_version=1.0": "pass"}, r.stdout
 
 
 def test_a_one_sided_library_fails_unless_declared(kit, libs, tmp_path):
@@ -236,6 +290,27 @@ def test_a_consumer_that_does_not_rename_the_capsule_is_warned_in_true_words(kit
     assert (x["verdict"], x["spec"]) == ("fail", "consumer-deleter-once"), x
     assert "never renamed the capsule, yet called the deleter 1 times" in x["message"]
     assert "the capsule's destructor, which calls the deleter of an unrenamed capsule" in x["message"]
+
+
+def test_a_capsule_without_destructor_taken_without_a_rename_is_the_same_warning(kit, libs, tmp_path):
+    """nanobind (and mlx through it) on a capsule that has no destructor:
+    nothing to clear, the deleter called once, the name kept. The same open
+    point as with a destructor, so the same warning, not a failure."""
+    r, results = results_of(kit, libs, tmp_path, "unrenamed", "--case", "a-capsule-without-destructor")
+    assert len(results) == 2
+    for x in results:
+        assert (x["verdict"], x["spec"]) == ("warn", "consumer-rename"), x
+        assert "which had no destructor" in x["message"], x["message"]
+
+
+def test_a_crash_reading_memory_the_kit_only_names_is_not_judged(kit, libs, tmp_path):
+    """A consumer that copies reads a valid corpus tensor's elements, which
+    lie at addresses the kit has no memory at (data 4096): it dies there,
+    and that is a skip saying why, not a crash of the library's."""
+    r, results = results_of(kit, libs, tmp_path, "unrenamed", "--case", "consumer/corpus/uint8-2-elements-2^62-apart")
+    (x,) = results
+    assert x["verdict"] == "skip", x
+    assert "SIGSEGV" in x["message"] and "the kit has no memory at (data 4096" in x["message"], x["message"]
 
 
 def test_one_design_flaw_is_one_entry_and_q_fits_on_a_screen(kit, libs, tmp_path):

@@ -36,6 +36,10 @@ ARRAY_API_DTYPES = (
     "complex64",
     "complex128",
 )
+# Those without the complex ones, which many libraries lack.
+REAL_DTYPES = tuple(d for d in ARRAY_API_DTYPES if not d.startswith("complex"))
+# pyarrow's primitive types that DLPack can carry (a bool array is bit-packed).
+PYARROW_DTYPES = (*(d for d in REAL_DTYPES if d != "bool"), "float16")
 
 # The float8 types PyTorch (2.x) and JAX (ml_dtypes) share.
 FLOAT8 = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
@@ -389,6 +393,9 @@ class ViaNumPy(Adapter):
     def conj(self, x):
         return f"numpy.conj({x})"
 
+    def make_readonly(self, x):
+        return f"{x}.flags.writeable = False"
+
     def adopt(self, x):
         """The statement that hands the NumPy array x to the library."""
         return f"x = xp.from_dlpack({x})"
@@ -422,15 +429,181 @@ class DlgenModule(ViaNumPy):
         made = f"shape={tuple(shape)!r}, dtype={(*DTYPES[dtype], 1)!r}, values={values!r}"
         return f"reference.Producer({made})"
 
-    def make_readonly(self, x):
-        return f"{x}.flags.writeable = False"
-
     lacks = frozenset()
+
+
+class Nanobind(ViaNumPy):
+    """A nanobind extension whose from_dlpack takes an nb::ndarray<> (or
+    nb::ndarray<nb::ro>, for read-only memory) and returns a view of it as
+    nb::ndarray<nb::array_api>, nanobind's own ndarray object: the test
+    suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's."""
+
+    module = "dlpack_nanobind"
+    lacks = frozenset()
+
+
+class OnnxRuntime(ViaNumPy):
+    """onnxruntime's OrtValue: made from a NumPy array with the layout (a
+    contiguous one is shared, another copied), exported by
+    OrtValue.__dlpack__(stream=None) alone (legacy capsules), imported by
+    OrtValue.from_dlpack, which asks for a legacy capsule."""
+
+    module = "onnxruntime"
+    dtypes = (*REAL_DTYPES, "float16")
+    lacks = frozenset({"readonly", "keywords"})
+
+    def adopt(self, x):
+        return f"x = xp.OrtValue.ortvalue_from_numpy({x})"
+
+    def from_dlpack(self, producer):
+        return f"xp.OrtValue.from_dlpack({producer})"
+
+    def read(self):
+        return "y.numpy().tolist()"
 
 
 class ArrayApiStrict(Adapter):
     module = "array_api_strict"
     lacks = frozenset({"readonly", "negative-step"})
+
+
+class NdOnnx(Adapter):
+    """ndonnx: an array-API namespace of ONNX graphs, without complex dtypes.
+    Its __dlpack__ and from_dlpack exist and refuse every array: the kit
+    finds it has neither side."""
+
+    module = "ndonnx"
+    dtypes = (*REAL_DTYPES, "float16")
+
+
+class PyArrow(Adapter):
+    """pyarrow's Array: a producer of vectors (Array has no from_dlpack;
+    pyarrow imports into a Tensor, the pyarrow.Tensor adapter), of primitive
+    types (a bool array is bit-packed: pyarrow refuses to export it). Arrays
+    are immutable, so every array is a read-only one."""
+
+    module = "pyarrow"
+    sides = ("producer",)
+    ndims = (1,)
+    dtypes = PYARROW_DTYPES
+    lacks = frozenset({"broadcast"})
+
+    def dtype(self, name):
+        return f"xp.{name}()"
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, type={self.dtype(dtype)})"
+
+    def make_readonly(self, x):
+        return "pass  # a pyarrow array is immutable: every one is read-only"
+
+
+class PyArrowTensor(ViaNumPy):
+    """pyarrow's Tensor, pyarrow's one importer: made from a NumPy array with
+    the layout (Tensor.from_numpy views it; a read-only array makes an
+    immutable tensor), imported by Tensor.from_dlpack. No negative strides,
+    no bool."""
+
+    module = "pyarrow"
+    dtypes = PYARROW_DTYPES
+    lacks = frozenset({"negative-step"})
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "pyarrow.Tensor"
+
+    def adopt(self, x):
+        return f"x = xp.Tensor.from_numpy({x})"
+
+    def from_dlpack(self, producer):
+        return f"xp.Tensor.from_dlpack({producer})"
+
+    def read(self):
+        return "y.to_numpy().tolist()"
+
+
+class Mlx(Adapter):
+    """mlx.core (`pip install "mlx[cpu]"` on Linux): arrays on the CPU."""
+
+    module = "mlx.core"
+    dtypes = (
+        *(d for d in ARRAY_API_DTYPES if d != "complex128"),
+        "float16",
+        "bfloat16",
+    )
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "mlx"
+
+    def dtype(self, name):
+        return "xp.bool_" if name == "bool" else f"xp.{name}"
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {axes!r})"
+
+    def read(self):
+        return "y.tolist()"
+
+
+class Warp(Adapter):
+    """NVIDIA Warp (warp-lang) on its CPU device: arrays of 1 to 4
+    dimensions, legacy capsules only (__dlpack__ takes stream alone)."""
+
+    module = "warp"
+    dtypes = (*REAL_DTYPES, "float16")
+    lacks = frozenset({"readonly", "keywords", "negative-step", "broadcast"})
+    ndims = (1, 2, 3, 4)
+    imports = ("import warp", "warp.config.quiet = True", "warp.init()")
+
+    def asarray(self, values, dtype):
+        return f"xp.array({values!r}, dtype={self.dtype(dtype)}, device='cpu')"
+
+    def permute(self, x, axes):
+        return f"{x}.transpose({axes!r})"
+
+    def reshape(self, x, shape):
+        return f"{x}.reshape({shape!r})"
+
+    def write(self, y, index, value):
+        return None  # a Warp array takes no item assignment
+
+    def read(self):
+        return "y.numpy().tolist()"
+
+
+class Open3D(Adapter):
+    """open3d.core.Tensor (the open3d-cpu wheel): __dlpack__(stream) alone
+    (legacy capsules), Tensor.from_dlpack; no float16, no broadcast, and a
+    transpose of two dimensions only (Tensor.T())."""
+
+    module = "open3d.core"
+    dtypes = REAL_DTYPES
+    lacks = frozenset({"readonly", "keywords", "broadcast"})
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.name = "open3d"
+
+    def asarray(self, values, dtype):
+        return f"xp.Tensor({values!r}, dtype={self.dtype(dtype)})"
+
+    def permute(self, x, axes):
+        if tuple(axes) == (1, 0):
+            return f"{x}.T()"
+        return f"{x}.permute({axes!r})  # Open3D 0.20 has none: the case is skipped"
+
+    def reshape(self, x, shape):
+        return f"{x}.reshape({shape!r})"
+
+    def from_dlpack(self, producer):
+        return f"xp.Tensor.from_dlpack({producer})"
+
+    def read(self):
+        return "y.numpy().tolist()"
 
 
 BUILTIN = {
@@ -445,6 +618,16 @@ BUILTIN = {
     "cupy": CuPy,
     "tvm_ffi": TvmFfi,
     "array_api_strict": ArrayApiStrict,
+    "pyarrow": PyArrow,
+    "pyarrow.Tensor": PyArrowTensor,
+    "mlx": Mlx,
+    "mlx.core": Mlx,
+    "warp": Warp,
+    "open3d": Open3D,
+    "open3d.core": Open3D,
+    "onnxruntime": OnnxRuntime,
+    "ndonnx": NdOnnx,
+    "dlpack_nanobind": Nanobind,
     "dlpack_ctypes": DlgenModule,
     "dlpack_cython": DlgenModule,
 }

@@ -42,6 +42,10 @@ class Case:
     # a tensor DLPack or dlgen's rules call malformed (its crash is
     # crash-malformed, a class of its own)
     malformed: bool = False
+    # where a valid tensor's elements lie at addresses the kit names but has
+    # no memory at (the corpus's data 4096): a consumer that reads them (a
+    # copying one) dies there, which is no verdict on it (its crash is a skip)
+    unbacked: str = ""
 
     def body_text(self):
         """The body, its library calls wrapped in the refusal policy."""
@@ -1026,7 +1030,14 @@ def corpus_cases(adapter):
                 "del y",
                 "reference.check_released(producer)",
             ]
-        cases.append(Case(id, "consumer", setup, body, "ok", c["name"], ndims=_tensor_ndims(kw)))
+        case = Case(id, "consumer", setup, body, "ok", c["name"], ndims=_tensor_ndims(kw))
+        if t["data"] != "buffer" and t["shape"] is not None and math.prod(t["shape"]) > 0:
+            case.unbacked = (
+                f"the tensor is valid, but its elements lie at addresses the kit has no memory at "
+                f"(data {t['data']}, byte_offset {t['byte_offset']}): a consumer that reads them, "
+                f"as one that copies does, dies there, so the kit cannot judge it"
+            )
+        cases.append(case)
     return cases
 
 

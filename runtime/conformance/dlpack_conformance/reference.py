@@ -9,6 +9,7 @@ Every check raises Violation, whose spec names the text it comes from
 
 import atexit
 import ctypes
+import enum
 import gc
 import math
 import mmap
@@ -1047,11 +1048,23 @@ def check_released(producer, *, settle=0.2):
             f"times; the capsule's destructor, which calls the deleter of an unrenamed "
             f"capsule, {when} ({about})",
         )
-    if not had_destructor:
+    if not had_destructor and by_consumer != 1:
         raise Violation(
             "consumer-deleter-once",
             f"the consumer never renamed the capsule, yet called the deleter {by_consumer} "
             f"times: to the producer the tensor is still its own ({about})",
+        )
+    if not had_destructor:
+        # Once, without a rename, of a capsule that has no destructor: what a
+        # consumer that takes a tensor by clearing the destructor does (there
+        # was none to clear), so the same open point as below, not a failure.
+        name = dl.VERSIONED_CAPSULE_NAME if producer.versioned else dl.CAPSULE_NAME
+        raise Violation(
+            "consumer-rename",
+            f"the consumer called the deleter once but left the capsule named {name!r}, which "
+            "had no destructor: it took the tensor without renaming the capsule, so to a producer "
+            "that frees an unrenamed capsule's tensor itself the tensor is still its own, and a "
+            f"second from_dlpack of the capsule would take a freed tensor ({about})",
         )
     if by_consumer != 1:
         raise Violation(
@@ -1627,14 +1640,15 @@ def _dlpack_device(x):
     method or it returns something else."""
     try:
         got = x.__dlpack_device__()
-        pair = tuple(int(v) for v in got)
+        pair = tuple(int(_enum_value(v)) for v in got)
     except Exception:  # noqa: BLE001 - any failure is producer/__dlpack_device__'s to judge
         return None
     return pair if len(pair) == 2 else None
 
 
 def check_dlpack_device(x):
-    """x.__dlpack_device__() is a (device_type, device_id) pair of ints."""
+    """x.__dlpack_device__() is a (device_type, device_id) pair of ints (the
+    device type may be an Enum member whose value is one)."""
     method = getattr(x, "__dlpack_device__", None)
     if method is None:
         raise Violation("dlpack-device", f"{type(x).__name__} has no __dlpack_device__ method")
@@ -1644,7 +1658,12 @@ def check_dlpack_device(x):
         raise Violation(
             "dlpack-device", f"__dlpack_device__() raised {type(e).__name__}: {_first_line(e)}"
         ) from None
-    if not (isinstance(got, tuple) and len(got) == 2 and all(_is_int(v) for v in got)):
+    if not (
+        isinstance(got, tuple)
+        and len(got) == 2
+        and _is_int(_enum_value(got[0]))
+        and _is_int(got[1])
+    ):
         raise Violation(
             "dlpack-device", f"__dlpack_device__() returned {got!r}, not (device_type, device_id)"
         )
@@ -1750,6 +1769,13 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
 def _is_int(v):
     """An int, or an int enum (IntEnum members are ints)."""
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _enum_value(v):
+    """An Enum member's value (the array API's __dlpack_device__ returns
+    Tuple[Enum, int]: an Enum that is not an int, such as Open3D's, is one),
+    anything else as it is."""
+    return v.value if isinstance(v, enum.Enum) and not isinstance(v, int) else v
 
 
 # ---- refusals ---------------------------------------------------------------

@@ -23,6 +23,7 @@ import traceback
 
 from . import cases as catalogue
 from .adapters import AdapterError, adapter_for
+from .reference import VERSION
 from .spec import REQUIREMENTS, Refused, Skip, Violation, basis
 
 # pass: the library met every check; fail: it broke a `must`; warn: it broke
@@ -135,6 +136,15 @@ _PROBE_CASES = {
     "producer": "producer/layout/contiguous/max_version=none",
     "consumer": "consumer/legacy/contiguous",
 }
+# The plain inputs a side must take (export-basic, consumer-basic): a side
+# that refuses every one of them has the names but not the side.
+_PLAIN_CASES = {
+    "producer": (
+        "producer/layout/contiguous/max_version=none",
+        f"producer/layout/contiguous/max_version={VERSION[0]}.{VERSION[1]}",
+    ),
+    "consumer": ("consumer/versioned/contiguous", "consumer/legacy/contiguous"),
+}
 
 
 def probe(adapter, side, namespace_base, by_id):
@@ -142,7 +152,41 @@ def probe(adapter, side, namespace_base, by_id):
     cannot tell), else what is missing. Evaluates the adapter's spelling of
     the export (or import) up to the function it calls, without calling
     it; a name the library lacks raises AttributeError or NameError right
-    there."""
+    there. Where the names are there, runs the side's plain inputs: a side
+    that refuses them all (a __dlpack__ that always raises) is missing too."""
+    missing = _names_missing(adapter, side, namespace_base, by_id)
+    if missing:
+        return missing
+    refusals = []
+    for case_id in _PLAIN_CASES[side]:
+        case = by_id.get(case_id)
+        if case is None:
+            continue
+        refused = _refuses(case, namespace_base)
+        if refused is None:
+            return None
+        refusals.append(refused)
+    if not refusals:
+        return None
+    return "it refuses even the plainest input: " + "; ".join(dict.fromkeys(refusals))
+
+
+def _refuses(case, namespace_base):
+    """None when the case's library call returns, else what it raised."""
+    ns = dict(namespace_base)
+    try:
+        exec("\n".join(case.setup), ns)  # noqa: S102 - the case's own setup
+    except Exception:  # noqa: BLE001 - an input the library cannot make: the cases judge it
+        return None
+    call = case.body[0]
+    try:
+        exec(call, ns)  # noqa: S102 - the case's own call of the library
+    except Exception as e:  # noqa: BLE001 - the refusal is the answer
+        return f"`{call.partition(' = ')[2] or call}` raised {type(e).__name__}: {_short(e)}"
+    return None
+
+
+def _names_missing(adapter, side, namespace_base, by_id):
     import ast
 
     case = by_id.get(_PROBE_CASES[side])
@@ -300,6 +344,7 @@ def worker(library, result_fd):
         if line.startswith("probe:"):
             side = line.strip().partition(":")[2]
             _report(out, {"probe": side, "missing": probe(adapter, side, ns, by_id)})
+            state.restore()
             continue
         seq, _, case_id = line.strip().partition(" ")
         case = by_id[case_id]
@@ -359,7 +404,17 @@ def _run_forked(adapter, case, ns):
             why = _signal_name(os.WTERMSIG(status))
         else:
             why = f"the process exited with status {os.WEXITSTATUS(status)}"
-        return result(adapter.name, case, "crash", f"{why} while running this case", "crash")
+        return crashed(adapter.name, case, f"{why} while running this case")
+
+
+def crashed(library, case, message):
+    """The result of a case whose process died: a crash (crash-malformed on
+    a malformed tensor), or a skip where the case's tensor names memory the
+    kit does not have, which a consumer may read."""
+    if getattr(case, "unbacked", ""):
+        return result(library, case, "skip", f"{message}; {case.unbacked}")
+    spec = "crash-malformed" if getattr(case, "malformed", False) else "crash"
+    return result(library, case, "crash", message, spec)
 
 
 def _signal_name(number):
@@ -612,12 +667,10 @@ class Session:
             r = self.worker.run(case)
             if r is None:
                 why = self.worker.lost or self.worker.death()
-                r = result(
+                r = crashed(
                     self.adapter.name,
                     case,
-                    "crash",
                     f"{why} while running this case; its last words: {self.worker.tail() or '(none)'}",
-                    "crash-malformed" if getattr(case, "malformed", False) else "crash",
                 )
                 self.worker.close()
                 self.worker = None

@@ -485,7 +485,8 @@ REQUIREMENTS = {
         "must",
         ARRAY_API_DLPACK + " and array.__dlpack_device__",
         (
-            "a library's arrays export: they have __dlpack__ (and __dlpack_device__). A library that only "
+            "a library's arrays export: they have __dlpack__ (and __dlpack_device__), which exports a plain "
+            "array (one that refuses every plain array has the name, not the side). A library that only "
             "imports declares it in its adapter (sides = ('consumer',))."
         ),
     ),
@@ -493,8 +494,9 @@ REQUIREMENTS = {
         "must",
         ARRAY_API + ", from_dlpack",
         (
-            "a library imports DLPack tensors: it has from_dlpack. A library that only exports declares it "
-            "in its adapter (sides = ('producer',))."
+            "a library imports DLPack tensors: it has from_dlpack, which imports a plain tensor (one that "
+            "refuses every plain tensor has the name, not the side). A library that only exports declares "
+            "it in its adapter (sides = ('producer',))."
         ),
     ),
     "xfail-stale": (

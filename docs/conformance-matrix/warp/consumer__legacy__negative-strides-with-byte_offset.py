@@ -1,0 +1,18 @@
+# warp 1.19.0: consumer/legacy/negative-strides-with-byte_offset (fail)
+# requires: an imported array holds the values at data + byte_offset + strides, for every layout the release allows (negative, zero and odd strides; size-1 and size-0 dimensions; 0-d).
+# source: DLPack C header (dlpack.h), DLTensor data, byte_offset and strides
+# got: the imported array holds [[-1.5, -1.0, -0.5], [0.0, 0.0, 0.0]]; the tensor holds [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]] (the tensor has byte_offset 12, strides (-3, 1))
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
+import warp
+warp.config.quiet = True
+warp.init()
+import warp as xp
+from dlpack_conformance import reference
+producer = reference.Producer(shape=(2, 3), strides=(-3, 1), byte_offset=12, versioned=False, dtype=(2, 32, 1), values=[[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
+try:
+    y = xp.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'consumer-refused-valid', producer)
+reference.check_values(producer, y, lambda y: y.numpy().tolist(), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
+del y
+reference.check_released(producer)
