@@ -67,11 +67,15 @@ def make_kit(out):
     return os.path.join(out, "conformance")
 
 
-def run(library, kit, pythonpath=()):
+def run(library, kit, pythonpath=(), case_by_case=False):
     """The kit's JSON results for library, its version and the seconds; its
-    Markdown report (--markdown) is left in kit/results-LIBRARY.md."""
+    Markdown report (--markdown) is left in kit/results-LIBRARY.md. The
+    matrix records a whole run (every case in one worker); case_by_case runs
+    each case in a process of its own, forked after the library's import."""
     venv, dist, env = LIBRARIES[library]
     env = dict(os.environ, **(_dpnp_env() if env is None else env))
+    if case_by_case:
+        env["DLPACK_CONFORMANCE_ISOLATE"] = "1"
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
     out = os.path.join(kit, f"results-{library}.json")

@@ -24,11 +24,15 @@ def kit(tmp_path_factory):
 
 @pytest.mark.parametrize("library", list(matrix.LIBRARIES))
 def test_verdicts_equal_the_recorded_matrix(kit, library):
+    """The matrix records a whole run of each library (every case in one
+    worker); this runs it case by case (each case in a process forked after
+    the library's import), so that a verdict which depended on the cases
+    before it in the worker would differ from the record and fail here."""
     if not os.path.exists(matrix.python_of(library)):
         if REQUIRE:
             pytest.fail(f"no venv for {library}: run scripts/deps.sh")
         pytest.skip(f"no venv for {library} (scripts/deps.sh makes it)")
-    results, version, seconds = matrix.run(library, kit, matrix.pythonpath_for(library, CYTHON_DIR))
+    results, version, seconds = matrix.run(library, kit, matrix.pythonpath_for(library, CYTHON_DIR), case_by_case=True)
     recorded = matrix.load()[library]
     assert recorded["version"] == version, \
         f"{library} is {version}, the matrix records {recorded['version']}: record it anew"
@@ -382,32 +386,6 @@ def test_a_consumer_that_retries_is_judged_by_its_last_request(kit, tmp_path):
     _, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
     _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/versioned/")
     assert got == want, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
-
-
-ISOLATED = r'''
-import json, sys
-from dlpack_conformance import runner
-library = sys.argv[1]
-whole = {r["case"]: r["verdict"] for r in runner.run_library(library)}
-alone = {r["case"]: r["verdict"] for r in runner.run_library(library, isolate=True)}
-json.dump([whole, alone], sys.stdout)
-'''
-
-
-@pytest.mark.parametrize("library", ["numpy", "torch"])
-def test_verdicts_run_whole_equal_verdicts_run_case_by_case(kit, library):
-    """Each case's verdict does not depend on the cases before it: a whole
-    run in one worker gives what each case gives run alone (a process forked
-    for it right after the library's import)."""
-    if not os.path.exists(matrix.python_of(library)):
-        pytest.skip(f"no venv for {library} (scripts/deps.sh makes it)")
-    r = subprocess.run([matrix.python_of(library), "-c", ISOLATED, library], cwd=kit, capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    import json
-    whole, alone = json.loads(r.stdout)
-    assert whole.keys() == alone.keys()
-    assert whole == alone, {c: (v, alone[c]) for c, v in whole.items() if v != alone[c]}
 
 
 def _in_kit(kit, source):
