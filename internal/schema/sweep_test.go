@@ -23,9 +23,10 @@ import (
 // requires each variant either to be rejected with positioned errors or to
 // go through every backend for every release and every -diff between
 // releases. A backend may refuse what it cannot express (an error, logged
-// here; dlgen exits 2), but nothing may panic. Under the race detector,
-// which adds nothing to this single-threaded test but time, every 16th
-// variant is tried.
+// here; dlgen exits 2), but nothing may panic. The variants are split
+// among one shard per CPU, each breaking its own copy of the schema. Under
+// the race detector, which checks that the shards share nothing but costs
+// time, every 16th variant is tried.
 func TestSweepOneChangeAtATime(t *testing.T) {
 	stride := 1
 	if raceDetector {

@@ -68,7 +68,8 @@ def build_cython():
     return build
 
 
-CYTHON_DIR = os.path.abspath(os.environ.get("DLGEN_CYTHON_DIR") or build_cython())
+_cython_dir = os.environ.get("DLGEN_CYTHON_DIR") or build_cython()
+CYTHON_DIR = _cython_dir and os.path.abspath(_cython_dir)  # None: no Cython here (its tests skip)
 MODULES = ["dlpack_ctypes"]
 if CYTHON_DIR:
     sys.path.insert(0, CYTHON_DIR)

@@ -22,17 +22,18 @@ def kit(tmp_path_factory):
     return matrix.make_kit(str(tmp_path_factory.mktemp("kit")))
 
 
+@pytest.mark.parametrize("case_by_case", [False, True], ids=["whole", "case-by-case"])
 @pytest.mark.parametrize("library", list(matrix.LIBRARIES))
-def test_verdicts_equal_the_recorded_matrix(kit, library):
-    """The matrix records a whole run of each library (every case in one
-    worker); this runs it case by case (each case in a process forked after
-    the library's import), so that a verdict which depended on the cases
-    before it in the worker would differ from the record and fail here."""
+def test_verdicts_equal_the_recorded_matrix(kit, library, case_by_case):
+    """Each library run whole (every case in one worker, as the matrix
+    records it and users run it) and case by case (each case in a process
+    forked after the library's import) gives the recorded verdicts: so a
+    verdict that depended on the cases before it in the worker fails here."""
     if not os.path.exists(matrix.python_of(library)):
         if REQUIRE:
             pytest.fail(f"no venv for {library}: run scripts/deps.sh")
         pytest.skip(f"no venv for {library} (scripts/deps.sh makes it)")
-    results, version, seconds = matrix.run(library, kit, matrix.pythonpath_for(library, CYTHON_DIR), case_by_case=True)
+    results, version, seconds = matrix.run(library, kit, matrix.pythonpath_for(library, CYTHON_DIR), case_by_case)
     recorded = matrix.load()[library]
     assert recorded["version"] == version, \
         f"{library} is {version}, the matrix records {recorded['version']}: record it anew"

@@ -77,11 +77,14 @@ class Adapter:
     #: whether from_dlpack takes stream= (the stream the import is for),
     #: which it passes to the producer's __dlpack__
     stream_keyword = False
+    #: the library's name in reports and the matrix, where the module's is
+    #: not it (jax for jax.numpy)
+    label = None
 
     def __init__(self, module=None):
         if module is not None:
             self.module = module
-        self.name = self.module
+        self.name = type(self).label or self.module
 
     # -- spelling -----------------------------------------------------------
     def dtype(self, name):
@@ -221,9 +224,7 @@ class Jax(Adapter):
     lacks = frozenset({"readonly"})
     imports = ("import jax", "jax.config.update('jax_enable_x64', True)")
 
-    def __init__(self, module=None):
-        super().__init__(module)
-        self.name = "jax"
+    label = "jax"
 
 
 class TensorFlow(Adapter):
@@ -508,9 +509,7 @@ class PyArrowTensor(ViaNumPy):
     dtypes = PYARROW_DTYPES
     lacks = frozenset({"negative-step"})
 
-    def __init__(self, module=None):
-        super().__init__(module)
-        self.name = "pyarrow.Tensor"
+    label = "pyarrow.Tensor"
 
     def adopt(self, x):
         return f"x = xp.Tensor.from_numpy({x})"
@@ -532,9 +531,7 @@ class Mlx(Adapter):
         "bfloat16",
     )
 
-    def __init__(self, module=None):
-        super().__init__(module)
-        self.name = "mlx"
+    label = "mlx"
 
     def dtype(self, name):
         return "xp.bool_" if name == "bool" else f"xp.{name}"
@@ -584,9 +581,7 @@ class Open3D(Adapter):
     dtypes = REAL_DTYPES
     lacks = frozenset({"readonly", "keywords", "broadcast"})
 
-    def __init__(self, module=None):
-        super().__init__(module)
-        self.name = "open3d"
+    label = "open3d"
 
     def asarray(self, values, dtype):
         return f"xp.Tensor({values!r}, dtype={self.dtype(dtype)})"

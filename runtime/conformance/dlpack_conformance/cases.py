@@ -89,10 +89,6 @@ def nest(flat, shape):
     return [nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
-def _map(f, nested):
-    return [_map(f, v) for v in nested] if isinstance(nested, list) else f(nested)
-
-
 def transpose(v):
     return [list(r) for r in zip(*v, strict=False)]
 
@@ -333,7 +329,7 @@ def producer_cases(adapter):
         setup, values, shape = _array_setup(
             adapter, "complex64", plain, then=[f"x = {adapter.conj('x')}"]
         )
-        conjugated = _map(lambda v: v.conjugate(), values)
+        conjugated = reference.map_nested(lambda v: v.conjugate(), values)
         cases.append(
             Case(
                 "producer/dtype/complex64-conjugate",

@@ -508,7 +508,7 @@ REQUIREMENTS = {
 
 # The requirements that are the kit's own policy rather than words of a
 # DLPack or array-API text: reports say so next to the strength.
-POLICY = frozenset({"crash", "crash-malformed", "consumer-malformed", "xfail-stale"})
+POLICY = frozenset({"crash", "crash-malformed", "consumer-malformed", "subbyte-order", "xfail-stale"})
 
 
 def basis(spec):
