@@ -67,10 +67,16 @@
 // DLPack specifies, unless DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED says
 // one byte per element; every size computation honours that.
 //
+// Releases: an exchange speaks the newest DLPack release unless given
+// WithRelease(dlpack.Release), the Release of the package dlgen -lang go
+// wrote for the release a module pinned; then exports carry that
+// release's version and only its flags, and imports follow its rules.
+//
 // Errors can be told apart with errors.Is: ErrClosed, ErrReadOnly,
 // ErrNotContiguous, ErrElementType, ErrNotOnCPU, ErrNoBackend,
-// ErrNeedsVersioned (ExportLegacy), ErrMalformed (the producer's deleter
-// ran), ErrAlreadyImported (it did not), ErrNotDLPackType and ErrNeedsCgo;
+// ErrNeedsVersioned (ExportLegacy), ErrNotInRelease (WithRelease),
+// ErrMalformed (the producer's deleter ran), ErrAlreadyImported (it did
+// not), ErrNotDLPackType and ErrNeedsCgo;
 // errors.As with a *RuleError
 // tells which rule a tensor broke.
 //
