@@ -140,7 +140,8 @@ func (t *Tensor) ExportAndClose(opts ...Option) (*dlpack.ManagedTensorVersioned,
 		return nil, err
 	}
 	if t.s.copied && t.s.refs.Load() == 2 { // this handle and the export
-		m.Flags |= dlpack.FlagBitmaskIsCopied // every release with versioned tensors has it
+		r, _ := speaking(opts) // Export spoke it
+		m.Flags |= dlpack.FlagBitmaskIsCopied & r.flags
 	}
 	t.Close()
 	return m, nil

@@ -49,7 +49,8 @@ func unclaim(p unsafe.Pointer) {
 //
 // The tensor is checked by the rules of the newest release, or of the one
 // WithRelease names, and only the flags that release defines are read; at
-// a release before DLPack 1.0, Import refuses with ErrNotInRelease.
+// a release before DLPack 1.0, Import refuses with ErrNotInRelease and
+// reads nothing through m (its deleter is still the caller's to call).
 func Import[M any](p *M, opts ...Option) (*Tensor, error) {
 	m, err := convert[dlpack.ManagedTensorVersioned]("Import", p)
 	if err != nil {

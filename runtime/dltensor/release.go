@@ -3,6 +3,7 @@ package dltensor
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
@@ -37,6 +38,9 @@ type Option struct{ rules *releaseRules }
 // r's answers are read once per release and kept: keep the Option in a
 // package variable, or call WithRelease at every exchange, as you like.
 func WithRelease(r Release) Option {
+	if !reflect.TypeOf(r).Comparable() { // not a map key: read it every time
+		return Option{tabulate(r)}
+	}
 	if rules, ok := releases.Load(r); ok {
 		return Option{rules.(*releaseRules)}
 	}

@@ -202,3 +202,19 @@ func TestAnImportReadsWhatItsReleaseReads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, memory, v)
 }
+
+// unhashableRelease cannot be a map key, which WithRelease caches by.
+type unhashableRelease struct {
+	olderRelease
+	Notes []string
+}
+
+func TestAReleaseThatCannotBeAMapKeyIsReadEveryTime(t *testing.T) {
+	r := dltensor.WithRelease(unhashableRelease{olderRelease: olderRelease{name: "1.1", major: 1, minor: 1, versioned: true}})
+	tensor, err := dltensor.FromSlice([]float32{1})
+	require.NoError(t, err)
+	m, err := tensor.ExportAndClose(r)
+	require.NoError(t, err)
+	assert.Equal(t, dlpack.Version{Major: 1, Minor: 1}, m.Version)
+	dltensor.DeleteVersioned(m)
+}
