@@ -28,6 +28,13 @@
 // must not race another call on that handle (dlgen_scale_f32 could then
 // write to memory the close just gave back to its producer), nor may a
 // pointer from dlgen_data be used after it.
+//
+// It lives in dlgen's tree, so cgo finds DLPack's header in dlgen's own
+// generated/c (the #cgo line below) and the bridge speaks the newest
+// release. A bridge in your own module generates the header and the Go
+// package for the release it pins into the module (-lang c,go), includes
+// that copy, and passes dltensor.WithRelease: docs/go.md, "A cgo bridge in
+// your own module".
 package main
 
 /*

@@ -90,40 +90,58 @@ func (s *storage) fill(dl *dlpack.Tensor, dims unsafe.Pointer) {
 // C memory and holds a reference to the storage until the consumer calls
 // its deleter, exactly once, from any thread. Pass it to C as
 // (*C.DLManagedTensorVersioned)(unsafe.Pointer(m)). A read-only handle
-// exports with DLPACK_FLAG_BITMASK_READ_ONLY.
-func (t *Tensor) Export() (*dlpack.ManagedTensorVersioned, error) {
+// exports with DLPACK_FLAG_BITMASK_READ_ONLY. It carries the version of
+// the newest release, or of the one WithRelease names, and only flags that
+// release defines; a tensor a consumer of that release would refuse, or
+// could not be told about, is refused with ErrNotInRelease.
+func (t *Tensor) Export(opts ...Option) (*dlpack.ManagedTensorVersioned, error) {
+	r, err := speaking(opts)
+	if err == nil {
+		err = r.versionedOnly("ExportLegacy")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var flags dlpack.FlagBitmask
+	if t.readOnly.Load() {
+		flags |= dlpack.FlagBitmaskReadOnly
+	}
+	if t.s.padded && t.s.elementBits() < 8 {
+		flags |= dlpack.FlagBitmaskIsSubbyteTypePadded
+	}
 	if err := t.retain(); err != nil {
 		return nil, err
 	}
 	s := t.s
+	if err := r.exportable(s, flags); err != nil {
+		s.decRef()
+		return nil, err
+	}
 	c := C.dlgen_alloc_versioned(C.int32_t(len(s.shape)))
 	if c == nil {
 		s.decRef()
 		return nil, errOutOfCMemory
 	}
 	m := (*dlpack.ManagedTensorVersioned)(unsafe.Pointer(c))
-	if t.readOnly.Load() {
-		m.Flags |= dlpack.FlagBitmaskReadOnly
-	}
-	if s.padded && s.elementBits() < 8 {
-		m.Flags |= dlpack.FlagBitmaskIsSubbyteTypePadded
-	}
+	m.Version, m.Flags = r.version, flags
 	s.register(unsafe.Pointer(c)) // pins Go memory before C holds it
 	s.fill(&m.DLTensor, unsafe.Add(unsafe.Pointer(c), unsafe.Sizeof(*m)))
 	return m, nil
 }
 
-// ExportAndClose exports the tensor and closes this handle in one step,
-// handing the storage over. If the storage is a private copy (Copied) and
-// the export is then its only reference, the consumer owns it alone and
-// the export carries DLPACK_FLAG_BITMASK_IS_COPIED.
-func (t *Tensor) ExportAndClose() (*dlpack.ManagedTensorVersioned, error) {
-	m, err := t.Export()
+// ExportAndClose exports the tensor, as Export does, and closes this
+// handle in one step, handing the storage over. If the storage is a
+// private copy (Copied) and the export is then its only reference, the
+// consumer owns it alone and the export carries
+// DLPACK_FLAG_BITMASK_IS_COPIED.
+func (t *Tensor) ExportAndClose(opts ...Option) (*dlpack.ManagedTensorVersioned, error) {
+	m, err := t.Export(opts...)
 	if err != nil {
 		return nil, err
 	}
 	if t.s.copied && t.s.refs.Load() == 2 { // this handle and the export
-		m.Flags |= dlpack.FlagBitmaskIsCopied
+		r, _ := speaking(opts) // Export spoke it
+		m.Flags |= dlpack.FlagBitmaskIsCopied & r.flags
 	}
 	t.Close()
 	return m, nil
@@ -132,8 +150,14 @@ func (t *Tensor) ExportAndClose() (*dlpack.ManagedTensorVersioned, error) {
 // ExportLegacy hands the tensor to a consumer older than DLPack 1.0, as a
 // DLManagedTensor. Such consumers cannot see a read-only or padded flag,
 // so read-only handles and padded sub-byte tensors are refused with
-// ErrNeedsVersioned (and ErrReadOnly for the former).
-func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
+// ErrNeedsVersioned (and ErrReadOnly for the former). With WithRelease, a
+// tensor a consumer of that release would refuse is refused with
+// ErrNotInRelease.
+func (t *Tensor) ExportLegacy(opts ...Option) (*dlpack.ManagedTensor, error) {
+	r, err := speaking(opts)
+	if err != nil {
+		return nil, err
+	}
 	if t.readOnly.Load() {
 		return nil, fmt.Errorf("dltensor: a legacy DLManagedTensor has no read-only flag (%w): %w", ErrReadOnly, ErrNeedsVersioned)
 	}
@@ -144,6 +168,10 @@ func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
 		return nil, err
 	}
 	s := t.s
+	if err := r.exportable(s, 0); err != nil {
+		s.decRef()
+		return nil, err
+	}
 	c := C.dlgen_alloc_legacy(C.int32_t(len(s.shape)))
 	if c == nil {
 		s.decRef()

@@ -19,14 +19,14 @@ var checked *storage
 
 // GoImportCheck is Import's check of m: nil, or the *RuleError.
 func GoImportCheck(m *dlpack.ManagedTensorVersioned) error {
-	s, err := describeVersioned(m)
+	s, _, err := describeVersioned(m, newest)
 	checked = s
 	return err
 }
 
 // GoImportLegacyCheck is ImportLegacy's check of m.
 func GoImportLegacyCheck(m *dlpack.ManagedTensor) error {
-	s, err := describe(&m.DLTensor, dlpack.Version{}, false)
+	s, err := describe(&m.DLTensor, dlpack.Version{}, false, newest)
 	checked = s
 	return err
 }

@@ -46,8 +46,20 @@ func unclaim(p unsafe.Pointer) {
 // generated/go/dlpack, or the one dlgen -lang go wrote into your module.
 // Its layout is checked once per type; a type laid out otherwise is
 // refused with ErrNotDLPackType, and nothing is read through m.
-func Import[M any](p *M) (*Tensor, error) {
+//
+// The tensor is checked by the rules of the newest release, or of the one
+// WithRelease names, and only the flags that release defines are read; at
+// a release before DLPack 1.0, Import refuses with ErrNotInRelease and
+// reads nothing through m (its deleter is still the caller's to call).
+func Import[M any](p *M, opts ...Option) (*Tensor, error) {
 	m, err := convert[dlpack.ManagedTensorVersioned]("Import", p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := speaking(opts)
+	if err == nil {
+		err = r.versionedOnly("ImportLegacy")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -57,27 +69,30 @@ func Import[M any](p *M) (*Tensor, error) {
 	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	s, err := describeVersioned(m)
+	s, flags, err := describeVersioned(m, r)
 	if err != nil {
 		deleteManaged(m, false) // m is gone after this: err holds what was read before
 		return nil, err
 	}
-	s.copied = m.Flags&dlpack.FlagBitmaskIsCopied != 0
+	s.copied = flags&dlpack.FlagBitmaskIsCopied != 0
 	s.managed = m
 	t := newTensor(s)
-	if m.Flags&dlpack.FlagBitmaskReadOnly != 0 {
+	if flags&dlpack.FlagBitmaskReadOnly != 0 {
 		t.readOnly.Store(true)
 	}
 	return t, nil
 }
 
-// describeVersioned is Import's check of m: its major version, before
-// anything else is read, then describe.
-func describeVersioned(m *dlpack.ManagedTensorVersioned) (*storage, error) {
-	if v := m.Version; v.Major != dlpack.MajorVersion {
-		return nil, broken(dlpack.RuleVersionMajor, v.Major, v.Minor, dlpack.MajorVersion, dlpack.MinorVersion)
+// describeVersioned is Import's check of m at release r: its major
+// version, before anything else is read, then describe. flags are m's
+// that r defines.
+func describeVersioned(m *dlpack.ManagedTensorVersioned, r *releaseRules) (*storage, dlpack.FlagBitmask, error) {
+	if v := m.Version; v.Major != r.version.Major {
+		return nil, 0, broken(dlpack.RuleVersionMajor, v.Major, v.Minor, r.version.Major, r.version.Minor)
 	}
-	return describe(&m.DLTensor, m.Version, m.Flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0)
+	flags := m.Flags & r.flags
+	s, err := describe(&m.DLTensor, m.Version, flags&dlpack.FlagBitmaskIsSubbyteTypePadded != 0, r)
+	return s, flags, err
 }
 
 // deleteManaged gives an imported tensor back to its producer.
@@ -93,9 +108,14 @@ func deleteManaged(m *dlpack.ManagedTensorVersioned, legacy bool) {
 // ImportLegacy takes ownership of a DLManagedTensor (DLPack < 1.0), as
 // Import does, from any Go package dlgen generated. The legacy format has
 // no flags: the tensor is writable (call SetReadOnly to treat it as
-// read-only) and sub-byte elements are packed.
-func ImportLegacy[M any](p *M) (*Tensor, error) {
+// read-only) and sub-byte elements are packed. It is checked by the rules
+// of the newest release, or of the one WithRelease names.
+func ImportLegacy[M any](p *M, opts ...Option) (*Tensor, error) {
 	m, err := convert[dlpack.ManagedTensor]("ImportLegacy", p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := speaking(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +128,7 @@ func ImportLegacy[M any](p *M) (*Tensor, error) {
 	if err := claim(unsafe.Pointer(m)); err != nil {
 		return nil, err
 	}
-	s, err := describe(&m.DLTensor, dlpack.Version{}, false) // older than every versioned tensor
+	s, err := describe(&m.DLTensor, dlpack.Version{}, false, r) // older than every versioned tensor
 	if err != nil {
 		deleteManaged(managed, true)
 		return nil, err

@@ -19,25 +19,25 @@ import (
 func needsCgo(fn string) error { return fmt.Errorf("dltensor: %s: %w", fn, ErrNeedsCgo) }
 
 // Export needs cgo; without it, it returns an error wrapping ErrNeedsCgo.
-func (t *Tensor) Export() (*dlpack.ManagedTensorVersioned, error) {
+func (t *Tensor) Export(...Option) (*dlpack.ManagedTensorVersioned, error) {
 	return nil, needsCgo("Export")
 }
 
 // ExportAndClose needs cgo; without it, it returns an error wrapping
 // ErrNeedsCgo and leaves the handle open.
-func (t *Tensor) ExportAndClose() (*dlpack.ManagedTensorVersioned, error) {
+func (t *Tensor) ExportAndClose(...Option) (*dlpack.ManagedTensorVersioned, error) {
 	return nil, needsCgo("ExportAndClose")
 }
 
 // ExportLegacy needs cgo; without it, it returns an error wrapping
 // ErrNeedsCgo.
-func (t *Tensor) ExportLegacy() (*dlpack.ManagedTensor, error) {
+func (t *Tensor) ExportLegacy(...Option) (*dlpack.ManagedTensor, error) {
 	return nil, needsCgo("ExportLegacy")
 }
 
 // Import needs cgo; without it, it returns an error wrapping ErrNeedsCgo
 // and the producer's deleter has not run: only C can call it.
-func Import[M any](p *M) (*Tensor, error) {
+func Import[M any](p *M, _ ...Option) (*Tensor, error) {
 	if _, err := convert[dlpack.ManagedTensorVersioned]("Import", p); err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func Import[M any](p *M) (*Tensor, error) {
 
 // ImportLegacy needs cgo; without it, it returns an error wrapping
 // ErrNeedsCgo and the producer's deleter has not run.
-func ImportLegacy[M any](p *M) (*Tensor, error) {
+func ImportLegacy[M any](p *M, _ ...Option) (*Tensor, error) {
 	if _, err := convert[dlpack.ManagedTensor]("ImportLegacy", p); err != nil {
 		return nil, err
 	}

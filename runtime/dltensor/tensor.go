@@ -67,10 +67,16 @@
 // DLPack specifies, unless DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED says
 // one byte per element; every size computation honours that.
 //
+// Releases: an exchange speaks the newest DLPack release unless given
+// WithRelease(dlpack.Release), the Release of the package dlgen -lang go
+// wrote for the release a module pinned; then exports carry that
+// release's version and only its flags, and imports follow its rules.
+//
 // Errors can be told apart with errors.Is: ErrClosed, ErrReadOnly,
 // ErrNotContiguous, ErrElementType, ErrNotOnCPU, ErrNoBackend,
-// ErrNeedsVersioned (ExportLegacy), ErrMalformed (the producer's deleter
-// ran), ErrAlreadyImported (it did not), ErrNotDLPackType and ErrNeedsCgo;
+// ErrNeedsVersioned (ExportLegacy), ErrNotInRelease (WithRelease),
+// ErrMalformed (the producer's deleter ran), ErrAlreadyImported (it did
+// not), ErrNotDLPackType and ErrNeedsCgo;
 // errors.As with a *RuleError
 // tells which rule a tensor broke.
 //
@@ -163,8 +169,21 @@ type storage struct {
 	// managed is the producer's DLManagedTensor(Versioned) of an import,
 	// deleted once the last reference goes (no closure: imports are hot).
 	managed *dlpack.ManagedTensorVersioned
-	legacy  bool // managed is really a *dlpack.ManagedTensor
+	legacy  bool          // managed is really a *dlpack.ManagedTensor
+	rules   *releaseRules // the release it was imported at; nil: the newest
 }
+
+// speaks is the release whose rules the storage follows.
+func (s *storage) speaks() *releaseRules {
+	if s.rules == nil {
+		return newest
+	}
+	return s.rules
+}
+
+// hostReadable reports whether the CPU reads the storage's memory, by the
+// rules of the release it follows.
+func (s *storage) hostReadable() bool { return s.speaks().readable(int32(s.device.DeviceType)) }
 
 // Tensor is a handle on an N-dimensional array shared with DLPack
 // consumers.
@@ -537,7 +556,7 @@ func (t *Tensor) readable() (*storage, error) {
 	switch s := t.s; {
 	case t.closed.Load():
 		return nil, ErrClosed
-	case !s.device.DeviceType.HostReadable():
+	case !s.hostReadable():
 		return nil, &RuleError{Rule: dlpack.RuleDeviceUnreadable, err: ErrNotOnCPU,
 			Message: dlpack.RuleDeviceUnreadable.Format(int32(s.device.DeviceType), s.device.DeviceID)}
 	case !s.contiguous():
@@ -622,7 +641,7 @@ func (t *Tensor) ReadBytes() ([]byte, error) { return t.byteView() }
 // (pinned and managed memory), which Go cannot allocate.
 func (t *Tensor) Contiguous() (*Tensor, error) {
 	dev := t.s.device
-	if _, err := devices.For(dev.DeviceType); err != nil && dev.DeviceType.HostReadable() {
+	if _, err := devices.For(dev.DeviceType); err != nil && t.s.hostReadable() {
 		dev = dlpack.Device{DeviceType: dlpack.DeviceTypeCPU}
 	}
 	return t.CopyTo(dev)

@@ -74,10 +74,10 @@ func older(v, w dlpack.Version) bool {
 	return v.Major < w.Major || v.Major == w.Major && v.Minor < w.Minor
 }
 
-// describe copies a foreign DLTensor's description and checks it; v is the
-// tensor's version (zero for a legacy one). The major version is the
-// caller's to check, before anything else is read.
-func describe(dl *dlpack.Tensor, v dlpack.Version, padded bool) (*storage, error) {
+// describe copies a foreign DLTensor's description and checks it by the
+// rules of release r; v is the tensor's version (zero for a legacy one).
+// The major version is the caller's to check, before anything else is read.
+func describe(dl *dlpack.Tensor, v dlpack.Version, padded bool, r *releaseRules) (*storage, error) {
 	ndim := int(dl.Ndim)
 	if ndim < 0 || ndim > dlpack.MaxDims {
 		return nil, broken(dlpack.RuleNdimRange, ndim, dlpack.MaxDims)
@@ -90,6 +90,7 @@ func describe(dl *dlpack.Tensor, v dlpack.Version, padded bool) (*storage, error
 		return nil, broken(dlpack.RuleStridesNull, ndim, v.Major, v.Minor, from[0], from[1])
 	}
 	s := copyDescription(dl, padded)
+	s.rules = r
 	if err := s.check(v); err != nil {
 		return nil, err
 	}
@@ -115,8 +116,8 @@ func copyDescription(dl *dlpack.Tensor, padded bool) *storage {
 }
 
 // check makes the checks that follow the pointer fields', in the order of
-// docs/rules.md, on a tensor of version v; every tensor this package makes
-// or imports passes through it.
+// docs/rules.md, on a tensor of version v, by the rules of the release
+// s speaks; every tensor this package makes or imports passes through it.
 func (s *storage) check(v dlpack.Version) error {
 	if len(s.shape) > dlpack.MaxDims {
 		return broken(dlpack.RuleNdimRange, len(s.shape), dlpack.MaxDims)
@@ -124,16 +125,8 @@ func (s *storage) check(v dlpack.Version) error {
 	if len(s.strides) != len(s.shape) {
 		return broken(dlpack.RuleStridesCount, len(s.strides), len(s.shape))
 	}
-	code, width := s.dtype.Code, s.dtype.Bits
-	switch {
-	case !code.Known():
-		return broken(dlpack.RuleDtypeUnknown, uint8(code))
-	case !code.Addressable():
-		return broken(dlpack.RuleDtypeOpaque, uint8(code), code.String())
-	case width == 0 || s.dtype.Lanes == 0:
-		return broken(dlpack.RuleDtypeZero, width, s.dtype.Lanes)
-	case code.FixedBits() != 0 && width != code.FixedBits():
-		return broken(dlpack.RuleDtypeBits, uint8(code), code.String(), width, code.FixedBits())
+	if err := s.speaks().checkDtype(s.dtype); err != nil {
+		return err
 	}
 	for i, n := range s.shape {
 		if n < 0 {

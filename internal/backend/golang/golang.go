@@ -14,7 +14,9 @@
 // (docs/rules.md): MaxDims, when each pointer field may be NULL, the facts
 // of device types and type codes as methods (HostReadable, Addressable,
 // FixedBits, Known), DataType's String and ParseDataType over the schema's
-// dtype names, and Rule, the message of every check.
+// dtype names, and Rule, the message of every check. release.go holds
+// Release, the package's release as one value a runtime that speaks every
+// release reads (dltensor.WithRelease).
 package golang
 
 import (
@@ -61,6 +63,13 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		return nil, err
 	}
 	files := []backend.File{{Path: Dir + "/dlpack.go", Content: main}, {Path: Dir + "/rules.go", Content: rules}}
+	release, err := g.releaseFile()
+	if err != nil {
+		return nil, err
+	}
+	if release != nil {
+		files = append(files, backend.File{Path: Dir + "/release.go", Content: release})
+	}
 	for ti, t := range targets {
 		content, err := g.guardFile(ti)
 		if err != nil {
