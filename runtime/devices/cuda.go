@@ -65,7 +65,7 @@ typedef struct {
 	size_t WidthInBytes, Height, Depth;
 } dlgen_CUDA_MEMCPY3D;
 
-static struct {
+typedef struct {
 	CUresult (*Init)(unsigned);
 	CUresult (*GetErrorName)(CUresult, const char **);
 	CUresult (*DeviceGetCount)(int *);
@@ -92,20 +92,21 @@ static struct {
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
 	CUresult (*EventDestroy)(CUevent);
-} cu;
+} dlgen_cu_api;
 
 static char dlgen_cu_why[512];
 
 // dlgen_cu_load opens the driver and finds every entry point; it returns
-// NULL, or why not.
-static const char *dlgen_cu_load(const char *name) {
+// NULL, or why not. Each backend has its entry points: the tests load more
+// than one driver.
+static const char *dlgen_cu_load(const char *name, dlgen_cu_api *cu) {
 	void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	if (lib == NULL) {
 		snprintf(dlgen_cu_why, sizeof dlgen_cu_why, "%s", dlerror());
 		return dlgen_cu_why;
 	}
 #define DLGEN_CU_SYM(f, sym) \
-	if ((*(void **)&cu.f = dlsym(lib, sym)) == NULL) { \
+	if ((*(void **)&cu->f = dlsym(lib, sym)) == NULL) { \
 		snprintf(dlgen_cu_why, sizeof dlgen_cu_why, "%s has no %s", name, sym); \
 		return dlgen_cu_why; \
 	}
@@ -127,22 +128,22 @@ static const char *dlgen_cu_load(const char *name) {
 	return NULL;
 }
 
-static const char *dlgen_cu_error_name(CUresult r) {
+static const char *dlgen_cu_error_name(const dlgen_cu_api *cu, CUresult r) {
 	const char *name = NULL;
-	return cu.GetErrorName(r, &name) == 0 ? name : NULL;
+	return cu->GetErrorName(r, &name) == 0 ? name : NULL;
 }
 
 // Calls before a context: the device queries. *call names the one that failed.
-static CUresult dlgen_cu_init(const char **call) { *call = "cuInit"; return cu.Init(0); }
-static CUresult dlgen_cu_count(int *n, const char **call) { *call = "cuDeviceGetCount"; return cu.DeviceGetCount(n); }
-static CUresult dlgen_cu_device(int ordinal, CUdevice *d, char *name, int len, int *pitch, const char **call) {
+static CUresult dlgen_cu_init(const dlgen_cu_api *cu, const char **call) { *call = "cuInit"; return cu->Init(0); }
+static CUresult dlgen_cu_count(const dlgen_cu_api *cu, int *n, const char **call) { *call = "cuDeviceGetCount"; return cu->DeviceGetCount(n); }
+static CUresult dlgen_cu_device(const dlgen_cu_api *cu, int ordinal, CUdevice *d, char *name, int len, int *pitch, const char **call) {
 	CUresult r;
 	*call = "cuDeviceGet";
-	if ((r = cu.DeviceGet(d, ordinal)) != 0) return r;
+	if ((r = cu->DeviceGet(d, ordinal)) != 0) return r;
 	*call = "cuDeviceGetName";
-	if ((r = cu.DeviceGetName(name, len, *d)) != 0) return r;
+	if ((r = cu->DeviceGetName(name, len, *d)) != 0) return r;
 	*call = "cuDeviceGetAttribute";
-	return cu.DeviceGetAttribute(pitch, DLGEN_CU_DEVICE_ATTRIBUTE_MAX_PITCH, *d);
+	return cu->DeviceGetAttribute(pitch, DLGEN_CU_DEVICE_ATTRIBUTE_MAX_PITCH, *d);
 }
 
 // Every call in a context pushes it on the calling thread and pops it in
@@ -156,55 +157,55 @@ static CUresult dlgen_cu_device(int ordinal, CUdevice *d, char *name, int len, i
 	CUresult r, p; \
 	CUcontext popped; \
 	*call = "cuCtxPushCurrent_v2"; \
-	if ((r = cu.CtxPushCurrent(ctx)) != 0) return r;
+	if ((r = cu->CtxPushCurrent(ctx)) != 0) return r;
 #define DLGEN_CU_POP \
 	pop: \
-	p = cu.CtxPopCurrent(&popped); \
+	p = cu->CtxPopCurrent(&popped); \
 	if (r == 0 && p != 0) { \
 		*call = "cuCtxPopCurrent_v2"; \
 		r = p; \
 	} \
 	return r;
 
-static CUresult dlgen_cu_start(CUdevice d, CUcontext *ctx, uintptr_t *stream, const char **call) {
+static CUresult dlgen_cu_start(const dlgen_cu_api *cu, CUdevice d, CUcontext *ctx, uintptr_t *stream, const char **call) {
 	CUresult r;
 	*call = "cuDevicePrimaryCtxRetain";
-	if ((r = cu.DevicePrimaryCtxRetain(ctx, d)) != 0) return r;
+	if ((r = cu->DevicePrimaryCtxRetain(ctx, d)) != 0) return r;
 	{
 		DLGEN_CU_PUSH(*ctx)
-		DLGEN_CU_TRY("cuStreamCreate", cu.StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
+		DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
 		DLGEN_CU_POP
 	}
 }
 
 // dlgen_cu_alloc allocates n bytes and zeroes them on stream, waiting.
-static CUresult dlgen_cu_alloc(CUcontext ctx, size_t n, uintptr_t stream, uintptr_t *out, const char **call) {
+static CUresult dlgen_cu_alloc(const dlgen_cu_api *cu, CUcontext ctx, size_t n, uintptr_t stream, uintptr_t *out, const char **call) {
 	CUdeviceptr d = 0;
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuMemAlloc_v2", cu.MemAlloc(&d, n));
+	DLGEN_CU_TRY("cuMemAlloc_v2", cu->MemAlloc(&d, n));
 	*out = (uintptr_t)d;
-	DLGEN_CU_TRY("cuMemsetD8Async", cu.MemsetD8Async(d, 0, n, (CUstream)stream));
-	DLGEN_CU_TRY("cuStreamSynchronize", cu.StreamSynchronize((CUstream)stream));
+	DLGEN_CU_TRY("cuMemsetD8Async", cu->MemsetD8Async(d, 0, n, (CUstream)stream));
+	DLGEN_CU_TRY("cuStreamSynchronize", cu->StreamSynchronize((CUstream)stream));
 	DLGEN_CU_POP
 }
 
-static CUresult dlgen_cu_free(CUcontext ctx, uintptr_t d, const char **call) {
+static CUresult dlgen_cu_free(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t d, const char **call) {
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuMemFree_v2", cu.MemFree((CUdeviceptr)d));
+	DLGEN_CU_TRY("cuMemFree_v2", cu->MemFree((CUdeviceptr)d));
 	DLGEN_CU_POP
 }
 
-static CUresult dlgen_cu_range(CUcontext ctx, uintptr_t d, uintptr_t *base, size_t *size, const char **call) {
+static CUresult dlgen_cu_range(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t d, uintptr_t *base, size_t *size, const char **call) {
 	CUdeviceptr b = 0;
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuMemGetAddressRange_v2", cu.MemGetAddressRange(&b, size, (CUdeviceptr)d));
+	DLGEN_CU_TRY("cuMemGetAddressRange_v2", cu->MemGetAddressRange(&b, size, (CUdeviceptr)d));
 	*base = (uintptr_t)b;
 	DLGEN_CU_POP
 }
 
-static CUresult dlgen_cu_sync(CUcontext ctx, uintptr_t stream, const char **call) {
+static CUresult dlgen_cu_sync(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t stream, const char **call) {
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuStreamSynchronize", cu.StreamSynchronize((CUstream)stream));
+	DLGEN_CU_TRY("cuStreamSynchronize", cu->StreamSynchronize((CUstream)stream));
 	DLGEN_CU_POP
 }
 
@@ -223,30 +224,30 @@ static CUresult dlgen_cu_sync(CUcontext ctx, uintptr_t stream, const char **call
 	m.dstPitch = dpitch; \
 	m.WidthInBytes = width; \
 	m.Height = height;
-static CUresult dlgen_cu_copy(CUcontext ctx, uintptr_t dstDev, void *dstHost, size_t dpitch, size_t dheight,
+static CUresult dlgen_cu_copy(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t dstDev, void *dstHost, size_t dpitch, size_t dheight,
 		uintptr_t srcDev, const void *srcHost, size_t spitch, size_t sheight, size_t width, size_t height, size_t depth,
 		uintptr_t stream, const char **call) {
 	CUstream s = (CUstream)stream;
 	DLGEN_CU_PUSH(ctx)
 	if (height == 1 && depth == 1) {
 		if (srcHost != NULL) {
-			DLGEN_CU_TRY("cuMemcpyHtoDAsync_v2", cu.MemcpyHtoDAsync((CUdeviceptr)dstDev, srcHost, width, s));
+			DLGEN_CU_TRY("cuMemcpyHtoDAsync_v2", cu->MemcpyHtoDAsync((CUdeviceptr)dstDev, srcHost, width, s));
 		} else if (dstHost != NULL) {
-			DLGEN_CU_TRY("cuMemcpyDtoHAsync_v2", cu.MemcpyDtoHAsync(dstHost, (CUdeviceptr)srcDev, width, s));
+			DLGEN_CU_TRY("cuMemcpyDtoHAsync_v2", cu->MemcpyDtoHAsync(dstHost, (CUdeviceptr)srcDev, width, s));
 		} else {
-			DLGEN_CU_TRY("cuMemcpyDtoDAsync_v2", cu.MemcpyDtoDAsync((CUdeviceptr)dstDev, (CUdeviceptr)srcDev, width, s));
+			DLGEN_CU_TRY("cuMemcpyDtoDAsync_v2", cu->MemcpyDtoDAsync((CUdeviceptr)dstDev, (CUdeviceptr)srcDev, width, s));
 		}
 	} else if (depth == 1) {
 		dlgen_CUDA_MEMCPY2D m = {0};
 		DLGEN_CU_SIDES(m)
-		DLGEN_CU_TRY("cuMemcpy2DAsync_v2", cu.Memcpy2DAsync(&m, s));
+		DLGEN_CU_TRY("cuMemcpy2DAsync_v2", cu->Memcpy2DAsync(&m, s));
 	} else {
 		dlgen_CUDA_MEMCPY3D m = {0};
 		DLGEN_CU_SIDES(m)
 		m.srcHeight = sheight;
 		m.dstHeight = dheight;
 		m.Depth = depth;
-		DLGEN_CU_TRY("cuMemcpy3DAsync_v2", cu.Memcpy3DAsync(&m, s));
+		DLGEN_CU_TRY("cuMemcpy3DAsync_v2", cu->Memcpy3DAsync(&m, s));
 	}
 	DLGEN_CU_POP
 }
@@ -254,19 +255,19 @@ static CUresult dlgen_cu_copy(CUcontext ctx, uintptr_t dstDev, void *dstHost, si
 // dlgen_cu_handoff makes work queued later on consumer wait for the work
 // queued so far on producer: an event recorded on one, waited for by the
 // other, on the device.
-static CUresult dlgen_cu_handoff(CUcontext ctx, uintptr_t producer, uintptr_t consumer, const char **call) {
+static CUresult dlgen_cu_handoff(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t producer, uintptr_t consumer, const char **call) {
 	CUevent e = NULL;
 	CUresult d;
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuEventCreate", cu.EventCreate(&e, DLGEN_CU_EVENT_DISABLE_TIMING));
-	DLGEN_CU_TRY("cuEventRecord", cu.EventRecord(e, (CUstream)producer));
-	DLGEN_CU_TRY("cuStreamWaitEvent", cu.StreamWaitEvent((CUstream)consumer, e, 0));
+	DLGEN_CU_TRY("cuEventCreate", cu->EventCreate(&e, DLGEN_CU_EVENT_DISABLE_TIMING));
+	DLGEN_CU_TRY("cuEventRecord", cu->EventRecord(e, (CUstream)producer));
+	DLGEN_CU_TRY("cuStreamWaitEvent", cu->StreamWaitEvent((CUstream)consumer, e, 0));
 	pop:
-	if (e != NULL && (d = cu.EventDestroy(e)) != 0 && r == 0) {
+	if (e != NULL && (d = cu->EventDestroy(e)) != 0 && r == 0) {
 		*call = "cuEventDestroy_v2";
 		r = d;
 	}
-	p = cu.CtxPopCurrent(&popped);
+	p = cu->CtxPopCurrent(&popped);
 	if (r == 0 && p != 0) {
 		*call = "cuCtxPopCurrent_v2";
 		r = p;
@@ -278,12 +279,12 @@ static void *dlgen_cu_pointer(uintptr_t p) { return (void *)p; }
 
 // dlgen_cu_driver_copy is the driver's own synchronous copy, which the GPU
 // check measures the backend against.
-static CUresult dlgen_cu_driver_copy(CUcontext ctx, int toDevice, uintptr_t d, void *host, size_t n, const char **call) {
+static CUresult dlgen_cu_driver_copy(const dlgen_cu_api *cu, CUcontext ctx, int toDevice, uintptr_t d, void *host, size_t n, const char **call) {
 	DLGEN_CU_PUSH(ctx)
 	if (toDevice) {
-		DLGEN_CU_TRY("cuMemcpyHtoD_v2", cu.MemcpyHtoD((CUdeviceptr)d, host, n));
+		DLGEN_CU_TRY("cuMemcpyHtoD_v2", cu->MemcpyHtoD((CUdeviceptr)d, host, n));
 	} else {
-		DLGEN_CU_TRY("cuMemcpyDtoH_v2", cu.MemcpyDtoH(host, (CUdeviceptr)d, n));
+		DLGEN_CU_TRY("cuMemcpyDtoH_v2", cu->MemcpyDtoH(host, (CUdeviceptr)d, n));
 	}
 	DLGEN_CU_POP
 }
@@ -322,12 +323,12 @@ func (b *cudaBackend) names() []string {
 }
 
 // cuError says which driver call failed and its CUresult's name.
-func cuError(call *C.char, code C.CUresult) error {
+func cuError(api *C.dlgen_cu_api, call *C.char, code C.CUresult) error {
 	if code == 0 {
 		return nil
 	}
 	name := "an unknown CUresult"
-	if n := C.dlgen_cu_error_name(code); n != nil {
+	if n := C.dlgen_cu_error_name(api, code); n != nil {
 		name = C.GoString(n)
 	}
 	return fmt.Errorf("%s: %s (%d)", C.GoString(call), name, int(code))
@@ -340,23 +341,29 @@ func loadCUDA(names ...string) (*cudaBackend, error) {
 	var whys []string
 	for _, name := range names {
 		cname := C.CString(name)
-		why := C.dlgen_cu_load(cname)
+		api := (*C.dlgen_cu_api)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dlgen_cu_api{}))))
+		why := C.dlgen_cu_load(cname, api)
 		C.free(unsafe.Pointer(cname))
 		if why == nil {
-			return listCUDA()
+			b, err := listCUDA(api)
+			if err != nil {
+				C.free(unsafe.Pointer(api))
+			}
+			return b, err
 		}
+		C.free(unsafe.Pointer(api))
 		whys = append(whys, C.GoString(why))
 	}
 	return nil, cudaNotAvailable(strings.Join(whys, "; "))
 }
 
-func listCUDA() (*cudaBackend, error) {
+func listCUDA(api *C.dlgen_cu_api) (*cudaBackend, error) {
 	var call *C.char
-	if err := cuError(call, C.dlgen_cu_init(&call)); err != nil {
+	if err := cuError(api, call, C.dlgen_cu_init(api, &call)); err != nil {
 		return nil, cudaNotAvailable(err.Error())
 	}
 	var n C.int
-	if err := cuError(call, C.dlgen_cu_count(&n, &call)); err != nil {
+	if err := cuError(api, call, C.dlgen_cu_count(api, &n, &call)); err != nil {
 		return nil, cudaNotAvailable(err.Error())
 	}
 	if n == 0 {
@@ -364,10 +371,10 @@ func listCUDA() (*cudaBackend, error) {
 	}
 	b := &cudaBackend{}
 	for i := range int32(n) {
-		d := &cudaDevice{id: i, pending: map[C.uintptr_t][]*runtime.Pinner{}}
+		d := &cudaDevice{api: api, id: i, pending: map[C.uintptr_t][]*runtime.Pinner{}}
 		var name [256]C.char
 		var pitch C.int
-		if err := cuError(call, C.dlgen_cu_device(C.int(i), &d.handle, &name[0], C.int(len(name)), &pitch, &call)); err != nil {
+		if err := cuError(api, call, C.dlgen_cu_device(api, C.int(i), &d.handle, &name[0], C.int(len(name)), &pitch, &call)); err != nil {
 			return nil, cudaNotAvailable(fmt.Sprintf("device %d: %v", i, err))
 		}
 		d.name, d.maxPitch = C.GoString(&name[0]), int64(pitch)
@@ -385,6 +392,7 @@ type cudaBackend struct {
 }
 
 type cudaDevice struct {
+	api      *C.dlgen_cu_api // the driver's entry points
 	id       int32
 	handle   C.CUdevice
 	name     string
@@ -409,7 +417,7 @@ func (b *cudaBackend) device(dev dlpack.Device) (*cudaDevice, error) {
 		var call *C.char
 		var ctx C.CUcontext
 		var own C.uintptr_t
-		if err := cuError(call, C.dlgen_cu_start(d.handle, &ctx, &own, &call)); err != nil {
+		if err := cuError(d.api, call, C.dlgen_cu_start(d.api, d.handle, &ctx, &own, &call)); err != nil {
 			return nil, d.wrap(err)
 		}
 		d.ctx, d.own = ctx, own
@@ -443,9 +451,9 @@ func (b *cudaBackend) Allocate(dev dlpack.Device, nbytes int) (unsafe.Pointer, e
 	}
 	var call *C.char
 	var p C.uintptr_t
-	if err := cuError(call, C.dlgen_cu_alloc(d.ctx, C.size_t(nbytes), d.own, &p, &call)); err != nil {
+	if err := cuError(d.api, call, C.dlgen_cu_alloc(d.api, d.ctx, C.size_t(nbytes), d.own, &p, &call)); err != nil {
 		if p != 0 {
-			C.dlgen_cu_free(d.ctx, p, &call)
+			C.dlgen_cu_free(d.api, d.ctx, p, &call)
 		}
 		return nil, d.wrap(fmt.Errorf("allocating %d bytes: %w", nbytes, err))
 	}
@@ -461,7 +469,7 @@ func (b *cudaBackend) Free(dev dlpack.Device, data unsafe.Pointer) error {
 	synced := b.Sync(dev)
 	d := b.devices[dev.DeviceID]
 	var call *C.char
-	return errors.Join(synced, d.wrap(cuError(call, C.dlgen_cu_free(d.ctx, C.uintptr_t(uintptr(data)), &call))))
+	return errors.Join(synced, d.wrap(cuError(d.api, call, C.dlgen_cu_free(d.api, d.ctx, C.uintptr_t(uintptr(data)), &call))))
 }
 
 // Sync waits, with cuStreamSynchronize, for each stream copies went on
@@ -482,7 +490,7 @@ func (b *cudaBackend) Sync(dev dlpack.Device) error {
 	var first error
 	var call *C.char
 	for _, stream := range slices.Sorted(maps.Keys(pending)) {
-		if err := cuError(call, C.dlgen_cu_sync(d.ctx, stream, &call)); err != nil && first == nil {
+		if err := cuError(d.api, call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil && first == nil {
 			first = d.wrap(err)
 		}
 		for _, pin := range pending[stream] {
@@ -524,7 +532,7 @@ func (b *cudaBackend) Handoff(dev dlpack.Device, producer, consumer int64) error
 		return err
 	}
 	var call *C.char
-	return d.wrap(cuError(call, C.dlgen_cu_handoff(d.ctx, p, c, &call)))
+	return d.wrap(cuError(d.api, call, C.dlgen_cu_handoff(d.api, d.ctx, p, c, &call)))
 }
 
 // cuSide is one side of a copy: host memory, or device memory of a device.
@@ -549,7 +557,7 @@ func (b *cudaBackend) side(a Array) (cuSide, error) {
 	var call *C.char
 	var base C.uintptr_t
 	var size C.size_t
-	if err := cuError(call, C.dlgen_cu_range(d.ctx, C.uintptr_t(uintptr(a.Data)), &base, &size, &call)); err != nil {
+	if err := cuError(d.api, call, C.dlgen_cu_range(d.api, d.ctx, C.uintptr_t(uintptr(a.Data)), &base, &size, &call)); err != nil {
 		return cuSide{}, d.wrap(err)
 	}
 	lo, hi, ok := span(a.Shape, a.Strides, int64(a.ItemSize))
@@ -676,7 +684,7 @@ func (d *cudaDevice) stageRead(a cuSide, arr Array, stream C.uintptr_t, empty fu
 		return err
 	}
 	var call *C.char
-	if err := cuError(call, C.dlgen_cu_sync(d.ctx, stream, &call)); err != nil {
+	if err := cuError(d.api, call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil {
 		return d.wrap(err)
 	}
 	empty(stage, packed)
@@ -727,10 +735,10 @@ func (d *cudaDevice) queue(r rect, dst, src cuSide, stream C.uintptr_t) error {
 		srcDev = C.uintptr_t(src.addr + uintptr(r.off[1]))
 	}
 	var call *C.char
-	code := C.dlgen_cu_copy(d.ctx, dstDev, dstHost, C.size_t(r.row[0]), C.size_t(r.slice[0]/r.row[0]),
+	code := C.dlgen_cu_copy(d.api, d.ctx, dstDev, dstHost, C.size_t(r.row[0]), C.size_t(r.slice[0]/r.row[0]),
 		srcDev, srcHost, C.size_t(r.row[1]), C.size_t(r.slice[1]/r.row[1]),
 		C.size_t(r.region[0]), C.size_t(r.region[1]), C.size_t(r.region[2]), stream, &call)
-	return d.wrap(cuError(call, code))
+	return d.wrap(cuError(d.api, call, code))
 }
 
 // cudaPointer turns a device address into DLTensor's data field.
@@ -749,5 +757,5 @@ func (b *cudaBackend) driverCopy(dev dlpack.Device, toDevice bool, mem, host uns
 		to = 1
 	}
 	var call *C.char
-	return d.wrap(cuError(call, C.dlgen_cu_driver_copy(d.ctx, to, C.uintptr_t(uintptr(mem)), host, C.size_t(n), &call)))
+	return d.wrap(cuError(d.api, call, C.dlgen_cu_driver_copy(d.api, d.ctx, to, C.uintptr_t(uintptr(mem)), host, C.size_t(n), &call)))
 }
