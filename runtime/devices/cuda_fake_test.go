@@ -21,6 +21,7 @@ import (
 	"github.com/dlgen/dlgen/runtime/devices"
 	"github.com/dlgen/dlgen/runtime/devices/devicetest"
 	"github.com/dlgen/dlgen/runtime/devices/internal/fakecuda"
+	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -193,7 +194,21 @@ func TestCUDAOnTheFakeDriverOrdersStreamsWithEvents(t *testing.T) {
 	require.NoError(t, devices.Sync(cuda0))
 	assert.Equal(t, zeros, roundTrip(false), "the fake ran the streams in order without an event: it would hide a missing handoff")
 
+	// dltensor's export for a consumer on another stream: the same event.
+	tensor, err := dltensor.FromC(mem, dltensor.Layout{Device: cuda0, DataType: dlpack.DataType{Code: dlpack.DataTypeCodeUInt, Bits: 8, Lanes: 1}, Shape: []int64{n}}, nil)
+	require.NoError(t, err)
 	driver.Log()
+	m, err := tensor.ExportOn(2, 1)
+	require.NoError(t, err)
+	dltensor.DeleteVersioned(m)
+	tensor.Close()
+	assert.Equal(t, []string{
+		"cuEventCreate(2) -> (e1) = 0",
+		"cuEventRecord(e1, per-thread0) = 0",
+		"cuStreamWaitEvent(legacy0, e1, 0) = 0",
+		"cuEventDestroy_v2(e1) = 0",
+	}, calls(driver), "an export for another stream waits with an event, no sync")
+
 	require.NoError(t, devices.Handoff(cuda0, 2, 2))
 	require.NoError(t, devices.Handoff(cuda0, 2, -1))
 	assert.Empty(t, calls(driver), "the same stream, or -1 (no synchronisation), needs no event")

@@ -245,10 +245,12 @@ func CopyOn(dst, src Array, stream int64) error {
 // Handoff makes the work queued on stream consumer of dev wait for the
 // work queued on stream producer so far, on the device: how the export of
 // a tensor written on one stream is made ready for a consumer on another
-// without a full device sync. Devices whose backend has no streams, and
-// host-readable memory the CPU copies, have nothing to order.
+// without a full device sync. Consumer -1 (no synchronisation) and the
+// same stream need nothing; devices whose backend has no streams, and
+// host-readable memory the CPU copies, have nothing to order; a device
+// type without a backend cannot be ordered (ErrNoBackend).
 func Handoff(dev dlpack.Device, producer, consumer int64) error {
-	if t := dev.DeviceType; t.HostReadable() && !registered(t) {
+	if t := dev.DeviceType; consumer == -1 || producer == consumer || t.HostReadable() && !registered(t) {
 		return nil
 	}
 	b, err := For(dev.DeviceType)
