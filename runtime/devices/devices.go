@@ -31,6 +31,14 @@
 //     device over all platforms in the loader's order (OpenCLDevices names
 //     them). Without the loader or a platform, or in a build without cgo,
 //     For answers "OpenCL not available: <why>", wrapping ErrNoBackend.
+//   - CUDA (kDLCUDA), the driver (libcuda.so.1) loaded at run time when
+//     first asked for, no toolkit needed to build. Device id N is the
+//     driver's ordinal N, used through its primary context (CUDADevices
+//     names them). Copies go on a stream of the backend's per device, or
+//     on the caller's (CopyOn, StreamBackend); Handoff orders two streams
+//     with an event. Without the driver or a device, or in a build without
+//     cgo, For answers "CUDA not available: <why>", wrapping ErrNoBackend.
+//     Proven in CI against a fake driver (its logic, not the hardware).
 //
 // Memory of a host-readable device type (DeviceType.HostReadable, from the
 // schema: kDLCUDAHost, kDLROCMHost and kDLCUDAManaged besides kDLCPU) is

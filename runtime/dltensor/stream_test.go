@@ -10,6 +10,7 @@ import (
 	"github.com/dlgen/dlgen/generated/go/dlpack"
 	"github.com/dlgen/dlgen/runtime/devices"
 	"github.com/dlgen/dlgen/runtime/dltensor"
+	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,8 +38,8 @@ func TestExportOnHandsTheProducersStreamToTheConsumers(t *testing.T) {
 	b := &streams{}
 	devices.Register(dlpack.DeviceTypeExtDev, b)
 	defer devices.Register(dlpack.DeviceTypeExtDev, nil)
-	values := make([]float32, 4)
-	tensor, err := dltensor.FromC(unsafe.Pointer(&values[0]), dltensor.Layout{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeExtDev}, DataType: f32, Shape: []int64{4}}, nil)
+	buffer := unsafe.Pointer(&cproducer.New(goodSpec()).Buffer(16)[0]) // C memory, as FromC wants
+	tensor, err := dltensor.FromC(buffer, dltensor.Layout{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeExtDev}, DataType: f32, Shape: []int64{4}}, nil)
 	require.NoError(t, err)
 	defer tensor.Close()
 
@@ -53,7 +54,7 @@ func TestExportOnHandsTheProducersStreamToTheConsumers(t *testing.T) {
 	assert.Equal(t, b.fail, err)
 	assert.Equal(t, live, dltensor.LiveExports(), "nothing exported")
 
-	rocm, err := dltensor.FromC(unsafe.Pointer(&values[0]), dltensor.Layout{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeROCM}, DataType: f32, Shape: []int64{4}}, nil)
+	rocm, err := dltensor.FromC(buffer, dltensor.Layout{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeROCM}, DataType: f32, Shape: []int64{4}}, nil)
 	require.NoError(t, err)
 	defer rocm.Close()
 	_, err = rocm.ExportOn(1, 2)
@@ -63,7 +64,7 @@ func TestExportOnHandsTheProducersStreamToTheConsumers(t *testing.T) {
 		require.NoError(t, err, "the same stream, or none, needs no ordering")
 		dltensor.DeleteVersioned(m)
 	}
-	host, err := dltensor.FromSlice(values)
+	host, err := dltensor.FromSlice(make([]float32, 4))
 	require.NoError(t, err)
 	m, err = host.ExportOn(1, 2)
 	require.NoError(t, err, "the CPU has nothing to order")
