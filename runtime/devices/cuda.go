@@ -693,7 +693,7 @@ func (d *cudaDevice) stageRead(a cuSide, arr Array, stream C.uintptr_t, empty fu
 
 // submit queues the copies of plan p (side 0 the destination dst, side 1
 // the source src) on stream. The host memory of either side stays pinned
-// until the next Sync. A rectangle whose row pitch is longer than the
+// until a Sync that began after the copies were queued. A rectangle whose row pitch is longer than the
 // device takes is queued row by row.
 func (d *cudaDevice) submit(p rectPlan, dst, src cuSide, stream C.uintptr_t) error {
 	pin := new(runtime.Pinner)
@@ -702,8 +702,7 @@ func (d *cudaDevice) submit(p rectPlan, dst, src cuSide, stream C.uintptr_t) err
 			pin.Pin(host)
 		}
 	}
-	d.use(stream, pin)
-	return p.each(func(r rect) error {
+	err := p.each(func(r rect) error {
 		if r.region[1]*r.region[2] > 1 && max(r.row[0], r.row[1]) > d.maxPitch {
 			for z := int64(0); z < r.region[2]; z++ {
 				for y := int64(0); y < r.region[1]; y++ {
@@ -718,6 +717,8 @@ func (d *cudaDevice) submit(p rectPlan, dst, src cuSide, stream C.uintptr_t) err
 		}
 		return d.queue(r, dst, src, stream)
 	})
+	d.use(stream, pin) // after queueing: a Sync meanwhile must not unpin it
+	return err
 }
 
 // queue queues one rectangle.
