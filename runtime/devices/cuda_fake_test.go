@@ -132,6 +132,8 @@ func TestCUDAOnTheFakeDriverMakesTheseCalls(t *testing.T) {
 	require.NoError(t, devices.Copy(on(cuda0, mem, []int64{3, 2}, []int64{2, 1}, 4), on(cpu, h, []int64{3, 2}, []int64{1 << 20, 1}, 4)))
 	// A transpose: staged on the host, one copy of the packed buffer.
 	require.NoError(t, devices.Copy(on(cuda0, mem, []int64{4, 6}, []int64{6, 1}, 4), on(cpu, h, []int64{4, 6}, []int64{1, 4}, 4)))
+	// On the device: every other row of 2 float32 to packed rows.
+	require.NoError(t, devices.Copy(on(cuda0, mem, []int64{3, 2}, []int64{2, 1}, 4), on(cuda0, unsafe.Add(mem, 48), []int64{3, 2}, []int64{4, 1}, 4)))
 	require.NoError(t, devices.Sync(cuda0))
 	require.NoError(t, devices.Free(cuda0, mem))
 	assert.Equal(t, []string{
@@ -142,10 +144,29 @@ func TestCUDAOnTheFakeDriverMakesTheseCalls(t *testing.T) {
 		"cuMemcpyHtoDAsync_v2(dst mem1+8 pitch 0 height 0, src host pitch 0 height 0, 8x1x1 bytes, s1) = 0",
 		"cuMemcpyHtoDAsync_v2(dst mem1+16 pitch 0 height 0, src host pitch 0 height 0, 8x1x1 bytes, s1) = 0",
 		"cuMemcpyHtoDAsync_v2(dst mem1+0 pitch 0 height 0, src host pitch 0 height 0, 96x1x1 bytes, s1) = 0",
+		"cuMemcpy2DAsync_v2(dst mem1+0 pitch 8 height 3, src mem1+48 pitch 16 height 3, 8x3x1 bytes, s1) = 0",
 		"cuStreamSynchronize(s1) = 0",
 		"cuStreamSynchronize(s1) = 0",
 		"cuMemFree_v2(mem1+0) = 0",
 	}, calls(driver), "copies queued on the backend's stream, waited for by Sync; Free waits too")
+
+	// Between devices: read on the source's stream and waited for, then
+	// written on the destination's.
+	a, err := devices.Allocate(cuda0, 16)
+	require.NoError(t, err)
+	b, err := devices.Allocate(cuda1, 16)
+	require.NoError(t, err)
+	driver.Log()
+	require.NoError(t, devices.Copy(on(cuda1, b, []int64{4}, []int64{1}, 4), on(cuda0, a, []int64{4}, []int64{1}, 4)))
+	require.NoError(t, devices.Sync(cuda1))
+	assert.Equal(t, []string{
+		"cuMemcpyDtoHAsync_v2(dst host pitch 0 height 0, src mem1+0 pitch 0 height 0, 16x1x1 bytes, s1) = 0",
+		"cuStreamSynchronize(s1) = 0",
+		"cuMemcpyHtoDAsync_v2(dst mem2+0 pitch 0 height 0, src host pitch 0 height 0, 16x1x1 bytes, s2) = 0",
+		"cuStreamSynchronize(s2) = 0",
+	}, calls(driver), "between two devices through the host")
+	require.NoError(t, devices.Free(cuda0, a))
+	require.NoError(t, devices.Free(cuda1, b))
 }
 
 // TestCUDAOnTheFakeDriverOrdersStreamsWithEvents puts a copy to the device
