@@ -114,7 +114,7 @@ func TestCUDAOnTheFakeDriverMakesTheseCalls(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"cuDevicePrimaryCtxRetain(0) = 0",
-		"cuStreamCreate(1) -> (s1) = 0",
+		"cuStreamCreate(1) = 0 s1",
 		"cuMemAlloc_v2(96) = 0 mem1",
 		"cuMemsetD8Async(mem1+0, 0, 96, s1) = 0",
 		"cuStreamSynchronize(s1) = 0",
@@ -198,7 +198,7 @@ func TestCUDAOnTheFakeDriverOrdersStreamsWithEvents(t *testing.T) {
 	assert.Equal(t, in, roundTrip(true))
 	assert.Equal(t, []string{
 		"cuMemcpyHtoDAsync_v2(dst mem1+0 pitch 0 height 0, src host pitch 0 height 0, 256x1x1 bytes, per-thread0) = 0",
-		"cuEventCreate(2) -> (e1) = 0",
+		"cuEventCreate(2) = 0 e1",
 		"cuEventRecord(e1, per-thread0) = 0",
 		"cuStreamWaitEvent(legacy0, e1, 0) = 0",
 		"cuEventDestroy_v2(e1) = 0",
@@ -224,7 +224,7 @@ func TestCUDAOnTheFakeDriverOrdersStreamsWithEvents(t *testing.T) {
 	dltensor.DeleteVersioned(m)
 	tensor.Close()
 	assert.Equal(t, []string{
-		"cuEventCreate(2) -> (e1) = 0",
+		"cuEventCreate(2) = 0 e1",
 		"cuEventRecord(e1, per-thread0) = 0",
 		"cuStreamWaitEvent(legacy0, e1, 0) = 0",
 		"cuEventDestroy_v2(e1) = 0",

@@ -107,9 +107,12 @@ func (d Driver) Heal() { d.Fail("", 0, 0, 0) }
 func (Driver) SetDevices(n int) { C.dlgen_fake_devices(C.int(n)) }
 
 // Log returns the calls logged since the last Log, one a line, as
-// "name(arguments) = CUresult" (copies name their memory d<device>:<n>+<offset>
-// or host, their pitches, slice heights, extents and stream), and empties
-// the log. Pushing and popping the current context are not logged.
+// "name(arguments) = CUresult", then what a call made (d<device>:<n> for
+// memory, s<n> for a stream, e<n> for an event), and empties the log.
+// Copies name their memory d<device>:<n>+<offset> or host, their pitches,
+// slice heights, extents and stream (legacy<device> and per-thread<device>
+// for the default streams). Pushing and popping the current context are
+// not logged.
 func (Driver) Log() []string {
 	n := C.dlgen_fake_log(nil, 0)
 	buf := make([]byte, int(n)+1<<16) // the log may grow meanwhile

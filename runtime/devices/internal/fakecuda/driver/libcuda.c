@@ -507,7 +507,9 @@ CUresult cuStreamCreate(CUstream *h, unsigned int flags) {
 		streams = s;
 		*h = s;
 	}
-	END("%u) -> (%s", flags, s != NULL ? s->name : "-")
+	logf_("%s(%u) = %d %s", call_, flags, r, s != NULL ? s->name : "-");
+	pthread_mutex_unlock(&mu);
+	return r;
 }
 
 CUresult cuStreamSynchronize(CUstream h) {
@@ -530,7 +532,9 @@ CUresult cuEventCreate(CUevent *e, unsigned int flags) {
 		ev->id = next_event++;
 		*e = ev;
 	}
-	END("%u) -> (e%d", flags, ev != NULL ? ev->id : 0)
+	logf_("%s(%u) = %d e%d", call_, flags, r, ev != NULL ? ev->id : 0);
+	pthread_mutex_unlock(&mu);
+	return r;
 }
 
 CUresult cuEventRecord(CUevent e, CUstream h) {
