@@ -7,8 +7,10 @@
 #   scripts/gpu-check.sh         # both, on a machine with Go and a GPU
 #
 # The binary travels with the tree (.cache/gpu-check/, which git ignores:
-# carry it). It links glibc dynamically, so the GPU machine's glibc must be
-# as new as the builder's. `run` prints the GPU (nvidia-smi -L), the backend
+# carry it; with dlgen's device tool, `build` here, then run the command
+# `scripts/gpu-check.sh run` with carry [".cache/gpu-check"]). It links
+# glibc dynamically, so the GPU machine's glibc must be as new as the
+# builder's (2.34 for a build on Debian 12). `run` prints the GPU (nvidia-smi -L), the backend
 # suite on the real driver (package devicetest), a 1 GiB host to device to
 # host round trip and large strided copies compared byte by byte, and the
 # bandwidth of the backend's contiguous copies as a ratio to the driver's

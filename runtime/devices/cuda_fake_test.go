@@ -72,6 +72,28 @@ func TestCUDAOnTheFakeDriverPassesTheSuite(t *testing.T) {
 	devicetest.Run(t, devicetest.Target{Type: dlpack.DeviceTypeCUDA, IDs: []int32{0, 1}, Missing: []int32{-1, 2}})
 }
 
+// TestCUDAOnTheFakeDriverServesDltensor: a tensor to the device, made
+// contiguous there from a transposed view, and back.
+func TestCUDAOnTheFakeDriverServesDltensor(t *testing.T) {
+	fakeCUDA(t)
+	host, err := dltensor.Strided([]float32{0, 1, 2, 3, 4, 5}, []int64{3, 2}, []int64{1, 3}, 0) // a 2x3's transpose
+	require.NoError(t, err)
+	defer host.Close()
+	onDevice, err := host.CopyTo(cuda1)
+	require.NoError(t, err)
+	defer onDevice.Close()
+	c, err := onDevice.Contiguous()
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, cuda1, c.Device())
+	back, err := c.CopyTo(cpu)
+	require.NoError(t, err)
+	defer back.Close()
+	v, err := dltensor.View[float32](back)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{0, 3, 1, 4, 2, 5}, v)
+}
+
 var (
 	cuda0 = dlpack.Device{DeviceType: dlpack.DeviceTypeCUDA, DeviceID: 0}
 	cuda1 = dlpack.Device{DeviceType: dlpack.DeviceTypeCUDA, DeviceID: 1}
