@@ -38,7 +38,7 @@ mkdir -p .cache/bin
 go build -o .cache/bin/testreport ./tests/internal/testreport
 # a cold NumPy build (tests/numpy) takes minutes
 go test -race -count=1 -timeout 30m -json ./... | .cache/bin/testreport tests/expected-skips.txt
-echo "== dltensor, the copy engine (CPU and OpenCL) and the bridge under GOEXPERIMENT=cgocheck2"
+echo "== dltensor, the copy engine (CPU, OpenCL, CUDA on the fake driver) and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/dltensor/... ./runtime/devices/... ./tests/bridge
 echo "== the OpenCL backend under load: its tests three times side by side, three rounds, under -race (a hang fails)"
 scripts/opencl-stress.sh 3 3 60

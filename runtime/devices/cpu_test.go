@@ -101,8 +101,8 @@ func TestCopyRejectsMismatchedShapes(t *testing.T) {
 }
 
 func TestUnknownDeviceHasNoBackend(t *testing.T) {
-	_, err := For(dlpack.DeviceTypeCUDA)
-	assert.EqualError(t, err, "devices: no backend for kDLCUDA")
+	_, err := For(dlpack.DeviceTypeROCM)
+	assert.EqualError(t, err, "devices: no backend for kDLROCM")
 	assert.ErrorIs(t, err, ErrNoBackend)
 	b, err := For(dlpack.DeviceTypeCPU)
 	require.NoError(t, err)
@@ -166,8 +166,8 @@ func TestHostReadableMemoryIsCopiedByTheCPU(t *testing.T) {
 		"the ExtDev backend saw each host side as the CPU")
 	buf := make([]byte, 4)
 	from, to := view(buf, 4, 0, []int64{1}, []int64{1}), view(buf, 4, 0, []int64{1}, []int64{1})
-	from.Device.DeviceType, to.Device.DeviceType = dlpack.DeviceTypeCUDAHost, dlpack.DeviceTypeCUDA
-	assert.EqualError(t, Copy(to, from), "devices: no backend for kDLCUDA", "a device without a backend is not reached through host memory")
+	from.Device.DeviceType, to.Device.DeviceType = dlpack.DeviceTypeROCMHost, dlpack.DeviceTypeROCM
+	assert.EqualError(t, Copy(to, from), "devices: no backend for kDLROCM", "a device without a backend is not reached through host memory")
 }
 
 // recorder is a device backend that records the source device of its copies.

@@ -31,6 +31,14 @@
 //     device over all platforms in the loader's order (OpenCLDevices names
 //     them). Without the loader or a platform, or in a build without cgo,
 //     For answers "OpenCL not available: <why>", wrapping ErrNoBackend.
+//   - CUDA (kDLCUDA), the driver (libcuda.so.1) loaded at run time when
+//     first asked for, no toolkit needed to build. Device id N is the
+//     driver's ordinal N, used through its primary context (CUDADevices
+//     names them). Copies go on a stream of the backend's per device, or
+//     on the caller's (CopyOn, StreamBackend); Handoff orders two streams
+//     with an event. Without the driver or a device, or in a build without
+//     cgo, For answers "CUDA not available: <why>", wrapping ErrNoBackend.
+//     Proven in CI against a fake driver (its logic, not the hardware).
 //
 // Memory of a host-readable device type (DeviceType.HostReadable, from the
 // schema: kDLCUDAHost, kDLROCMHost and kDLCUDAManaged besides kDLCPU) is
@@ -127,6 +135,7 @@ var (
 	backends = map[dlpack.DeviceType]func() (Backend, error){
 		dlpack.DeviceTypeCPU:    func() (Backend, error) { return CPU{}, nil },
 		dlpack.DeviceTypeOpenCL: openCL,
+		dlpack.DeviceTypeCUDA:   cuda,
 	}
 )
 
@@ -188,23 +197,115 @@ func Sync(dev dlpack.Device) error {
 // copy is complete once Sync has returned for each device other than the
 // CPU that it touches.
 func Copy(dst, src Array) error {
-	if err := check(dst, src); err != nil {
+	b, dst, src, err := routed(dst, src)
+	if err != nil || b == nil {
 		return err
-	}
-	dst, src = onHost(dst), onHost(src)
-	b, err := route(dst.Device.DeviceType, src.Device.DeviceType)
-	if err != nil {
-		return err
-	}
-	if n, _ := Elements(src.Shape); n == 0 {
-		return nil
 	}
 	return b.Copy(dst, src)
 }
 
+// routed checks a copy and finds its backend, with host-readable sides
+// presented as the CPU's; no backend and no error when there is nothing
+// to copy.
+func routed(dst, src Array) (Backend, Array, Array, error) {
+	if err := check(dst, src); err != nil {
+		return nil, dst, src, err
+	}
+	dst, src = onHost(dst), onHost(src)
+	b, err := route(dst.Device.DeviceType, src.Device.DeviceType)
+	if n, _ := Elements(src.Shape); err != nil || n == 0 {
+		return nil, dst, src, err
+	}
+	return b, dst, src, nil
+}
+
+// StreamBackend is a Backend whose devices order work on streams, named as
+// DLPack's __dlpack__(stream=) names them: for CUDA, a CUstream handle as
+// an integer, 1 the legacy default stream, 2 the per-thread default
+// stream; 0 is refused (the array API disallows it for CUDA) and -1 asks
+// for no synchronisation.
+type StreamBackend interface {
+	Backend
+	// CopyOn submits a copy, as Copy does, on the caller's stream: it runs
+	// after the work queued there before it, and work queued there after
+	// it sees its result. Sync of the device also waits for it.
+	CopyOn(dst, src Array, stream int64) error
+	// Handoff makes the work queued on consumer from now on wait, on the
+	// device, for the work queued on producer so far, without waiting on
+	// the host. Nothing is done for consumer -1 or the same stream.
+	Handoff(dev dlpack.Device, producer, consumer int64) error
+}
+
+// CopyOn checks dst and src as Copy does and submits the copy on stream,
+// a stream of the device side's backend, which must be a StreamBackend.
+func CopyOn(dst, src Array, stream int64) error {
+	b, dst, src, err := routed(dst, src)
+	if err != nil || b == nil {
+		return err
+	}
+	sb, ok := b.(StreamBackend)
+	if !ok {
+		return fmt.Errorf("devices: the backend of a copy from %v to %v has no streams", src.Device.DeviceType, dst.Device.DeviceType)
+	}
+	return sb.CopyOn(dst, src, stream)
+}
+
+// Handoff makes the work queued on stream consumer of dev wait for the
+// work queued on stream producer so far, on the device: how the export of
+// a tensor written on one stream is made ready for a consumer on another
+// without a full device sync. Consumer -1 (no synchronisation) and the
+// same stream need nothing; devices whose backend has no streams, and
+// host-readable memory the CPU copies, have nothing to order; a device
+// type without a backend cannot be ordered (ErrNoBackend).
+func Handoff(dev dlpack.Device, producer, consumer int64) error {
+	if t := dev.DeviceType; consumer == -1 || producer == consumer || t.HostReadable() && !registered(t) {
+		return nil
+	}
+	b, err := For(dev.DeviceType)
+	if err != nil {
+		return err
+	}
+	if sb, ok := b.(StreamBackend); ok {
+		return sb.Handoff(dev, producer, consumer)
+	}
+	return nil
+}
+
+// builtin is a built-in backend that is loaded once, when first asked
+// for (so that a driver library is opened only then).
+type builtin[B interface {
+	Backend
+	names() []string // of the devices, in device id order
+}] struct {
+	load func() (B, error)
+	once sync.Once
+	b    B
+	err  error
+}
+
+func (l *builtin[B]) get() (Backend, error) {
+	l.once.Do(func() { l.b, l.err = l.load() })
+	if l.err != nil {
+		return nil, l.err
+	}
+	return l.b, nil
+}
+
+func (l *builtin[B]) deviceNames() ([]string, error) {
+	if _, err := l.get(); err != nil {
+		return nil, err
+	}
+	return l.b.names(), nil
+}
+
 // notAvailable is For's error for kDLOpenCL when OpenCL cannot be loaded.
-func notAvailable(why string) error {
-	return fmt.Errorf("devices: %w for kDLOpenCL: OpenCL not available: %s", ErrNoBackend, why)
+func notAvailable(why string) error { return unavailable(dlpack.DeviceTypeOpenCL, "OpenCL", why) }
+
+// cudaNotAvailable is For's error for kDLCUDA when CUDA cannot be loaded.
+func cudaNotAvailable(why string) error { return unavailable(dlpack.DeviceTypeCUDA, "CUDA", why) }
+
+func unavailable(t dlpack.DeviceType, api, why string) error {
+	return fmt.Errorf("devices: %w for %v: %s not available: %s", ErrNoBackend, t, api, why)
 }
 
 func registered(t dlpack.DeviceType) bool {

@@ -51,10 +51,10 @@ func ExampleAllocate() {
 // A device type with no backend answers an error wrapping ErrNoBackend,
 // until one is registered for it (Register).
 func ExampleFor() {
-	_, err := devices.For(dlpack.DeviceTypeCUDA)
+	_, err := devices.For(dlpack.DeviceTypeROCM)
 	fmt.Println(errors.Is(err, devices.ErrNoBackend))
 	fmt.Println(err)
 	// Output:
 	// true
-	// devices: no backend for kDLCUDA
+	// devices: no backend for kDLROCM
 }

@@ -180,33 +180,22 @@ func clError(call string, code C.cl_int) error {
 }
 
 // The OpenCL backend is loaded once, when first asked for.
-var (
-	clOnce    sync.Once
-	clBackend *openCLBackend
-	clErr     error
-)
+var clBuiltin = builtin[*openCLBackend]{load: func() (*openCLBackend, error) { return loadOpenCL("libOpenCL.so.1", "libOpenCL.so") }}
 
-func openCL() (Backend, error) {
-	clOnce.Do(func() { clBackend, clErr = loadOpenCL("libOpenCL.so.1", "libOpenCL.so") })
-	if clErr != nil {
-		return nil, clErr
-	}
-	return clBackend, nil
-}
+func openCL() (Backend, error) { return clBuiltin.get() }
 
 // OpenCLDevices names the OpenCL devices ("platform: device") in the order
 // of their device ids: id N is the N-th device of all platforms, platforms
 // in the order the ICD loader lists them, each platform's devices in its
 // own order. The error wraps ErrNoBackend when OpenCL is not available.
-func OpenCLDevices() ([]string, error) {
-	if _, err := openCL(); err != nil {
-		return nil, err
-	}
-	names := make([]string, len(clBackend.devices))
-	for i, d := range clBackend.devices {
+func OpenCLDevices() ([]string, error) { return clBuiltin.deviceNames() }
+
+func (b *openCLBackend) names() []string {
+	names := make([]string, len(b.devices))
+	for i, d := range b.devices {
 		names[i] = d.name
 	}
-	return names, nil
+	return names
 }
 
 // loadOpenCL opens the first of the libraries that loads and lists the

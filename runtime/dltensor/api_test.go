@@ -166,7 +166,7 @@ func TestFromCWithDeviceAndByteOffset(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{4, 5}, v)
 
-	gpu, err := dltensor.FromC(unsafe.Pointer(&cproducer.New(goodSpec()).Buffer(8)[0]), dltensor.Layout{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeCUDA}, DataType: f32, Shape: []int64{2}}, nil)
+	gpu, err := dltensor.FromC(unsafe.Pointer(&cproducer.New(goodSpec()).Buffer(8)[0]), dltensor.Layout{Device: dlpack.Device{DeviceType: dlpack.DeviceTypeROCM}, DataType: f32, Shape: []int64{2}}, nil)
 	require.NoError(t, err)
 	defer gpu.Close()
 	_, err = dltensor.View[float32](gpu)
