@@ -15,12 +15,13 @@ import (
 // legacy and 2 the per-thread default stream; 0 is refused; consumer -1
 // asks for no synchronisation). On a device whose backend has no streams,
 // or the CPU, it is Export. If the handoff fails, nothing is exported.
-func (t *Tensor) ExportOn(producer, consumer int64) (*dlpack.ManagedTensorVersioned, error) {
+// opts are Export's (WithRelease).
+func (t *Tensor) ExportOn(producer, consumer int64, opts ...Option) (*dlpack.ManagedTensorVersioned, error) {
 	if t.closed.Load() {
 		return nil, ErrClosed
 	}
 	if err := devices.Handoff(t.s.device, producer, consumer); err != nil {
 		return nil, err
 	}
-	return t.Export()
+	return t.Export(opts...)
 }
