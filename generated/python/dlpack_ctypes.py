@@ -1506,6 +1506,7 @@ _capsule_get_pointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_vo
                             ctypes.c_void_p)
 _capsule_set_name = _api("PyCapsule_SetName", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 _capsule_is_valid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_capsule_get_destructor = _api("PyCapsule_GetDestructor", ctypes.c_void_p, ctypes.py_object)
 _id = id
 _string_at = ctypes.string_at
 _memmove = ctypes.memmove
@@ -1718,26 +1719,40 @@ def _deleter(fn):
 # A Python function behind a ctypes callback cannot keep a foreign exception:
 # consumers drop capsules and call deleters with their own error set (NumPy
 # refusing a dtype, Paddle), and CPython turns any Python code run then into a
-# SystemError and loses that error. So no Python code runs when a consumer is
-# done with an export. Its capsule has no destructor, and its deleter is the C
-# library's time(): a C function that needs no GIL, cannot fail, and writes
-# the clock over the first word of the managed struct, which this module
-# owns. The structs live in slots of raw memory that is never given back to
-# the system, so a late deleter call is harmless, even after the interpreter
-# has gone. What consumers are done with is taken back by this module's own
-# code, never theirs: an export whose capsule only this module still holds
-# and still carries its unused name (dropped unconsumed), or whose first word
-# changed (deleted).
+# SystemError and loses that error (a debug build aborts). So no Python code
+# runs when a consumer is done with an export. Its deleter is the C library's
+# time(): a C function that needs no GIL, cannot fail, and writes the clock
+# over the first word of the managed struct, which this module owns. Its
+# capsule's destructor is PyCapsule_GetContext, C that reads the dying
+# capsule and changes nothing: it is there to be seen, not to run. The
+# structs live in slots of raw memory that is never given back to the
+# system, so a late deleter call is harmless, even after the interpreter has
+# gone.
+#
+# Ownership follows the capsule's destructor. A consumer takes the tensor by
+# renaming the capsule used_... or by clearing (or replacing) its destructor,
+# as nanobind does, and then calls the deleter once. What consumers are done
+# with is taken back by this module's own code, never theirs: an export whose
+# first word changed (deleted), or whose capsule only this module still
+# holds, still named as made and still with this module's destructor
+# (dropped unconsumed). Taking the latter back does what a capsule destructor
+# does: it calls the deleter its managed tensor names (a consumer, or the
+# conformance kit, may have put its own there).
 #
 # Each export is looked at by this module's next export, then after 2, 4,
 # 8, ... more exports: an export released soon comes back at once (a loop
 # handing each buffer to NumPy keeps two or three alive, however many other
 # exports consumers hold), one released after n exports within about n more,
 # and one a consumer holds long costs ever less to watch. After each garbage
-# collection, _sweep() looks at them all.
+# collection, and at Tensor.close() while exports hold the tensor, _sweep()
+# looks at them all.
 
 _libc = ctypes.CDLL(None) if os.name != "nt" else ctypes.cdll.msvcrt
 _EXPORT_DELETER = ctypes.cast(_libc.time, ctypes.c_void_p).value
+_EXPORT_DESTRUCTOR = ctypes.cast(_py.PyCapsule_GetContext, ctypes.c_void_p).value
+# Where a managed struct names its deleter, by the capsule's unused name.
+_DELETER_AT = {_VNAME.value: _at(DLManagedTensorVersioned, "deleter")[0],
+               _NAME.value: _at(DLManagedTensor, "deleter")[0]}
 # A slot holds a managed struct with shape and strides of up to _SLOT_NDIM
 # dimensions; larger exports get raw memory of their own.
 _SLOT_NDIM = 8
@@ -1814,10 +1829,23 @@ def _done(entry, word):
     capsule = entry[1]
     if capsule is None or _refcount(capsule) > _ONE_NAME + 1:  # held besides entry and here
         return False
-    if _capsule_is_valid(capsule, entry[3]):
+    if (_capsule_is_valid(capsule, entry[3])
+            and _capsule_get_destructor(capsule) == _EXPORT_DESTRUCTOR):
+        _delete_unconsumed(entry)
         return True  # dropped unconsumed
     entry[1] = None  # consumed: its consumer calls the deleter
     return False
+
+
+def _delete_unconsumed(entry):
+    """What the capsule's destructor does for a capsule dropped unconsumed:
+    calls the deleter its managed tensor names, unless that is still this
+    module's own (which only marks the struct given back next)."""
+    address = entry[5]
+    at = address + _DELETER_AT[entry[3].value]
+    fn = int.from_bytes(_string_at(at, _POINTER_SIZE), sys.byteorder)
+    if fn != _EXPORT_DELETER and fn:
+        _deleter(fn)(address)
 
 
 def _look_at(batch, now):
@@ -1998,9 +2026,12 @@ class Tensor:
 
     def close(self):
         """Gives the tensor back to its producer (calls the deleter once), or
-        lets go of its owner, now or, while exports of it live, when the last
-        consumer deletes its export."""
-        self._keep = None
+        lets go of its owner: now, unless an export of it is still held
+        (then when the last consumer is done with its export, at this
+        module's next look: docs/python.md)."""
+        keep, self._keep = self._keep, None
+        if keep is not None and (_fresh or _due) and _refcount(keep) > _ONE_NAME:
+            _sweep()  # exports hold it: those consumers are done with go now
 
     def __enter__(self):
         return self
@@ -2328,7 +2359,7 @@ def _export(t, versioned, flags):
     # The tensor's lease too: it must outlive the export even if t is closed first.
     entry = [(t, keep), None, first, name, slot, address, 1]
     try:
-        entry[1] = capsule = _capsule_new(address, name, None)
+        entry[1] = capsule = _capsule_new(address, name, _EXPORT_DESTRUCTOR)
     except BaseException:
         _give_back(entry)
         raise

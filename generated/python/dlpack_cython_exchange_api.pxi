@@ -252,23 +252,53 @@ cdef size_t _consumer_table(object cls) except? 0:
     return tagged
 
 
+# A real prev_api chain holds a table per major version: one this long loops.
+cdef int _MAX_TABLES = 64
+
+
 cdef DLPackExchangeAPI* _lookup_exchange_api(object cls) except? NULL:
-    cdef DLPackExchangeAPIHeader* header = _table_of(getattr(cls, _EXCHANGE_API_ATTRIBUTE, None))
+    """cls's table of this major version, NULL if it has none. The attribute
+    must have its release's form and the chain must end (a TypeError or a
+    ValueError otherwise): what a hostile one would make C read or loop on."""
+    cdef DLPackExchangeAPIHeader* header = _table_of(cls, _EXCHANGE_API_ATTRIBUTE,
+                                                     _EXCHANGE_API_CAPSULE_NAME == NULL)
+    cdef str attribute = _EXCHANGE_API_ATTRIBUTE
     if header == NULL and _PREVIOUS_EXCHANGE_API_ATTRIBUTE is not None:  # producers of an older release
-        header = _table_of(getattr(cls, _PREVIOUS_EXCHANGE_API_ATTRIBUTE, None))
+        attribute = _PREVIOUS_EXCHANGE_API_ATTRIBUTE
+        header = _table_of(cls, attribute, True)
+    cdef int tables = 0
     while header != NULL and header.version.major != _C_MAJOR:
+        tables += 1
+        if tables == _MAX_TABLES:
+            raise ValueError("%s.%s: its prev_api chain does not end within %d tables"
+                             % (getattr(cls, "__name__", cls), attribute, _MAX_TABLES))
         header = header.prev_api
     return <DLPackExchangeAPI*>header
 
 
-cdef DLPackExchangeAPIHeader* _table_of(object attr) except? NULL:
-    """The table an exchange-API attribute points to: a capsule named
-    dlpack_exchange_api (DLPack 1.3), or an integer address (1.2)."""
-    if type(attr) is int:
-        return <DLPackExchangeAPIHeader*>PyLong_AsVoidPtr(attr)
-    if attr is not None and PyCapsule_IsValid(attr, _EXCHANGE_API_CAPSULE_NAME):
+cdef DLPackExchangeAPIHeader* _table_of(object cls, str attribute, bint address_allowed) except? NULL:
+    """The table cls's attribute points to: a capsule named
+    dlpack_exchange_api (DLPack 1.3), or, where address_allowed (the 1.2
+    spelling), an integer address, which nothing can check but that it is
+    one a table could have (aligned, past the first 64 KiB, which no
+    system maps). NULL if the attribute is None or missing."""
+    attr = getattr(cls, attribute, None)
+    if attr is None:
+        return NULL
+    if _EXCHANGE_API_CAPSULE_NAME != NULL and PyCapsule_IsValid(attr, _EXCHANGE_API_CAPSULE_NAME):
         return <DLPackExchangeAPIHeader*>PyCapsule_GetPointer(attr, _EXCHANGE_API_CAPSULE_NAME)
-    return NULL
+    if address_allowed and type(attr) is int:
+        if attr < 65536 or attr % sizeof(void*) or attr >> (8 * sizeof(void*)):
+            raise ValueError("%s.%s is %d, not the address of a table"
+                             % (getattr(cls, "__name__", cls), attribute, attr))
+        return <DLPackExchangeAPIHeader*>PyLong_AsVoidPtr(attr)
+    forms = []
+    if _EXCHANGE_API_CAPSULE_NAME != NULL:
+        forms.append("a capsule named %r" % (<bytes>_EXCHANGE_API_CAPSULE_NAME).decode())
+    if address_allowed:
+        forms.append("an integer address")
+    raise TypeError("%s.%s is %s, not %s" % (getattr(cls, "__name__", cls), attribute, type(attr).__name__,
+                                               " or ".join(forms)))
 
 
 cdef bint _torch_would_refuse(object x, DLManagedTensorVersioned* m):

@@ -40,14 +40,8 @@ def test_verdicts_equal_the_recorded_matrix(kit, library, case_by_case):
     diff = matrix.differences(recorded, results)
     assert not diff, f"{library}'s verdicts changed; record the matrix anew if that is right:\n" + "\n".join(diff)
     if library in matrix.DLGEN_MODULES:
-        # The ctypes module's capsules have no destructor, by design (no
-        # Python callback runs while a foreign exception is pending): an
-        # export nobody consumed is freed by its sweep, which the kit cannot
-        # see (docs/python.md). The kit warns; nothing else may.
-        known = "producer/deleter/unconsumed/" if library == "dlpack_ctypes" else None
         bad = [f"{r['case']}: {r['verdict']}: {r['message']}" for r in results
-               if r["verdict"] not in ("pass", "skip") and not (known and r["case"].startswith(known)
-                                                                and r["verdict"] == "warn")]
+               if r["verdict"] not in ("pass", "skip")]
         assert not bad, "dlgen's own module must pass every case:\n" + "\n".join(bad)
 
 

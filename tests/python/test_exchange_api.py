@@ -1,13 +1,15 @@
 """The C exchange API (__dlpack_c_exchange_api__) of the Cython module, as
 producer and consumer, and against apache-tvm-ffi."""
 import ctypes
+import os
+import subprocess
+import sys
 
+import dlpack_ctypes as ct
 import numpy as np
 import pytest
 import required
-
-import dlpack_ctypes as ct
-from conftest import MODULES
+from conftest import CYTHON_DIR, GENERATED, MODULES
 
 pytestmark = pytest.mark.skipif("dlpack_cython" not in MODULES, reason="dlpack_cython is not built")
 
@@ -160,6 +162,58 @@ def test_consumer_walks_prev_api_to_its_major(cy):
     assert calls == [id(x)], "the entry of the table reached through prev_api"
     np.from_dlpack(t)[1] = 7
     assert a[1] == 7
+
+
+# A hostile table, made in a process of its own: it crashed or hung the
+# consumer in C before the attribute was checked and the walk bounded.
+HOSTILE = r"""
+import ctypes, sys
+import numpy as np
+import dlpack_ctypes as ct
+import dlpack_cython as cy
+
+case = sys.argv[1]
+api = ct.DLPackExchangeAPI()
+api.header.version.major = cy.DLPACK_MAJOR_VERSION + 1
+api.header.prev_api = ctypes.pointer(api.header)  # a loop: it never reaches this major
+new = ctypes.pythonapi.PyCapsule_New
+new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+attribute, value = {
+    "int": ("__dlpack_c_exchange_api__", 4096),
+    "int-1.2": ("__c_dlpack_exchange_api__", 4096),
+    "str": ("__dlpack_c_exchange_api__", "table"),
+    "loop": ("__dlpack_c_exchange_api__", new(ctypes.addressof(api), b"dlpack_exchange_api", None)),
+}[case]
+
+def dunder(self, **kwargs):
+    return np.arange(3.0).__dlpack__(**kwargs)
+
+Hostile = type("Hostile", (), {attribute: value, "__dlpack__": dunder, "__dlpack_device__": lambda self: (1, 0)})
+for call in (lambda: cy.from_dlpack(Hostile()), lambda: cy.to_type(np.arange(3.0), Hostile)):
+    try:
+        call()
+    except Exception as e:
+        print(f"{type(e).__name__}: {e}")
+    else:
+        print("no error")
+"""
+
+
+@pytest.mark.parametrize("case, error", [
+    ("int", "TypeError: Hostile.__dlpack_c_exchange_api__ is int, not a capsule named 'dlpack_exchange_api'"),
+    ("str", "TypeError: Hostile.__dlpack_c_exchange_api__ is str, not a capsule named 'dlpack_exchange_api'"),
+    ("int-1.2", "ValueError: Hostile.__c_dlpack_exchange_api__ is 4096, not the address of a table"),
+    ("loop", "ValueError: Hostile.__dlpack_c_exchange_api__: its prev_api chain does not end within 64 tables"),
+])
+def test_a_hostile_table_attribute_is_refused(case, error):
+    """An int where DLPack 1.3 puts a capsule, an address no table can have,
+    a prev_api chain that loops: a clear error from from_dlpack and to_type,
+    not a crash or a hang in C."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([GENERATED, CYTHON_DIR]))
+    r = subprocess.run([sys.executable, "-c", HOSTILE, case], env=env, capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stdout}{r.stderr}"
+    assert r.stdout.splitlines() == [error, error], r.stdout + r.stderr
 
 
 def test_a_failing_entry_leaves_the_answer_to_dunder_dlpack(cy):
