@@ -125,12 +125,14 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
 // In a Go project, make dlgen a tool of the module (Go 1.24 or later; go.mod
-// then pins its version; until the tag v0.1.0 is pushed, require it by hand
-// and replace it with a checkout, as README.md shows: go mod edit
-// -require=github.com/dlgen/dlgen@v0.1.0 -replace=github.com/dlgen/dlgen=../dlgen)
-// and run it from a //go:generate line:
+// then pins its version; this works through a module mirror that refuses
+// unknown module paths, where go get -tool PKG@VERSION does not; until the
+// tag v0.1.0 is pushed, replace it with a checkout too, as README.md shows:
+// go mod edit -replace=github.com/dlgen/dlgen=../dlgen) and run it from a
+// //go:generate line:
 //
-//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@v0.1.0
+//	go mod edit -require=github.com/dlgen/dlgen@v0.1.0 -tool=github.com/dlgen/dlgen/cmd/dlgen
+//	go mod tidy
 //
 //	//go:generate go tool dlgen -lang go -dlpack-version 1.3 -out internal
 //

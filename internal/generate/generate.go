@@ -93,11 +93,12 @@ func usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// DriftError is -check's finding: the output directory is stale. dlgen
-// exits 1.
+// DriftError is -check's finding: the output directory is stale, or
+// missing. dlgen exits 1.
 type DriftError struct {
-	msg string
-	Dir string // the stale -out; "" for -identify's finding
+	msg     string
+	Dir     string // the stale -out; "" for -identify's finding
+	Missing bool   // -out does not exist: nothing to check
 }
 
 // Error says which output is stale.
@@ -161,13 +162,19 @@ func Run(req Request, stdout io.Writer) error {
 		_, err := Write(out, files)
 		return err
 	}
+	if exists, err := outExists(out); err != nil || !exists { // a 2,000-line diff of new files would say less
+		if err == nil {
+			err = &DriftError{msg: "-out " + out + " does not exist: nothing to check", Dir: out, Missing: true}
+		}
+		return err
+	}
 	report, err := Check(out, files)
 	if err != nil {
 		return err
 	}
 	if report != "" {
 		fmt.Fprint(stdout, report)
-		return &DriftError{msg: out + " is stale; run dlgen without -check to update it", Dir: out}
+		return &DriftError{msg: out + " is stale", Dir: out}
 	}
 	return nil
 }

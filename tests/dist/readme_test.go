@@ -24,13 +24,19 @@ func readmeBlock(t *testing.T, after string) []string {
 	require.True(t, ok, "README.md has no %q", after)
 	m := regexp.MustCompile("(?s)\n[ \t]*```sh\n(.*?)\n[ \t]*```").FindStringSubmatch(rest)
 	require.NotNil(t, m, "README.md has no sh block after %q", after)
-	var commands []string
-	for _, line := range strings.Split(m[1], "\n") {
+	return commands(m[1])
+}
+
+// commands are the commands of an sh block, comments and blank lines
+// dropped.
+func commands(block string) []string {
+	var out []string
+	for _, line := range strings.Split(block, "\n") {
 		if cmd, _, _ := strings.Cut(line, " #"); strings.TrimSpace(cmd) != "" {
-			commands = append(commands, strings.TrimSpace(cmd))
+			out = append(out, strings.TrimSpace(cmd))
 		}
 	}
-	return commands
+	return out
 }
 
 // TestReadmeGoToolRecipe runs the README's recipe for dlgen as a tool of
