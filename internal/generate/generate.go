@@ -172,11 +172,49 @@ func Run(req Request, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if report != "" {
-		fmt.Fprint(stdout, report)
+	stale, err := staleBuilds(out, req, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, report)
+	for _, line := range stale {
+		fmt.Fprintln(stdout, line)
+	}
+	switch {
+	case report != "":
 		return &DriftError{msg: out + " is stale", Dir: out}
+	case len(stale) == 1:
+		return &DriftError{msg: "a compiled module under " + out + " is older than its sources: rebuild it as above"}
+	case len(stale) > 1:
+		return &DriftError{msg: fmt.Sprintf("%d compiled modules under %s are older than their sources: rebuild them as above", len(stale), out)}
 	}
 	return nil
+}
+
+// staleBuilds asks each backend req selects that users build in place
+// (backend.BuildChecker) for what under out was built from other sources
+// than files: -check's report of builds older than their sources.
+func staleBuilds(out string, req Request, files []backend.File) ([]string, error) {
+	selected, err := selectBackends(splitList(req.Lang))
+	if err != nil {
+		return nil, err
+	}
+	root, err := openOut(out, false)
+	if err != nil || root.root == nil {
+		return nil, err
+	}
+	defer root.Close()
+	var lines []string
+	for _, r := range selected {
+		if bc, ok := r.New(backend.Config{Options: req.BackendOptions}).(backend.BuildChecker); ok {
+			found, err := bc.StaleBuilds(root.root.FS(), out, files)
+			if err != nil {
+				return nil, err
+			}
+			lines = append(lines, found...)
+		}
+	}
+	return lines, nil
 }
 
 // validate rejects flags that do not combine and unknown languages, before
