@@ -56,6 +56,13 @@
 //	                 language set), reported as "Only in DIR: NAME". The diff
 //	                 is a patch: `git apply -p0` (or `patch -p0`) run where
 //	                 dlgen ran brings -out up to date, left-overs deleted.
+//	                 A compiled Cython module beside dlpack_cython.pyx built
+//	                 from other sources (its fingerprint, the release and a
+//	                 hash of python/, differs) is drift too, reported with
+//	                 the command that rebuilds it. An -out that does not
+//	                 exist is one line, not a diff. The hint names go
+//	                 generate ./... where a //go:generate line of the module
+//	                 writes -out.
 //	-diff X.Y        write nothing; list what changed from release X.Y to
 //	                 -dlpack-version, one finding per line as
 //	                 "CATEGORY RULE: message" (ABI, API, RULE or INFO; rules

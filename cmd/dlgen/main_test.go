@@ -650,3 +650,45 @@ func TestReservedNameIsPositionedWhateverTheLanguage(t *testing.T) {
 	assert.Regexp(t, `^`+regexp.QuoteMeta(path)+`:\d+:\d+: field name "typeof" is a C23 keyword in C and a reserved keyword in Rust; a schema name must be free in every language dlgen writes\n$`, stderr)
 	assert.NoDirExists(t, filepath.Join(out, "go"))
 }
+
+// TestCheckReportsACompiledModuleBuiltFromOtherSources: -check reads the
+// fingerprint a compiled dlpack_cython carries (a C string in the file) and
+// reports one built from other sources than those beside it, or from
+// sources older than fingerprints, with the rebuild; one built from these
+// sources passes. (tests/python/test_stale_build.py builds real ones.)
+func TestCheckReportsACompiledModuleBuiltFromOtherSources(t *testing.T) {
+	fingerprint := regexp.MustCompile(`dlgen fingerprint: DLPack [0-9a-z.]+, sources [0-9a-f]{16}`)
+	of := func(dir string) string {
+		pyx, err := os.ReadFile(filepath.Join(dir, "python", "dlpack_cython.pyx"))
+		require.NoError(t, err)
+		return string(fingerprint.Find(pyx))
+	}
+	old, dir := t.TempDir(), t.TempDir()
+	for _, g := range []struct{ dir, release string }{{old, "1.2"}, {dir, "1.3"}} {
+		code, _, stderr := dlgen(t, "-lang", "python", "-dlpack-version", g.release, "-out", g.dir)
+		require.Equal(t, 0, code, stderr)
+	}
+	require.NotEmpty(t, of(dir))
+	require.NotEqual(t, of(old), of(dir))
+	compiled := filepath.Join(dir, "python", "dlpack_cython.cpython-312-x86_64-linux-gnu.so")
+	rebuild := "; rebuild it: cd " + filepath.Join(dir, "python") + " && cythonize -i dlpack_cython.pyx\n"
+	beside := strings.TrimPrefix(of(dir), "dlgen fingerprint: ")
+	for _, c := range []struct {
+		name, content, report string
+	}{
+		{"built from these sources", "\x7fELF\x00" + of(dir) + "\x00", ""},
+		{"built for another release", "\x7fELF\x00" + of(old) + "\x00", compiled + " was built from " +
+			strings.TrimPrefix(of(old), "dlgen fingerprint: ") + ", not from the sources beside it (" + beside + ")" + rebuild},
+		{"built before fingerprints", "\x7fELF\x00", compiled + " carries no dlgen fingerprint: it was built from sources older than those beside it (" + beside + ")" + rebuild},
+	} {
+		require.NoError(t, os.WriteFile(compiled, []byte(c.content), 0o755))
+		code, stdout, stderr := dlgen(t, "-lang", "python", "-dlpack-version", "1.3", "-out", dir, "-check")
+		assert.Equal(t, c.report, stdout, c.name)
+		if c.report == "" {
+			assert.Equal(t, 0, code, "%s: %s", c.name, stderr)
+			continue
+		}
+		assert.Equal(t, 1, code, c.name)
+		assert.Equal(t, "dlgen: a compiled module under "+dir+" is older than its sources: rebuild it as above\n", stderr, c.name)
+	}
+}
