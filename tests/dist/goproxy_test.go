@@ -38,14 +38,7 @@ func TestGoToolRecipeThroughAModuleProxy(t *testing.T) {
 		assert.NotContains(t, string(text), "go get -tool github.com/dlgen/dlgen/cmd/dlgen@", "%s gives the recipe that stops at a 403", page)
 	}
 	refusal := http.StatusForbidden
-	var refused []string
-	proxy := httptest.NewServer(mirror(moduleZip(t), goEnv(t, "GOMODCACHE"), func(w http.ResponseWriter, r *http.Request) {
-		refused = append(refused, r.URL.Path)
-		http.Error(w, "not on this mirror", refusal)
-	}))
-	defer proxy.Close()
-	env := []string{"GOPROXY=" + proxy.URL, "GOMODCACHE=" + t.TempDir(), "GOFLAGS=-mod=mod -modcacherw",
-		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local"} // dlgen is not in the checksum database yet
+	env, refused := mirrorEnv(t, &refusal)
 	scratch := func(path string) string {
 		module := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(module, "go.mod"), []byte("module "+path+"\n\ngo 1.24.0\n"), 0o644))
@@ -58,7 +51,7 @@ func TestGoToolRecipeThroughAModuleProxy(t *testing.T) {
 		out = tooltest.Run(t, module, env, "sh", "-c", cmd)
 	}
 	assert.Equal(t, "dlgen "+dlgen.Tag+"\n", out, "the recipe's last command")
-	assert.Empty(t, refused, "the recipe asked the mirror for what it does not hold")
+	assert.Empty(t, *refused, "the recipe asked the mirror for what it does not hold")
 
 	// The recipe it replaces stops at a 403; a 404 it gets past.
 	getTool := []string{"get", "-tool", "github.com/dlgen/dlgen/cmd/dlgen@" + dlgen.Tag}
@@ -68,6 +61,22 @@ func TestGoToolRecipeThroughAModuleProxy(t *testing.T) {
 	refusal = http.StatusNotFound
 	out, err = tooltest.Try(scratch("example.com/old"), env, "go", getTool...)
 	assert.NoError(t, err, "go get -tool through a mirror that answers 404:\n%s", out)
+}
+
+// mirrorEnv starts a mirror (below) that refuses with the status *refusal
+// and returns the go command's environment that uses it and the paths it
+// refused.
+func mirrorEnv(t *testing.T, refusal *int) ([]string, *[]string) {
+	refused := new([]string)
+	proxy := httptest.NewServer(mirror(moduleZip(t), goEnv(t, "GOMODCACHE"), func(w http.ResponseWriter, r *http.Request) {
+		*refused = append(*refused, r.URL.Path)
+		http.Error(w, "not on this mirror", *refusal)
+	}))
+	t.Cleanup(proxy.Close)
+	// A module cache of its own (a fake v0.1.0 of dlgen stays there), and no
+	// checksum database: dlgen is not in it yet.
+	return []string{"GOPROXY=" + proxy.URL, "GOMODCACHE=" + t.TempDir(), "GOFLAGS=-mod=mod -modcacherw",
+		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local"}, refused
 }
 
 // mirror is the module proxy: github.com/dlgen/dlgen at this release from
