@@ -17,6 +17,10 @@
 // (build products, say) are left alone. A seed file (backend.File.Seed) is
 // written only where there is none, and any file in its place is current.
 //
+// With -check, a backend whose output users build in place
+// (backend.BuildChecker: the Cython module) also reports what under the
+// output directory was built from other sources than the run's.
+//
 // Write and Check read, write and remove only inside the output directory,
 // opened once as an os.Root (outdir.go, the one file here that touches the
 // output tree): a symbolic link there that leads out of it is an error that
