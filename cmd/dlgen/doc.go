@@ -56,6 +56,13 @@
 //	                 language set), reported as "Only in DIR: NAME". The diff
 //	                 is a patch: `git apply -p0` (or `patch -p0`) run where
 //	                 dlgen ran brings -out up to date, left-overs deleted.
+//	                 A compiled Cython module beside dlpack_cython.pyx built
+//	                 from other sources (its fingerprint, the release and a
+//	                 hash of python/, differs) is drift too, reported with
+//	                 the command that rebuilds it. An -out that does not
+//	                 exist is one line, not a diff. The hint names go
+//	                 generate ./... where a //go:generate line of the module
+//	                 writes -out.
 //	-diff X.Y        write nothing; list what changed from release X.Y to
 //	                 -dlpack-version, one finding per line as
 //	                 "CATEGORY RULE: message" (ABI, API, RULE or INFO; rules
@@ -125,12 +132,14 @@
 //	dlgen -lang c -dlpack-version 1.3 -out third_party/ -check   # in CI
 //
 // In a Go project, make dlgen a tool of the module (Go 1.24 or later; go.mod
-// then pins its version; until the tag v0.1.0 is pushed, require it by hand
-// and replace it with a checkout, as README.md shows: go mod edit
-// -require=github.com/dlgen/dlgen@v0.1.0 -replace=github.com/dlgen/dlgen=../dlgen)
-// and run it from a //go:generate line:
+// then pins its version; this works through a module mirror that refuses
+// unknown module paths, where go get -tool PKG@VERSION does not; until the
+// tag v0.1.0 is pushed, replace it with a checkout too, as README.md shows:
+// go mod edit -replace=github.com/dlgen/dlgen=../dlgen) and run it from a
+// //go:generate line:
 //
-//	go get -tool github.com/dlgen/dlgen/cmd/dlgen@v0.1.0
+//	go mod edit -require=github.com/dlgen/dlgen@v0.1.0 -tool=github.com/dlgen/dlgen/cmd/dlgen
+//	go mod tidy
 //
 //	//go:generate go tool dlgen -lang go -dlpack-version 1.3 -out internal
 //

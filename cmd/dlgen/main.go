@@ -23,24 +23,8 @@ func main() {
 // to generate.Run and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dlgen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // printed below, to stdout when asked for
-	usage := func(w io.Writer) {
-		var backendFlags strings.Builder
-		for _, r := range backend.Registered() {
-			for _, o := range r.Options {
-				fmt.Fprintf(&backendFlags, " [-%s %s]", o.Flag, o.Arg)
-			}
-		}
-		fmt.Fprintf(w, "usage: dlgen [-lang %s] -out DIR [-schema FILE] [-dlpack-version X.Y]%s [-check]\n", strings.Join(generate.Languages(), ","), backendFlags.String())
-		fmt.Fprintf(w, "       dlgen [-schema FILE] [-dlpack-version X.Y] -diff X.Y\n")
-		fmt.Fprintf(w, "       dlgen [-schema FILE] [-schema-yaml] -identify FILE.h\n")
-		fmt.Fprintf(w, "       dlgen -diff-rules\n")
-		fmt.Fprintf(w, "       dlgen -version\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(stderr)
-	}
+	fs.SetOutput(io.Discard) // its errors are reported below, in dlgen's words
+	fs.Usage = func() {}     // -h prints the manual; a mistake, one line and a hint
 	var req generate.Request
 	fs.StringVar(&req.Lang, "lang", "", "comma-separated languages to generate: "+strings.Join(generate.Languages(), ",")+" (default all but conformance, the conformance kit)")
 	fs.StringVar(&req.Out, "out", "", "the directory to write into (required to generate or -check; -out . for the current one)")
@@ -62,8 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp): // -h, -help, --help: the manual, as go doc prints it
 		fmt.Fprint(stdout, manual())
 		return 0
-	case err != nil: // the flag package has said what is wrong
-		usage(stderr)
+	case err != nil:
+		mistake(stderr, flagError(fs, err))
 		return 2
 	}
 	if *showVersion {
@@ -71,8 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "dlgen: unexpected argument %q\n", fs.Arg(0))
-		usage(stderr)
+		mistake(stderr, fmt.Sprintf("unexpected argument %q: dlgen takes flags only, each value after its flag (-out DIR)", fs.Arg(0)))
 		return 2
 	}
 	req.BackendOptions = map[string]string{}
@@ -89,9 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &drift) && drift.Dir != "" && os.Getenv("PRE_COMMIT") != "":
-		// pre-commit's hook has no dlgen on PATH: name the one it runs.
-		fmt.Fprintf(stderr, "dlgen: %s is stale; to update it, run the hook's dlgen without -check:\n  %s\n", drift.Dir, updateCommand(args))
+	case errors.As(err, &drift) && drift.Dir != "":
+		fmt.Fprintln(stderr, "dlgen:", drift.Error()+driftFix(args, drift))
 		return 1
 	case errors.As(err, &drift), errors.As(err, &breaking):
 		fmt.Fprintln(stderr, "dlgen:", err)
@@ -99,12 +81,90 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &positioned):
 		fmt.Fprintln(stderr, err) // file:line:col: message, one per line
 	case errors.As(err, &usageErr):
-		fmt.Fprintln(stderr, "dlgen:", err)
-		fmt.Fprintln(stderr, "run dlgen -h for usage")
+		mistake(stderr, err.Error())
 	default:
 		fmt.Fprintln(stderr, "dlgen:", err)
 	}
 	return 2
+}
+
+// mistake reports a usage error: what is wrong and its fix on one line,
+// then where the manual is.
+func mistake(stderr io.Writer, what string) {
+	fmt.Fprintln(stderr, "dlgen:", what)
+	fmt.Fprintln(stderr, "run dlgen -h for usage")
+}
+
+// flagError is what the flag package found wrong with the command line, in
+// its words; an unknown flag near a known one (-lnag) gets "did you mean".
+func flagError(fs *flag.FlagSet, err error) string {
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !unknown {
+		return err.Error()
+	}
+	if near := nearestFlag(fs, name); near != "" {
+		return fmt.Sprintf("%s; did you mean -%s?", err, near)
+	}
+	return err.Error()
+}
+
+// nearestFlag is the flag of fs a slip of the keyboard away from name (at
+// most two letters added, dropped, changed or swapped, and fewer than name
+// has), the nearest, or "" when none is.
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestDistance := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDistance && d < len(name) {
+			best, bestDistance = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// the fewest letters inserted, deleted, substituted, or adjacent letters
+// swapped, that turn a into b.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// driftFix is the rest of -check's line after what is stale or missing:
+// the command that brings -out up to date. Under pre-commit, whose hook has
+// no dlgen on PATH, that is the hook's own command line; where a
+// //go:generate line of the module around the working directory writes
+// -out, go generate; else dlgen without -check.
+func driftFix(args []string, drift *generate.DriftError) string {
+	when := "to update it"
+	if drift.Missing {
+		when = "first"
+	}
+	if os.Getenv("PRE_COMMIT") != "" {
+		return fmt.Sprintf("; run the hook's dlgen without -check %s:\n  %s", when, updateCommand(args))
+	}
+	if where := goGenerateLine(drift.Dir); where != "" {
+		return fmt.Sprintf("; run go generate ./... %s (%s writes it)", when, where)
+	}
+	return "; run dlgen without -check " + when
 }
 
 // updateCommand is the command line that updates what args checked: this

@@ -120,12 +120,83 @@ func TestMissingSchemaFile(t *testing.T) {
 	assert.Contains(t, stderr, "no such file")
 }
 
+// TestUsageErrors: a mistake on the command line is one line that names
+// it and its fix, then where the manual is; never the whole usage.
 func TestUsageErrors(t *testing.T) {
-	code, _, stderr := dlgen(t, "-bogus")
+	for _, c := range []struct {
+		args []string
+		line string
+	}{
+		{[]string{"-lnag", "c", "-out", "x"}, "flag provided but not defined: -lnag; did you mean -lang?"},
+		{[]string{"-out", "x", "-chekc"}, "flag provided but not defined: -chekc; did you mean -check?"},
+		{[]string{"--dlpack-verison", "1.3"}, "flag provided but not defined: -dlpack-verison; did you mean -dlpack-version?"},
+		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"-x"}, "flag provided but not defined: -x"},
+		{[]string{"-out"}, "flag needs an argument: -out"},
+		{[]string{"-out", "x", "stray"}, `unexpected argument "stray": dlgen takes flags only, each value after its flag (-out DIR)`},
+	} {
+		code, stdout, stderr := dlgen(t, c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Empty(t, stdout, "%v", c.args)
+		assert.Equal(t, "dlgen: "+c.line+"\nrun dlgen -h for usage\n", stderr, "%v", c.args)
+	}
+}
+
+// TestOutThatIsAFileIsNamed: -out naming a file (or a path through one)
+// is one line that names -out, exit 2, and the file is left as it was.
+func TestOutThatIsAFileIsNamed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(file, []byte("mine\n"), 0o644))
+	for _, args := range [][]string{{"-out", file}, {"-out", file, "-check"}} {
+		code, stdout, stderr := dlgen(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Equal(t, "dlgen: -out "+file+" is a file, not a directory: name the directory to write into (dlgen makes it if missing)\n", stderr, "%v", args)
+	}
+	code, _, stderr := dlgen(t, "-out", filepath.Join(file, "gen"))
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "usage: dlgen")
-	code, _, _ = dlgen(t, "stray")
-	assert.Equal(t, 2, code)
+	assert.Regexp(t, "^dlgen: -out "+regexp.QuoteMeta(filepath.Join(file, "gen"))+": .*not a directory\n$", stderr)
+	content, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "mine\n", string(content))
+}
+
+// TestCheckOfMissingOutSaysSo: -check of an -out that does not exist (a
+// typo, or a tree never generated) says so in one line, not in a diff
+// that creates every file, and still exits 1.
+func TestCheckOfMissingOutSaysSo(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := dlgen(t, "-lang", "c", "-out", "gen", "-check")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "dlgen: -out gen does not exist: nothing to check; run dlgen without -check first\n", stderr)
+}
+
+// TestCheckNamesGoGenerateWhereALineWritesOut: where a //go:generate line
+// of the module writes -out, the fix -check names is go generate, with the
+// line; for another -out it stays dlgen without -check.
+func TestCheckNamesGoGenerateWhereALineWritesOut(t *testing.T) {
+	module := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(module, "go.mod"), []byte("module example.com/m\n\ngo 1.24\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(module, "pkg"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(module, "pkg", "gen.go"), []byte(
+		"// Package pkg holds the header.\npackage pkg\n\n//go:generate go tool dlgen -lang c -dlpack-version 1.3 -out internal\n"), 0o644))
+	t.Chdir(module)
+	where := filepath.Join("pkg", "gen.go") + ":4"
+
+	code, _, stderr := dlgen(t, "-lang", "c", "-dlpack-version", "1.3", "-out", filepath.Join("pkg", "internal"), "-check")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "dlgen: -out "+filepath.Join("pkg", "internal")+" does not exist: nothing to check; run go generate ./... first ("+where+" writes it)\n", stderr)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(module, "pkg", "internal"), 0o755))
+	t.Chdir(filepath.Join(module, "pkg")) // the line is found from anywhere in the module
+	code, _, stderr = dlgen(t, "-lang", "c", "-dlpack-version", "1.3", "-out", "internal", "-check")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "dlgen: internal is stale; run go generate ./... to update it (gen.go:4 writes it)\n", stderr)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(module, "pkg", "other"), 0o755))
+	_, _, stderr = dlgen(t, "-lang", "c", "-out", "other", "-check")
+	assert.Equal(t, "dlgen: other is stale; run dlgen without -check to update it\n", stderr)
 }
 
 func TestDiffBetweenReleases(t *testing.T) {
@@ -392,12 +463,6 @@ func TestHelpIsTheManual(t *testing.T) {
 		assert.Equal(t, manual, stdout, flag)
 		assert.Empty(t, stderr, flag)
 	}
-	// A mistake still gets the usage on stderr, and exit 2.
-	code, stdout, stderr := dlgen(t, "-bogus")
-	assert.Equal(t, 2, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "flag provided but not defined: -bogus")
-	assert.Contains(t, stderr, "usage: dlgen ")
 }
 
 // TestBackendRefusalIsPositioned: a value the schema allows but a backend
@@ -465,12 +530,17 @@ func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
 func TestCheckUnderPreCommitNamesTheHooksDlgen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "third party")
 	t.Setenv("PRE_COMMIT", "1")
-	code, _, stderr := dlgen(t, "-lang", "c", "-check", "-out", dir)
-	assert.Equal(t, 1, code)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	assert.Equal(t, "dlgen: "+dir+" is stale; to update it, run the hook's dlgen without -check:\n  "+
-		shellQuote(exe)+" -lang c -out '"+dir+"'\n", stderr)
+	update := shellQuote(exe) + " -lang c -out '" + dir + "'\n"
+	code, _, stderr := dlgen(t, "-lang", "c", "-check", "-out", dir)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "dlgen: -out "+dir+" does not exist: nothing to check; run the hook's dlgen without -check first:\n  "+update, stderr)
+
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	code, _, stderr = dlgen(t, "-lang", "c", "-check", "-out", dir)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "dlgen: "+dir+" is stale; run the hook's dlgen without -check to update it:\n  "+update, stderr)
 
 	t.Setenv("PRE_COMMIT", "")
 	_, _, stderr = dlgen(t, "-lang", "c", "-check", "-out", dir)
@@ -579,4 +649,46 @@ func TestReservedNameIsPositionedWhateverTheLanguage(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(path)+`:\d+:\d+: field name "typeof" is a C23 keyword in C and a reserved keyword in Rust; a schema name must be free in every language dlgen writes\n$`, stderr)
 	assert.NoDirExists(t, filepath.Join(out, "go"))
+}
+
+// TestCheckReportsACompiledModuleBuiltFromOtherSources: -check reads the
+// fingerprint a compiled dlpack_cython carries (a C string in the file) and
+// reports one built from other sources than those beside it, or from
+// sources older than fingerprints, with the rebuild; one built from these
+// sources passes. (tests/python/test_stale_build.py builds real ones.)
+func TestCheckReportsACompiledModuleBuiltFromOtherSources(t *testing.T) {
+	fingerprint := regexp.MustCompile(`dlgen fingerprint: DLPack [0-9a-z.]+, sources [0-9a-f]{16}`)
+	of := func(dir string) string {
+		pyx, err := os.ReadFile(filepath.Join(dir, "python", "dlpack_cython.pyx"))
+		require.NoError(t, err)
+		return string(fingerprint.Find(pyx))
+	}
+	old, dir := t.TempDir(), t.TempDir()
+	for _, g := range []struct{ dir, release string }{{old, "1.2"}, {dir, "1.3"}} {
+		code, _, stderr := dlgen(t, "-lang", "python", "-dlpack-version", g.release, "-out", g.dir)
+		require.Equal(t, 0, code, stderr)
+	}
+	require.NotEmpty(t, of(dir))
+	require.NotEqual(t, of(old), of(dir))
+	compiled := filepath.Join(dir, "python", "dlpack_cython.cpython-312-x86_64-linux-gnu.so")
+	rebuild := "; rebuild it: cd " + filepath.Join(dir, "python") + " && cythonize -i dlpack_cython.pyx\n"
+	beside := strings.TrimPrefix(of(dir), "dlgen fingerprint: ")
+	for _, c := range []struct {
+		name, content, report string
+	}{
+		{"built from these sources", "\x7fELF\x00" + of(dir) + "\x00", ""},
+		{"built for another release", "\x7fELF\x00" + of(old) + "\x00", compiled + " was built from " +
+			strings.TrimPrefix(of(old), "dlgen fingerprint: ") + ", not from the sources beside it (" + beside + ")" + rebuild},
+		{"built before fingerprints", "\x7fELF\x00", compiled + " carries no dlgen fingerprint: it was built from sources older than those beside it (" + beside + ")" + rebuild},
+	} {
+		require.NoError(t, os.WriteFile(compiled, []byte(c.content), 0o755))
+		code, stdout, stderr := dlgen(t, "-lang", "python", "-dlpack-version", "1.3", "-out", dir, "-check")
+		assert.Equal(t, c.report, stdout, c.name)
+		if c.report == "" {
+			assert.Equal(t, 0, code, "%s: %s", c.name, stderr)
+			continue
+		}
+		assert.Equal(t, 1, code, c.name)
+		assert.Equal(t, "dlgen: a compiled module under "+dir+" is older than its sources: rebuild it as above\n", stderr, c.name)
+	}
 }

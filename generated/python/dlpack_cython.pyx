@@ -437,11 +437,22 @@ cdef const char* _EXCHANGE_API_CAPSULE_NAME = "dlpack_exchange_api"
 # import rather than claim a name that is not its own.
 _GENERATED_NAME = "dlpack_cython"
 
+# The fingerprint of the sources this module is built from, compiled in as
+# a C string, which dlgen -check finds in the built file: beside sources of
+# another fingerprint (regenerated, not rebuilt) it refuses to import.
+cdef extern from *:
+    """
+    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources 56da88c3ea7cc188";
+    """
+    const char* dlgen_fingerprint
+_BUILT_FINGERPRINT = dlgen_fingerprint.decode("ascii")
+
 # The hand-written part.
 include "dlpack_cython_rules.pxi"
 include "dlpack_cython_shared.pxi"
 include "dlpack_cython_tensor.pxi"
 include "dlpack_cython_exchange_api.pxi"
 include "dlpack_cython_producer.pxi"
+include "dlpack_cython_fingerprint.pxi"
 include "dlpack_cython_name_check.pxi"
 include "dlpack_cython_module_name.pxi"

@@ -10,6 +10,7 @@ package backend
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -73,6 +74,16 @@ type ReferenceUser interface {
 	// Reference is where the copy of api's dlpack_ctypes.py goes, relative
 	// to the output directory.
 	Reference(api *ir.API) string
+}
+
+// BuildChecker is a Backend whose output users compile in place (the
+// Cython module): -check also reports a build product under the output
+// directory that was built from other sources than those the run writes.
+type BuildChecker interface {
+	// StaleBuilds lists, one line each, the build products in out (the
+	// output directory, named name in the lines) not built from files,
+	// the backend's own, each with the command that rebuilds it.
+	StaleBuilds(out fs.FS, name string, files []File) ([]string, error)
 }
 
 // Marker is the first line of every generated file, in that file's comment

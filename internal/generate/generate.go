@@ -17,6 +17,10 @@
 // (build products, say) are left alone. A seed file (backend.File.Seed) is
 // written only where there is none, and any file in its place is current.
 //
+// With -check, a backend whose output users build in place
+// (backend.BuildChecker: the Cython module) also reports what under the
+// output directory was built from other sources than the run's.
+//
 // Write and Check read, write and remove only inside the output directory,
 // opened once as an os.Root (outdir.go, the one file here that touches the
 // output tree): a symbolic link there that leads out of it is an error that
@@ -93,11 +97,12 @@ func usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// DriftError is -check's finding: the output directory is stale. dlgen
-// exits 1.
+// DriftError is -check's finding: the output directory is stale, or
+// missing. dlgen exits 1.
 type DriftError struct {
-	msg string
-	Dir string // the stale -out; "" for -identify's finding
+	msg     string
+	Dir     string // the stale -out; "" for -identify's finding
+	Missing bool   // -out does not exist: nothing to check
 }
 
 // Error says which output is stale.
@@ -161,15 +166,59 @@ func Run(req Request, stdout io.Writer) error {
 		_, err := Write(out, files)
 		return err
 	}
+	if exists, err := outExists(out); err != nil || !exists { // a 2,000-line diff of new files would say less
+		if err == nil {
+			err = &DriftError{msg: "-out " + out + " does not exist: nothing to check", Dir: out, Missing: true}
+		}
+		return err
+	}
 	report, err := Check(out, files)
 	if err != nil {
 		return err
 	}
-	if report != "" {
-		fmt.Fprint(stdout, report)
-		return &DriftError{msg: out + " is stale; run dlgen without -check to update it", Dir: out}
+	stale, err := staleBuilds(out, req, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, report)
+	for _, line := range stale {
+		fmt.Fprintln(stdout, line)
+	}
+	switch {
+	case report != "":
+		return &DriftError{msg: out + " is stale", Dir: out}
+	case len(stale) == 1:
+		return &DriftError{msg: "a compiled module under " + out + " is older than its sources: rebuild it as above"}
+	case len(stale) > 1:
+		return &DriftError{msg: fmt.Sprintf("%d compiled modules under %s are older than their sources: rebuild them as above", len(stale), out)}
 	}
 	return nil
+}
+
+// staleBuilds asks each backend req selects that users build in place
+// (backend.BuildChecker) for what under out was built from other sources
+// than files: -check's report of builds older than their sources.
+func staleBuilds(out string, req Request, files []backend.File) ([]string, error) {
+	selected, err := selectBackends(splitList(req.Lang))
+	if err != nil {
+		return nil, err
+	}
+	root, err := openOut(out, false)
+	if err != nil || root.root == nil {
+		return nil, err
+	}
+	defer root.Close()
+	var lines []string
+	for _, r := range selected {
+		if bc, ok := r.New(backend.Config{Options: req.BackendOptions}).(backend.BuildChecker); ok {
+			found, err := bc.StaleBuilds(root.root.FS(), out, files)
+			if err != nil {
+				return nil, err
+			}
+			lines = append(lines, found...)
+		}
+	}
+	return lines, nil
 }
 
 // validate rejects flags that do not combine and unknown languages, before

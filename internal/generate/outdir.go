@@ -47,9 +47,12 @@ type outDir struct {
 // openOut opens dir as the output tree; with create it makes dir first (dir
 // itself is the user's to choose, links in it included).
 func openOut(dir string, create bool) (*outDir, error) {
+	if _, err := outExists(dir); err != nil {
+		return nil, err
+	}
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-out %s: %w", dir, err)
 		}
 	}
 	root, err := os.OpenRoot(dir)
@@ -60,6 +63,21 @@ func openOut(dir string, create bool) (*outDir, error) {
 		return nil, err
 	}
 	return &outDir{name: dir, root: root}, nil
+}
+
+// outExists says whether the directory dir, -out, exists; an error names
+// -out when dir is something else (a file) or cannot be looked at.
+func outExists(dir string) (bool, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("-out %s: %w", dir, err)
+	case !info.IsDir():
+		return true, fmt.Errorf("-out %s is a file, not a directory: name the directory to write into (dlgen makes it if missing)", dir)
+	}
+	return true, nil
 }
 
 // Close releases the root.

@@ -90,7 +90,7 @@ func TestPreCommitHookFailsOnDrift(t *testing.T) {
 	assert.Contains(t, out, "\n-#define DLPACK_MINOR_VERSION 4\n+#define DLPACK_MINOR_VERSION 3\n")
 	// The hint is a command that works here, where no dlgen is on PATH:
 	// the hook's own, with its flags less -check.
-	hint := regexp.MustCompile(`dlgen: third_party is stale; to update it, run the hook's dlgen without -check:\n  (\S+) (.*)\n`).FindStringSubmatch(out)
+	hint := regexp.MustCompile(`dlgen: third_party is stale; run the hook's dlgen without -check to update it:\n  (\S+) (.*)\n`).FindStringSubmatch(out)
 	require.NotNil(t, hint, out)
 	assert.Equal(t, strings.Join(flags, " "), hint[2])
 	tooltest.Run(t, project, env, "sh", "-c", hint[1]+" "+hint[2])

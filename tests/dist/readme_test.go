@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,20 +25,27 @@ func readmeBlock(t *testing.T, after string) []string {
 	require.True(t, ok, "README.md has no %q", after)
 	m := regexp.MustCompile("(?s)\n[ \t]*```sh\n(.*?)\n[ \t]*```").FindStringSubmatch(rest)
 	require.NotNil(t, m, "README.md has no sh block after %q", after)
-	var commands []string
-	for _, line := range strings.Split(m[1], "\n") {
+	return commands(m[1])
+}
+
+// commands are the commands of an sh block, comments and blank lines
+// dropped.
+func commands(block string) []string {
+	var out []string
+	for _, line := range strings.Split(block, "\n") {
 		if cmd, _, _ := strings.Cut(line, " #"); strings.TrimSpace(cmd) != "" {
-			commands = append(commands, strings.TrimSpace(cmd))
+			out = append(out, strings.TrimSpace(cmd))
 		}
 	}
-	return commands
+	return out
 }
 
 // TestReadmeGoToolRecipe runs the README's recipe for dlgen as a tool of
 // one's own Go module, its text as written, in a new module beside a
-// checkout named ../dlgen (a link to this one), with the module proxy off:
-// the proxy does not know github.com/dlgen/dlgen, and the recipe must not
-// ask it.
+// checkout named ../dlgen (a link to this one), through a module mirror
+// that refuses what it does not hold with 403 (goproxy_test.go): the
+// recipe asks it for nothing it does not hold, github.com/dlgen/dlgen
+// included.
 func TestReadmeGoToolRecipe(t *testing.T) {
 	commands := readmeBlock(t, "In your own Go module")
 	require.NotEmpty(t, commands)
@@ -47,14 +55,14 @@ func TestReadmeGoToolRecipe(t *testing.T) {
 	module := filepath.Join(dir, "myproj")
 	require.NoError(t, os.Mkdir(module, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(module, "go.mod"), []byte("module example.com/myproj\n\ngo 1.24.0\n"), 0o644))
-	// The modules dlgen needs come from this machine's cache, and its
-	// go.sum lines are not there yet: the checksum database is off too.
-	env := []string{"GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=*", "GONOSUMCHECK=1", "GOSUMDB=off"}
+	forbidden := http.StatusForbidden
+	env, refused := mirrorEnv(t, &forbidden)
 	var out string
 	for _, cmd := range commands {
 		out = tooltest.Run(t, module, env, "sh", "-c", cmd)
 	}
 	assert.Equal(t, "dlgen "+dlgen.Tag+"\n", out, "the recipe's last command")
+	assert.Empty(t, *refused, "the recipe asked the mirror for what it does not hold")
 }
 
 // TestFirstCommandLeavesTheCloneClean runs the README's first command in a

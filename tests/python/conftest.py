@@ -248,9 +248,14 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_terminal_summary(terminalreporter):
     unexpected = set(_unexpected())
     terminalreporter.section(f"skipped: {len(_skipped)}")
+    # CI (DLGEN_REQUIRE_TOOLS=1) fails on such a skip; elsewhere (make check)
+    # it is what this machine lacks, said as information.
+    flag = ("  <- not in tests/expected-skips.txt: a check CI must run did not" if REQUIRED
+            else "  (CI runs this one)")
     for node, reason in sorted(_skipped):
-        mark = "  <- not in tests/expected-skips.txt: a check CI must run did not" if (node, reason) in unexpected else ""
-        terminalreporter.write_line(f"{node}: {reason}{mark}")
-    if unexpected:
-        verdict = "FAIL" if REQUIRED else "note"
-        terminalreporter.write_line(f"{verdict}: {len(unexpected)} tests skipped that CI must run")
+        terminalreporter.write_line(f"{node}: {reason}{flag if (node, reason) in unexpected else ''}")
+    if unexpected and REQUIRED:
+        terminalreporter.write_line(f"FAIL: {len(unexpected)} tests skipped that CI must run")
+    elif unexpected:
+        terminalreporter.write_line(f"{len(unexpected)} tests skipped for what this machine lacks; CI runs them "
+                                    "(make test, with DLGEN_REQUIRE_TOOLS=1, fails where they skip)")

@@ -13,7 +13,8 @@ import (
 //     the hand-written part, shipped beside it: the import rules and the
 //     rest of the shared protocol (both Python, which Cython compiles), the
 //     Tensor, the exchange API (or its absence), the producer API, and
-//     the check of the name the module was built under;
+//     the check that it was built from the sources beside it
+//     (fingerprint.go), and of the name it was built under;
 //   - dlpack_cython.pxd, its Cython API for other extension modules: a
 //     template that cimports the header's structs and includes the
 //     hand-written declarations;
@@ -29,7 +30,7 @@ func pyxIncludes(exchange bool) []string {
 	if exchange {
 		api = "cython_exchange_api.pxi"
 	}
-	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi", "name_check.py", "cython_module_name.pxi"}
+	return []string{"rules.py", "shared.py", "cython_tensor.pxi", api, "cython_producer.pxi", "cython_fingerprint.pxi", "name_check.py", "cython_module_name.pxi"}
 }
 
 // pxdIncludes are the hand-written sources dlpack_cython.pxd includes.

@@ -68,6 +68,7 @@ var declarations = []handover{
 	{"_PREVIOUS_EXCHANGE_API_ATTRIBUTE", cythonModule, "its spelling in the release before, or None"},
 	{"_EXCHANGE_API_CAPSULE_NAME", cythonModule, "the capsule name of its table, a C string; NULL where the table is an integer address"},
 	{"_GENERATED_NAME", modules, "the module's full name: dlpack_cython or dlpack_ctypes, or inside the -python-package"},
+	{"_BUILT_FINGERPRINT", cythonModule, "the fingerprint of the sources the module was built from, compiled in"},
 	{"_ReleaseAttributes", cythonStub, "a stub-only base of Tensor with its attributes whose names vary by release"},
 }
 

@@ -192,7 +192,9 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		}
 		out = append(out, backend.File{Path: "__init__.py", Content: content, Seed: true})
 	}
-	return append(out, copies...), nil
+	out = append(out, copies...)
+	stampFingerprint(v.Version, out)
+	return out, nil
 }
 
 // declarationsTemplate holds the blocks both modules render alike.

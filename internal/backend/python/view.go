@@ -22,6 +22,9 @@ type view struct {
 	// later), and with it the hand-written protocol, the Cython module and
 	// the header it includes.
 	Versioned bool
+	// Fingerprint is the sources' fingerprint (fingerprint.go), as the
+	// templates render it: unhashed, until Generate stamps the hash.
+	Fingerprint string
 
 	// Python-level declarations both modules define alike.
 	Constants []constant // integer macros, then flag bits
@@ -153,7 +156,7 @@ type exchange struct {
 func (b Backend) view(api *ir.API) (*view, error) {
 	v := api.Version()
 	m := &view{Marker: backend.Marker, License: backend.SPDX, Version: v.String(), Title: v.Title(),
-		Schema: b.Schema, Package: b.Package, Versioned: api.Versioned()}
+		Schema: b.Schema, Package: b.Package, Versioned: api.Versioned(), Fingerprint: unhashed(v.String())}
 	for _, mac := range api.Macros {
 		if mac.Kind == ir.MacroInteger {
 			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: fmt.Sprint(mac.Value)})
