@@ -442,7 +442,7 @@ _GENERATED_NAME = "dlpack_cython"
 # another fingerprint (regenerated, not rebuilt) it refuses to import.
 cdef extern from *:
     """
-    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources 56da88c3ea7cc188";
+    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources eed08f749a5701c5";
     """
     const char* dlgen_fingerprint
 _BUILT_FINGERPRINT = dlgen_fingerprint.decode("ascii")
