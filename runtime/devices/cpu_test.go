@@ -74,7 +74,7 @@ func TestTransposes(t *testing.T) {
 	defer func(b, side int64) { parallelBytes, tileSide = b, side }(parallelBytes, tileSide)
 	for _, parallel := range []int64{1 << 62, 256} {
 		parallelBytes, tileSide = parallel, 32
-		for _, size := range []int{4, 8} {
+		for _, size := range []int{1, 2, 3, 4, 8, 16} {
 			for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}, {257, 131}} {
 				rows, cols := dims[0], dims[1]
 				src := make([]byte, rows*cols*int64(size))
