@@ -39,7 +39,7 @@ CHECK_ROUNDS = int(os.environ.get("DLGEN_BENCH_CHECK_ROUNDS", "201"))  # Benchma
 COPY_BYTES = 64 << 20  # BenchmarkContiguousCopyVsGo
 TRANSPOSE_N = 4096  # BenchmarkTranspose2D, float32
 LINE = re.compile(r"^(Benchmark\w+)-\d+\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?")
-METRIC = re.compile(r"(-?[\d.]+) ([\w-]+)")
+METRIC = re.compile(r"(-?[\d.]+(?:e[+-]?\d+)?) ([\w-]+)")
 
 
 def go_bench(pkg, pattern, rounds=7):
