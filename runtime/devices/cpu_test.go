@@ -70,6 +70,23 @@ func TestCopyMatchesReferenceForAnyStrides(t *testing.T) {
 	})
 }
 
+// FuzzCopyMatchesReference copies random layouts of every kind, the
+// tile side and the parallel split drawn too, from each seed
+// (go test -fuzz FuzzCopyMatchesReference ./runtime/devices explores).
+func FuzzCopyMatchesReference(f *testing.F) {
+	for seed := int64(0); seed < 8; seed++ {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed int64) {
+		defer func(b int64, w func() int, side int64) { parallelBytes, maxWorkers, tileSide = b, w, side }(parallelBytes, maxWorkers, tileSide)
+		r := rand.New(rand.NewSource(seed))
+		tileSide = []int64{8, 16, 40, 256}[r.Intn(4)]
+		parallelBytes, maxWorkers = []int64{64, 1 << 62}[r.Intn(2)], func() int { return 1 + r.Intn(4) }
+		testCopies(t, r, 20, func() []int64 { return layouttest.Shape(r, r.Intn(5), 12) })
+		testCopies(t, r, 4, func() []int64 { return layouttest.Tiled(r) })
+	})
+}
+
 func TestTransposes(t *testing.T) {
 	defer func(b, side int64) { parallelBytes, tileSide = b, side }(parallelBytes, tileSide)
 	for _, parallel := range []int64{1 << 62, 256} {
