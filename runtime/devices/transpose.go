@@ -37,7 +37,8 @@ func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 // tile copies one tile a block of b by b elements at a time where both
 // arrays are contiguous in the right direction and the item size has a
 // block kernel, element by element at the edges and otherwise. The blocks
-// run along destination rows, b rows at a time.
+// run along destination rows, b rows at a time (4-byte items a strip of
+// blocks per call: on amd64 in SSE2 assembly).
 func tile(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 	block, b := blockKernel(size)
 	if block == nil || rows.s != size || cols.d != size || rows.n < b || cols.n < b {
@@ -47,9 +48,15 @@ func tile(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 		return
 	}
 	rn, cn := rows.n/b*b, cols.n/b*b
-	for r := int64(0); r < rn; r += b {
-		for c := int64(0); c < cn; c += b {
-			block(unsafe.Add(dst, r*rows.d+c*size), unsafe.Add(src, r*size+c*cols.s), rows.d, cols.s)
+	if size == 4 {
+		for r := int64(0); r < rn; r += 4 {
+			strip4x4of4(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r*size), rows.d, cols.s, cn/4)
+		}
+	} else {
+		for r := int64(0); r < rn; r += b {
+			for c := int64(0); c < cn; c += b {
+				block(unsafe.Add(dst, r*rows.d+c*size), unsafe.Add(src, r*size+c*cols.s), rows.d, cols.s)
+			}
 		}
 	}
 	if cn < cols.n {
