@@ -87,25 +87,29 @@ func FuzzCopyMatchesReference(f *testing.F) {
 	})
 }
 
-// TestStripMatchesTheBlockKernel: the strip kernel of 4-byte items (SSE2
+// TestStripsMatchTheBlockKernel: the strip kernel of 4-byte items (SSE2
 // assembly on amd64) writes what the Go block kernel writes, gaps between
 // the rows untouched.
-func TestStripMatchesTheBlockKernel(t *testing.T) {
+func TestStripsMatchTheBlockKernel(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
-	for _, n := range []int64{0, 1, 3, 17} {
-		srcCol, dstRow := 4*(4+r.Int63n(5)), 16*n+4*r.Int63n(3) // gaps on both sides
-		src := make([]byte, 4*n*srcCol)
-		r.Read(src)
-		got, want := make([]byte, 4*dstRow), make([]byte, 4*dstRow)
-		r.Read(got)
-		copy(want, got)
-		if n > 0 {
-			strip4x4of4(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), dstRow, srcCol, n)
-			for k := int64(0); k < n; k++ {
-				transpose4x4of4(unsafe.Pointer(&want[16*k]), unsafe.Pointer(&src[4*k*srcCol]), dstRow, srcCol)
+	for _, rows := range []int64{4, 12, 16} {
+		for _, n := range []int64{0, 1, 3, 17} {
+			srcCol, dstRow := 4*(rows+r.Int63n(5)), 16*n+4*r.Int63n(3) // gaps on both sides
+			src := make([]byte, 4*n*srcCol)
+			r.Read(src)
+			got, want := make([]byte, rows*dstRow), make([]byte, rows*dstRow)
+			r.Read(got)
+			copy(want, got)
+			if n > 0 {
+				strip4of4(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), dstRow, srcCol, n, rows)
+				for k := int64(0); k < n; k++ {
+					for q := int64(0); q < rows; q += 4 {
+						transpose4x4of4(unsafe.Pointer(&want[q*dstRow+16*k]), unsafe.Pointer(&src[4*q+4*k*srcCol]), dstRow, srcCol)
+					}
+				}
 			}
+			require.Equal(t, want, got, "%d rows, %d steps", rows, n)
 		}
-		require.Equal(t, want, got, "%d blocks", n)
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 package devices
 
 import (
@@ -6,10 +8,10 @@ import (
 	"github.com/dlgen/dlgen/runtime/devices/internal/simd"
 )
 
-// strip4x4of4 copies n blocks of 4x4 four-byte elements along a strip of
-// four destination rows, the next block 4 source columns on, with SSE2
-// shuffles (every amd64 processor has them): about a quarter of the
+// strip4of4 copies n steps of a strip of rows (a multiple of 4)
+// destination rows of 4-byte items, each step four source columns, with
+// SSE2 shuffles (every amd64 processor has them): about a quarter of the
 // instructions transpose4x4of4 takes.
-func strip4x4of4(dst, src unsafe.Pointer, dstRow, srcCol, n int64) {
-	simd.TransposeStrip4x4of4(dst, src, dstRow, srcCol, n)
+func strip4of4(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64) {
+	simd.TransposeStrip4of4(dst, src, dstRow, srcCol, n, rows)
 }

@@ -1,13 +1,15 @@
-//go:build !amd64
+//go:build !amd64 || purego
 
 package devices
 
 import "unsafe"
 
-// strip4x4of4 copies n blocks of 4x4 four-byte elements along a strip of
-// four destination rows, the next block 4 source columns on.
-func strip4x4of4(dst, src unsafe.Pointer, dstRow, srcCol, n int64) {
+// strip4of4 copies n steps of a strip of rows (a multiple of 4)
+// destination rows of 4-byte items, each step four source columns.
+func strip4of4(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64) {
 	for k := int64(0); k < n; k++ {
-		transpose4x4of4(unsafe.Add(dst, 16*k), unsafe.Add(src, 4*k*srcCol), dstRow, srcCol)
+		for q := int64(0); q < rows; q += 4 {
+			transpose4x4of4(unsafe.Add(dst, q*dstRow+16*k), unsafe.Add(src, 4*q+4*k*srcCol), dstRow, srcCol)
+		}
 	}
 }
