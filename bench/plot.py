@@ -128,7 +128,7 @@ def throughput(path, title, panels, note):
                             gridspec_kw={"height_ratios": [len(p.rates) + 1.2 for p in panels]})[:, 0]
         for ax, p in zip(axes, panels):
             ys = list(range(len(p.rates) - 1, -1, -1))
-            colors = [CANDIDATE] + [PEER] * (len(p.rates) - 1)
+            colors = [CANDIDATE] * (len(p.rates) - 1) + [PEER]  # the last is the peer
             ax.barh(ys, [r.median for r in p.rates], height=0.6, color=colors,
                     xerr=[[r.median - r.q1 for r in p.rates], [r.q3 - r.median for r in p.rates]],
                     error_kw={"capsize": 3, "linewidth": 1, "ecolor": "black"})

@@ -9,8 +9,14 @@ benchmark alternates the two in every iteration and reports the median ratio and
 quartiles); the 4096x4096 float32 transpose made contiguous >= 4x NumPy's
 np.ascontiguousarray(a.T): the Go benchmark (allocate, then copy) and NumPy take
 turns for ROUNDS rounds, the order alternating, and the figure is the median of
-the per-round ratios with the middle half of them. Both copies are also drawn
-as GB/s in docs/bench/copy-engine.svg (bench/plot.py).
+the per-round ratios with the middle half of them. Strided copies at the memory
+limit: each layout of BenchmarkStridedVsContiguous (2-d transposes of every item
+size, 3-d permutations, a slice with a step, a reversed array, broadcasts) is
+copied into row-major memory, alternating with the engine's contiguous copy of
+the same 64 MiB in STRIDED_ITERATIONS iterations, and the figure is the median
+of the per-iteration ratios of their times with the middle half of them (goal:
+the 4096x4096 float32 transpose within 2x, any layout within 3x). All three are
+drawn as GB/s in docs/bench/copy-engine.svg (bench/plot.py).
 
 It also prints the benchmark that decided how dltensor checks an import: Go's
 checker (the peer) against the C helper header's through cgo, on the same
@@ -28,11 +34,12 @@ import plot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "15"))
+STRIDED_ITERATIONS = int(os.environ.get("DLGEN_BENCH_STRIDED_ITERATIONS", "21"))  # BenchmarkStridedVsContiguous
 CHECK_ROUNDS = int(os.environ.get("DLGEN_BENCH_CHECK_ROUNDS", "201"))  # BenchmarkImportCheckCVsGo
 COPY_BYTES = 64 << 20  # BenchmarkContiguousCopyVsGo
 TRANSPOSE_N = 4096  # BenchmarkTranspose2D, float32
 LINE = re.compile(r"^(Benchmark\w+)-\d+\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?")
-METRIC = re.compile(r"(-?[\d.]+) ([\w-]+)")
+METRIC = re.compile(r"(-?[\d.]+(?:e[+-]?\d+)?) ([\w-]+)")
 
 
 def go_bench(pkg, pattern, rounds=7):
@@ -65,10 +72,26 @@ def import_check():
 
 
 def run_binary(binary, bench, benchtime):
-    """One run of one benchmark of a compiled test binary: its result line."""
+    """One run of one benchmark of a compiled test binary: its result lines,
+    one for each sub-benchmark."""
     out = subprocess.run([binary, "-test.run=^$", f"-test.bench=^{bench}$", f"-test.benchtime={benchtime}"],
                          cwd=os.path.join(ROOT, "runtime", "devices"), check=True, capture_output=True, text=True).stdout
-    return next(line for line in out.splitlines() if line.startswith(bench))
+    return [line for line in out.splitlines() if line.startswith(bench)]
+
+
+def strided_copies(binary):
+    """Prints BenchmarkStridedVsContiguous: each layout's time over the
+    contiguous copy's, and returns (layout, metrics) pairs."""
+    print(f"strided copies made row-major against the engine's contiguous copy of 64 MiB [peer], "
+          f"{STRIDED_ITERATIONS} alternating iterations each (goal: transpose 4096^2 float32 <= 2x, any <= 3x):")
+    results = []
+    for line in run_binary(binary, "BenchmarkStridedVsContiguous", f"{STRIDED_ITERATIONS}x"):
+        name = line.split()[0].split("/", 1)[1].rsplit("-", 1)[0]
+        m = {unit: float(v) for v, unit in METRIC.findall(line)}
+        print(f"  {name:36s} {m['strided-ns'] / 1e6:6.2f} ms vs {m['contiguous-ns'] / 1e6:5.2f} ms: "
+              f"{m['ratio']:.2f}x the time (middle half {m['ratio-q1']:.2f}x to {m['ratio-q3']:.2f}x)")
+        results.append((name, m))
+    return results
 
 
 def main():
@@ -83,7 +106,7 @@ def main():
         binary = os.path.join(tmp, "devices.test")
         subprocess.run(["go", "test", "-c", "-o", binary, "./runtime/devices"], cwd=ROOT, check=True)
 
-        m = {name: float(v) for v, name in METRIC.findall(run_binary(binary, "BenchmarkContiguousCopyVsGo", "41x"))}
+        m = {name: float(v) for v, name in METRIC.findall(run_binary(binary, "BenchmarkContiguousCopyVsGo", "41x")[0])}
         copy_speed = (m["speed-vs-go"], m["speed-q1"], m["speed-q3"])
         print(f"contiguous copy 64 MiB            {m['engine-ns'] / 1e6:10.2f} ms vs Go copy {m['go-ns'] / 1e6:.2f} ms: "
               f"{speed_text('', *copy_speed)}; goal >= 0.9x)")
@@ -93,7 +116,7 @@ def main():
         go_times, numpy_times = [], []
         for r in range(ROUNDS):
             def go():
-                go_times.append(float(LINE.match(run_binary(binary, "BenchmarkTranspose2D", f"{number}x")).group(2)))
+                go_times.append(float(LINE.match(run_binary(binary, "BenchmarkTranspose2D", f"{number}x")[0]).group(2)))
 
             def numpy():
                 numpy_times.append(timeit.timeit(lambda: np.ascontiguousarray(a.T), number=number) / number * 1e9)
@@ -103,6 +126,7 @@ def main():
         transpose_speed = (med, q1, q3)
         print(f"transposed 4096^2 float32 copy    {statistics.median(go_times) / 1e6:10.2f} ms vs NumPy "
               f"{statistics.median(numpy_times) / 1e6:.2f} ms: {speed_text('', *transpose_speed)}; goal >= 4x; {ROUNDS} rounds)")
+        strided = strided_copies(binary)
 
     plot.throughput(plot.out("copy-engine.svg"), "Copy engine throughput (make bench-runtime)", [
         plot.Panel("Contiguous copy of 64 MiB (goal: at least 0.9x Go's speed)", [
@@ -114,6 +138,14 @@ def main():
             rate("devices.Copy into new memory", 4 * TRANSPOSE_N ** 2, *statistics.quantiles(go_times, n=4)),
             rate("np.ascontiguousarray(a.T)", 4 * TRANSPOSE_N ** 2, *statistics.quantiles(numpy_times, n=4)),
         ], "devices.Copy at " + speed_text("NumPy's ", *transpose_speed) + f"; {ROUNDS} alternating rounds)"),
+        plot.Panel("Strided copies of 64 MiB made row-major against a contiguous copy of 64 MiB "
+                   "(goal: the float32 transpose within 2x its time, any layout within 3x)", [
+            rate(f"{name}: {m['ratio']:.2f}x ({m['ratio-q1']:.2f}x to {m['ratio-q3']:.2f}x)", m["bytes"],
+                 m["strided-ns-q1"], m["strided-ns"], m["strided-ns-q3"]) for name, m in strided
+        ] + [rate("contiguous copy (devices.Copy)", COPY_BYTES, *(statistics.median(m[k] for _, m in strided)
+                                                                 for k in ("contiguous-ns-q1", "contiguous-ns", "contiguous-ns-q3")))],
+                   f"each layout's time over the contiguous copy's, median (middle half) of {STRIDED_ITERATIONS} "
+                   "alternating iterations; the contiguous bar: the median of each layout's quartiles"),
     ], plot.machine())
 
 

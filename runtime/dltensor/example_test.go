@@ -247,3 +247,35 @@ func ExampleTensor_CopyTo_device() {
 	// kDLExtDev [2 3] true
 	// [1 2 3 4 5 6] <nil>
 }
+
+// A block of a row-major matrix, viewed in place as gonum's *mat.Dense
+// holds a matrix (blas64.General: rows, columns, a row stride and data)
+// and read row by row: no element is copied.
+func ExampleViewStrided() {
+	matrix := []float64{
+		0, 1, 2, 3,
+		4, 5, 6, 7,
+		8, 9, 10, 11,
+	}
+	// Rows 1 and 2, columns 1 and 2: what a producer hands over as a
+	// sliced array, shape (2, 2), strides (4, 1), byte offset 5 elements.
+	block, _ := dltensor.Strided(matrix, []int64{2, 2}, []int64{4, 1}, 5*8)
+	defer block.Close()
+	v, err := dltensor.ViewStrided[float64](block)
+	if err != nil {
+		panic(err)
+	}
+	data, rows, cols, stride, _ := v.Matrix() // mat.NewDense needs stride == cols: use SetRawMatrix
+	fmt.Println(rows, cols, stride, data)
+	v.Set(50, 0, 0)
+	byRow, _ := v.Rows()
+	for index, row := range byRow {
+		fmt.Println(index, row)
+	}
+	fmt.Println(matrix[5], v.At(1, 1))
+	// Output:
+	// 2 2 4 [5 6 7 8 9 10]
+	// [0] [50 6]
+	// [1] [9 10]
+	// 50 10
+}

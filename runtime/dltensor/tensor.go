@@ -550,36 +550,51 @@ func (s *storage) array() devices.Array {
 	return devices.Array{Device: s.device, Data: s.data, ByteOffset: s.byteOffset, Shape: s.shape, Strides: s.strides, ItemSize: s.itemSize()}
 }
 
-// readable checks what every view needs and returns the storage.
+// readable checks what every view needs and returns the storage; a
+// strided view takes any strides, the others contiguous ones.
 // dlgen:checker go-read (docs/rules.md lists every checker)
-func (t *Tensor) readable() (*storage, error) {
+func (t *Tensor) readable(strided bool) (*storage, error) {
 	switch s := t.s; {
 	case t.closed.Load():
 		return nil, ErrClosed
 	case !s.hostReadable():
 		return nil, &RuleError{Rule: dlpack.RuleDeviceUnreadable, err: ErrNotOnCPU,
 			Message: dlpack.RuleDeviceUnreadable.Format(int32(s.device.DeviceType), s.device.DeviceID)}
-	case !s.contiguous():
+	case !strided && !s.contiguous():
 		return nil, fmt.Errorf("dltensor: strides %v for shape %v; use Contiguous: %w", s.strides, s.shape, ErrNotContiguous)
 	default:
 		return s, nil
 	}
 }
 
+// readableAs is readable for a view of elements of type T: the data type
+// is T's and the first element is aligned for T (strides count whole
+// elements, so every element is).
+func readableAs[T Element](t *Tensor, strided bool) (*storage, error) {
+	s, err := t.readable(strided)
+	switch {
+	case err != nil:
+		return nil, err
+	case s.dtype != DataTypeOf[T]():
+		return nil, fmt.Errorf("dltensor: tensor of %+v viewed as %T: %w", s.dtype, *new(T), ErrElementType)
+	case s.elements() != 0 && uintptr(s.first())%unsafe.Alignof(*new(T)) != 0:
+		hint := "ReadBytes or Contiguous"
+		if strided {
+			hint = "Contiguous"
+		}
+		return nil, fmt.Errorf("dltensor: the first element is not aligned for %T; use %s: %w", *new(T), hint, ErrElementType)
+	}
+	return s, nil
+}
+
 func typedView[T Element](t *Tensor) ([]T, error) {
-	s, err := t.readable()
+	s, err := readableAs[T](t, false)
 	if err != nil {
 		return nil, err
-	}
-	if s.dtype != DataTypeOf[T]() {
-		return nil, fmt.Errorf("dltensor: tensor of %+v viewed as %T: %w", s.dtype, *new(T), ErrElementType)
 	}
 	n := s.elements()
 	if n == 0 {
 		return []T{}, nil
-	}
-	if uintptr(s.first())%unsafe.Alignof(*new(T)) != 0 {
-		return nil, fmt.Errorf("dltensor: the first element is not aligned for %T; use ReadBytes or Contiguous: %w", *new(T), ErrElementType)
 	}
 	return unsafe.Slice((*T)(s.first()), n), nil
 }
@@ -611,7 +626,7 @@ func (t *Tensor) writable(reader string) error {
 func ReadView[T Element](t *Tensor) ([]T, error) { return typedView[T](t) }
 
 func (t *Tensor) byteView() ([]byte, error) {
-	s, err := t.readable()
+	s, err := t.readable(false)
 	if err != nil {
 		return nil, err
 	}

@@ -311,12 +311,16 @@ func (s suite) copies(t *testing.T) {
 func (s suite) transposes(t *testing.T) {
 	s.directions(t, func(t *testing.T, d direction) {
 		r := rand.New(rand.NewSource(3))
-		for _, size := range []int{2, 4, 8} {
+		for _, size := range []int{1, 2, 4, 8, 16} {
 			rows, cols := int64(301), int64(257)
 			c := copyCase{size: size, shape: []int64{rows, cols}, ds: []int64{cols, 1}, ss: []int64{1, rows}, dlen: rows * cols, slen: rows * cols}
 			s.run(t, r, d, c)
 			c.ds, c.dbase = []int64{-cols, -1}, rows*cols-1 // reversed too
 			s.run(t, r, d, c)
+			// A 3-d permutation, (2, 1, 0), of a row-major source.
+			shape := []int64{67, 70, 37}
+			n := shape[0] * shape[1] * shape[2]
+			s.run(t, r, d, copyCase{size: size, shape: shape, ds: devices.ContiguousStrides(shape), ss: []int64{1, 67, 67 * 70}, dlen: n, slen: n})
 		}
 	})
 }
