@@ -1,0 +1,219 @@
+"""The DLPack sanitizer (python -m dlpack_conformance.sanitize, issue 40):
+user-like programs with a producer written by hand with ctypes
+(testdata/sanitize/handmade.py) for each consumer bug the conformance
+matrix records, run plain and sanitized; a correct and a threaded program
+give the same output either way, with no report."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import GENERATED, REQUIRED, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import conformance_matrix as matrix
+
+PROGRAMS = os.path.join(ROOT, "tests", "python", "testdata", "sanitize")
+DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch (1.13), as test_torch_debian.py uses it
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    return matrix.make_kit(str(tmp_path_factory.mktemp("kit")))
+
+
+def python(where):
+    """The interpreter of a venv of the checkout (or a path), or a skip (a
+    failure under DLGEN_REQUIRE_TOOLS=1)."""
+    path = where if os.path.isabs(where) else os.path.join(ROOT, where, "bin", "python")
+    if not os.path.exists(path):
+        if REQUIRED:
+            pytest.fail(f"{path} is missing (run scripts/deps.sh)")
+        pytest.skip(f"{where} is not installed")
+    return path
+
+
+def run(kit, interpreter, *args, sanitized=True, cwd=PROGRAMS, timeout=300):
+    """Runs python [-m dlpack_conformance.sanitize] ARGS; the kit and dlgen's
+    Python modules are importable, as when both are installed."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([kit, GENERATED]))
+    env.pop("PYTHON_GIL", None)
+    command = [interpreter, *(["-m", "dlpack_conformance.sanitize"] if sanitized else []), *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def reports(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def line_of(name, text):
+    """The line of program name that holds text."""
+    with open(program(name)) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def sole_report(path, spec):
+    got = [r for r in reports(path) if r["spec"] == spec]
+    assert len(got) == 1, reports(path)
+    return got[0]
+
+
+@pytest.mark.parametrize("where", [".venv", DEBIAN_PYTHON], ids=["torch-2", "debian-torch-1.13"])
+def test_a_double_free_after_a_refusal_is_reported_and_survived(kit, tmp_path, where):
+    interpreter = python(where)
+    plain = run(kit, interpreter, program("double_free_after_refusal.py"), sanitized=False)
+    assert plain.returncode != 0 and "last line" not in plain.stdout, plain
+    assert plain.returncode == -6 and "free()" in plain.stderr, "glibc aborts: a double free, or a free of the freed tensor's garbage"
+    out = tmp_path / "reports.json"
+    r = run(kit, interpreter, "--json", str(out), program("double_free_after_refusal.py"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.endswith("last line\n")
+    report = sole_report(out, "consumer-deleter-once")
+    site = f"{program('double_free_after_refusal.py')}:{line_of('double_free_after_refusal.py', 'torch.from_dlpack(')}"
+    assert report["site"] == site
+    assert report["library"].startswith("torch ") and report["side"] == "consumer" and report["verdict"] == "fail"
+    assert "never renamed the capsule, yet called the deleter 1 times" in report["message"]
+    assert "Buffer" in report["producer"]
+    assert f"FAIL consumer-deleter-once at {site}" in r.stderr
+    assert "1 problem" in r.stderr
+
+
+def test_an_ignored_byte_offset_is_reported(kit, tmp_path):
+    interpreter = python(".venv-libs")
+    plain = run(kit, interpreter, program("ignored_byte_offset.py"), sanitized=False)
+    assert plain.returncode == 0 and "[[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]" not in plain.stdout, plain
+    out = tmp_path / "reports.json"
+    r = run(kit, interpreter, "--json", str(out), program("ignored_byte_offset.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    report = sole_report(out, "consumer-values")
+    assert report["library"].startswith("warp ")
+    assert report["site"].endswith(f"ignored_byte_offset.py:{line_of('ignored_byte_offset.py', 'warp.from_dlpack(')}")
+    assert "the tensor holds [[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]" in report["message"]
+
+
+def test_an_unknown_major_version_read_is_reported(kit, tmp_path):
+    out = tmp_path / "reports.json"
+    r = run(kit, sys.executable, "--json", str(out), program("unknown_major_version.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    consumer = sole_report(out, "consumer-major-version")
+    assert consumer["library"].startswith("numpy ") and "version (0, 9)" in consumer["message"]
+    producer = sole_report(out, "major-version")
+    assert producer["side"] == "producer" and "Buffer" in producer["library"]
+    keys = set(consumer) - {"site", "producer", "consumer", "count"}
+    assert keys == {"library", "case", "side", "verdict", "message", "about", "spec", "strength", "basis",
+                    "source", "requirement", "reproducer", "declared", "malformed", "traceback"}, "the kit's shape"
+
+
+def test_a_leaked_tensor_is_reported_at_exit(kit, tmp_path):
+    out = tmp_path / "reports.json"
+    r = run(kit, python(".venv-kit"), "--json", str(out), program("leaked_tensor.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    report = sole_report(out, "consumer-deleter-once")
+    assert report["library"].startswith("paddle ")
+    assert "renamed the capsule (took the tensor), and the deleter ran never" in report["message"]
+    assert "a leak" in report["message"]
+
+
+def test_strict_raises_at_the_offending_call(kit):
+    r = run(kit, sys.executable, "--strict", program("unknown_major_version.py"))
+    assert r.returncode == 1 and "last line" not in r.stdout
+    assert "SanitizerError" in r.stderr
+    assert f'unknown_major_version.py", line {line_of("unknown_major_version.py", "np.from_dlpack(")}' in r.stderr
+
+
+def test_error_exitcode_only_when_something_was_reported(kit):
+    r = run(kit, sys.executable, "--error-exitcode", "9", program("unknown_major_version.py"))
+    assert r.returncode == 9, r.stderr
+    r = run(kit, sys.executable, "--error-exitcode", "9", program("correct.py"))
+    assert r.returncode == 3, r.stderr
+
+
+@pytest.mark.parametrize("how", ["path", "module"])
+def test_a_correct_program_runs_the_same_sanitized(kit, how):
+    args = [program("correct.py")] if how == "path" else ["-m", "correct"]
+    plain = run(kit, sys.executable, *args, "a", "--b", sanitized=False)
+    r = run(kit, sys.executable, *args, "a", "--b")
+    assert (r.returncode, r.stdout, r.stderr) == (plain.returncode, plain.stdout, plain.stderr) == (
+        3, plain.stdout, "")
+    assert "args ['a', '--b']" in r.stdout
+
+
+CHECKED = """
+import runpy, sys
+from dlpack_conformance import sanitize
+sanitize.enable()
+runpy.run_path(sys.argv[1], run_name="__main__")
+import gc
+gc.collect()
+exchanges = sum(sanitize._checked.values())
+alive = [t for t in sanitize._tracked.values() if not t.calls]
+print("checked", exchanges, "deleters not run", len(alive), "reports", len(sanitize.finish()))
+"""
+
+
+@pytest.mark.parametrize("where", [".venv", ".venv-py3.14t"], ids=["3.11-torch", "3.14t-dlpack_ctypes"])
+def test_four_threads_exchange_the_same_sanitized(kit, where):
+    interpreter = python(where)
+    plain = run(kit, interpreter, program("threads.py"), sanitized=False)
+    r = run(kit, interpreter, program("threads.py"))
+    assert plain.returncode == r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout and r.stderr == ""
+    if where.endswith("t"):
+        assert plain.stdout.endswith("nogil\n"), "the free-threaded build keeps the GIL off"
+    seen = run(kit, interpreter, "-c", CHECKED, program("threads.py"), sanitized=False)
+    assert seen.returncode == 0, seen.stderr
+    # checked in full: the first 4 exchanges of each call site and producer type (two here)
+    assert seen.stdout.splitlines()[-1] == "checked 8 deleters not run 0 reports 0", seen.stdout
+
+
+def test_enable_in_the_program_and_libraries_imported_before(kit):
+    source = """
+import torch  # imported before the sanitizer: patched by enable()
+from dlpack_conformance import sanitize
+sanitize.enable()
+exec(open('double_free_after_refusal.py').read())
+"""
+    r = run(kit, sys.executable, "-c", source, sanitized=False)
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    assert "FAIL consumer-deleter-once" in r.stderr
+
+
+def test_library_adds_an_adapters_from_dlpack(kit, tmp_path):
+    (tmp_path / "mylib.py").write_text(
+        "def from_dlpack(x):\n"
+        "    return x.__dlpack__()  # a container: holds the capsule as it is\n"
+    )
+    (tmp_path / "mylib_adapter.py").write_text(
+        "from dlpack_conformance import Adapter\n\n\n"
+        "class MyLib(Adapter):\n    module = 'mylib'\n\n\nADAPTER = MyLib()\n"
+    )
+    (tmp_path / "prog.py").write_text(
+        f"import sys\nsys.path.insert(0, {PROGRAMS!r})\n"
+        "from handmade import Buffer\nimport mylib\n\n\n"
+        "class Always(Buffer):\n"
+        "    def __dlpack__(self, **kwargs):  # versioned, even to a consumer of DLPack 0.x\n"
+        "        return super().__dlpack__(max_version=(1, 1))\n\n\n"
+        "kept = mylib.from_dlpack(Always([1.0]))\nprint('last line')\n"
+    )
+    r = run(kit, sys.executable, str(tmp_path / "prog.py"), cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    r = run(kit, sys.executable, "--library", str(tmp_path / "mylib_adapter.py"), str(tmp_path / "prog.py"),
+            cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == "last line\n", r.stderr
+    line = (tmp_path / "prog.py").read_text().splitlines().index("kept = mylib.from_dlpack(Always([1.0]))") + 1
+    assert f"WARN legacy-when-no-max-version at {tmp_path / 'prog.py'}:{line}" in r.stderr
+
+
+def test_bad_arguments_exit_2(kit, tmp_path):
+    r = run(kit, sys.executable)
+    assert r.returncode == 2 and "name a PROGRAM.py, or -m MODULE" in r.stderr
+    r = run(kit, sys.executable, "--library", str(tmp_path / "none.py"), program("correct.py"))
+    assert r.returncode == 2 and "no adapter file" in r.stderr
+    r = run(kit, sys.executable, str(tmp_path / "none.py"))
+    assert r.returncode == 2 and "can't open file" in r.stderr
