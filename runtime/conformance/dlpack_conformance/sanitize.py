@@ -193,31 +193,26 @@ class _Tensor:
 _deleters = {}  # a deleter's address -> its ctypes function
 
 
-def _forward(t, _deleters=_deleters, _DELETER=_DELETER):
-    t.forwarded = True
-    if t.deleter:
-        f = _deleters.get(t.deleter)
-        if f is None:
-            f = _deleters[t.deleter] = _DELETER(t.deleter)
-        f(t.address)
+def _call_deleter(deleter, address, _deleters=_deleters, _DELETER=_DELETER):
+    """Calls the producer's deleter (a C function's address) from Python."""
+    f = _deleters.get(deleter)
+    if f is None:
+        f = _deleters[deleter] = _DELETER(deleter)
+    f(address)
 
 
-def _deleter_called(address, _tracked=_tracked, _lock=_lock, _call=None):
-    """The trampoline every tracked tensor's deleter field names (the
-    module's names it needs are bound here: it may run while the interpreter
-    tears the module down)."""
-    # Nothing is raised into the C caller; at shutdown the module may be half gone.
-    with contextlib.suppress(Exception):
-        _call(address, _tracked, _lock)
-
-
-def _deleter_call(address, _tracked, _lock):
+def _deleter_call(address, _tracked=_tracked):
+    """A tracked tensor's deleter was called: counts the call, judges it, and
+    returns the address of the producer's deleter to call now, or 0 (a
+    second call, swallowed; or a call the tensor's capsule will repeat). The
+    names it needs are bound: it may run while the interpreter tears the
+    module down."""
     t = _tracked.get(address)
     if t is None:
-        return  # forgotten long ago: nothing is forwarded twice
-    with _lock:
-        t.calls += 1
-        calls = t.calls
+        return 0  # forgotten long ago: nothing is forwarded twice
+    # No lock: a deleter may run inside another (a __del__, the collector),
+    # and two threads calling one tensor's deleter at once are rare enough.
+    t.calls = calls = t.calls + 1
     if calls == 1:
         capsule = t.capsule
         if capsule is not None and _name(t.fields) in (_VERSIONED, _LEGACY) and t.fields.destructor:
@@ -225,36 +220,135 @@ def _deleter_call(address, _tracked, _lock):
             # tensor, whose destructor will call it again: the producer's
             # deleter runs at that call, after which nothing reads the tensor.
             t.held = True
-            return
-        _forward(t)
-        _retire(address)
-        return
+            return 0
+        return _release(t)
     if t.held and not t.forwarded:
-        _forward(t)
-        _retire(address)
-        return  # judged when the call returned: the consumer's, reported there
-    if t.second_known:
-        return
+        return _release(t)  # the consumer's first call was judged when from_dlpack returned
+    if not t.second_known:
+        try:
+            reference.judge_release(
+                consumed=t.consumed,
+                by_consumer=calls - (0 if t.consumed else 1),
+                destructor_calls=0 if t.consumed else 1,
+                had_destructor=t.had_destructor,
+                ours=False,
+                versioned=t.versioned,
+                about=t.about(),
+            )
+        except Violation as v:
+            _report(v.spec, f"{v} (the second call was swallowed)", "consumer", t.site, t.producer, t.consumer)
+    return 0
+
+
+def _release(t):
+    t.forwarded = True
+    _retire(t.address)
+    return t.deleter or 0
+
+
+# The trampoline: C where a C compiler is at hand (it keeps the consumer's
+# pending exception, which Python code cannot: NumPy and Paddle call
+# deleters with theirs set), else a ctypes callback.
+_C_TRAMPOLINE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+static PyObject *judge;
+
+void dlpack_sanitize_judge(PyObject *f) { Py_XINCREF(f); judge = f; }
+
+void dlpack_sanitize_trampoline(void *address) {
+    void (*forward)(void *) = NULL;
+    PyGILState_STATE state = PyGILState_Ensure();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *pending = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    int finalizing = Py_IsFinalizing();
+#else
+    int finalizing = _Py_IsFinalizing();
+#endif
+    if (judge != NULL && !finalizing) {
+        PyObject *r = PyObject_CallFunction(judge, "K", (unsigned long long)(uintptr_t)address);
+        if (r == NULL) {
+            PyErr_Clear();
+        } else {
+            forward = (void (*)(void *))(uintptr_t)PyLong_AsUnsignedLongLong(r);
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                forward = NULL;
+            }
+            Py_DECREF(r);
+        }
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(pending);
+#else
+    PyErr_Restore(type, value, traceback);
+#endif
+    PyGILState_Release(state);
+    if (forward != NULL) {
+        forward(address);
+    }
+}
+"""
+
+
+def _compiled_trampoline():
+    """The C trampoline, built once per interpreter into the user's cache
+    with the C compiler (cc, or $CC); None where it cannot be built."""
+    import hashlib
+    import shutil
+    import subprocess
+    import tempfile
+
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    include = sysconfig.get_paths().get("include")
+    if os.environ.get("DLPACK_SANITIZE_PURE") or not cc or not include:
+        return None
+    tag = hashlib.sha256(f"{_C_TRAMPOLINE}{sys.version}{include}".encode()).hexdigest()[:16]
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dlpack-sanitize")
+    lib = os.path.join(cache, f"trampoline-{tag}.so")
     try:
-        reference.judge_release(
-            consumed=t.consumed,
-            by_consumer=calls - (0 if t.consumed else 1),
-            destructor_calls=0 if t.consumed else 1,
-            had_destructor=t.had_destructor,
-            ours=False,
-            versioned=t.versioned,
-            about=t.about(),
-        )
-    except Violation as v:
-        _report(v.spec, f"{v} (the second call was swallowed)", "consumer", t.site, t.producer, t.consumer)
+        if not os.path.exists(lib):
+            os.makedirs(cache, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=cache) as tmp:
+                source = os.path.join(tmp, "trampoline.c")
+                with open(source, "w") as f:
+                    f.write(_C_TRAMPOLINE)
+                built = os.path.join(tmp, "trampoline.so")
+                subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", include, source, "-o", built],
+                               check=True, capture_output=True)
+                os.replace(built, lib)
+        c = ctypes.PyDLL(lib)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    c.dlpack_sanitize_judge.argtypes = [ctypes.py_object]
+    c.dlpack_sanitize_judge.restype = None
+    c.dlpack_sanitize_judge(_deleter_call)
+    return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value
 
 
-_deleter_called.__defaults__ = (_tracked, _lock, _deleter_call)
-_TRAMPOLINE = _DELETER(_deleter_called)
-_TRAMPOLINE_AT = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
-# Deleter fields name it until the last tensor is gone, at the interpreter's
-# very end too: it is never freed.
-reference._incref(_TRAMPOLINE)
+def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_deleter):
+    """The ctypes trampoline: a consumer's pending exception is lost here."""
+    # Nothing is raised into the C caller; at shutdown the module may be half gone.
+    with contextlib.suppress(Exception):
+        forward = _deleter_call(address)
+        if forward:
+            _call_deleter(forward, address)
+
+
+_TRAMPOLINE_AT = _compiled_trampoline()
+if _TRAMPOLINE_AT is None:
+    _TRAMPOLINE = _DELETER(_deleter_called)
+    _TRAMPOLINE_AT = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
+    # Deleter fields name it until the last tensor is gone, at the
+    # interpreter's very end too: it is never freed.
+    reference._incref(_TRAMPOLINE)
 
 
 def _retire(address):
@@ -415,20 +509,18 @@ class _Exchange:
         self._x = x
         self._consumer = consumer
         self._site = site
-        self._tensor = None
+        self._tensor = self._pending = self._expected = self._info = None
         self._checked = checked
-        self.requests = []
-        self._pending = []
-        self._expected = self._info = None
+        self.requests = [] if checked else None
 
     def __dlpack__(self, *args, **kwargs):
         capsule = self._x.__dlpack__(*args, **kwargs)
-        self.requests.append(kwargs)
         producer = _producer_label(self._x)
         if self._tensor is None:
             try:
                 self._tensor = _track(capsule, self._site, producer, self._consumer)
             except Violation as v:
+                self._pending = []
                 _report(v.spec, str(v), "producer", self._site, producer, self._consumer, self._pending)
                 return capsule
             except Exception as e:  # noqa: BLE001 - the sanitizer's bug: the capsule goes on untouched
@@ -436,6 +528,9 @@ class _Exchange:
                 return capsule
         if not self._checked:
             return capsule
+        self.requests.append(kwargs)
+        if self._pending is None:
+            self._pending = []
         try:
             self._info = reference.Capsule(capsule)
             reference.check_capsule(
@@ -450,6 +545,11 @@ class _Exchange:
         return capsule
 
     def __getattr__(self, name):
+        # The producer's other protocols (the C exchange API's
+        # __dlpack_c_exchange_api__, __array_interface__, ...) are not the
+        # proxy's: a consumer that would take them takes __dlpack__.
+        if name.startswith("__"):
+            raise AttributeError(name)
         return getattr(self._x, name)
 
 
@@ -578,7 +678,9 @@ def _judge(t, result, error, pending, info=None, expected=None, requests=None, d
             t.second_known = True
         elif t.held and not t.forwarded:
             t.held = False
-            _forward(t)
+            deleter = _release(t)
+            if deleter:
+                _call_deleter(deleter, t.address)
     if result is not None:
         try:
             t.result = weakref.ref(result)
@@ -629,34 +731,48 @@ def _check_result(t, info, y, expected, pending):
 def _wrap(fn, library, where):
     """fn (a from_dlpack of library) as the sanitizer calls it."""
 
+    consumer = []  # its label, once the library has its version
+
     def from_dlpack(x, *args, **kwargs):
         kind = type(x)
         if kind is _CAPSULE:
             return _exchange_capsule(fn, library, x, args, kwargs)
-        if kind in _PROXIES or getattr(kind, "__dlpack__", None) is None:
+        proxy_class = _proxy_classes.get(kind)
+        if proxy_class is None:
+            proxy_class = _proxy_classes[kind] = _proxy_class(kind)
+        if proxy_class is False:
             return fn(x, *args, **kwargs)
         site = _site(2)
         key = (site, kind)
-        checked = OPTIONS.check_all or _checked[key] < CHECKED_PER_SITE
+        checked = OPTIONS.check_all or _checked.get(key, 0) < CHECKED_PER_SITE
         if checked:
             _checked[key] += 1
-        proxy = (_DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange)(
-            x, _consumer_label(library), site, checked
-        )
+        if not consumer:
+            consumer.append(_library(library))
+        proxy = proxy_class(x, consumer[0], site, checked)
         try:
             y = fn(proxy, *args, **kwargs)
         except BaseException as e:
-            _finish(proxy._tensor, None, e, proxy._pending)
-            _strict(proxy._pending)
+            pending = proxy._pending or []
+            _finish(proxy._tensor, None, e, pending)
+            _strict(pending)
             raise
-        if checked:
-            device = reference._dlpack_device(x)
-            _finish(
-                proxy._tensor, y, None, proxy._pending, proxy._info, proxy._expected, proxy.requests, device
-            )
+        t = proxy._tensor
+        if checked or t is None or proxy._pending is not None:
+            device = reference._dlpack_device(x) if checked else None
+            pending = proxy._pending or []
+            _finish(t, y, None, pending, proxy._info, proxy._expected, proxy.requests, device)
+            _strict(pending)
+        elif _NAMES.get(t.fields.name) in _USED and not t.calls:
+            # The lean path: renamed, its deleter still to come.
+            t.consumed = True
+            t.capsule = t.fields = None
+            with contextlib.suppress(TypeError):  # a result that takes no weak reference
+                t.result = _weakref(y)
         else:
-            _finish(proxy._tensor, y, None, proxy._pending)
-        _strict(proxy._pending)
+            pending = []
+            _finish(t, y, None, pending)
+            _strict(pending)
         return y
 
     from_dlpack.__dlpack_sanitized__ = fn
@@ -665,6 +781,25 @@ def _wrap(fn, library, where):
     from_dlpack.__doc__ = getattr(fn, "__doc__", None)
     from_dlpack.__wrapped__ = fn
     return from_dlpack
+
+
+_weakref = weakref.ref
+_proxy_classes = {}  # a producer's type -> its proxy class, or False (no __dlpack__, or a proxy)
+
+
+def _proxy_class(kind):
+    if kind in _PROXIES or getattr(kind, "__dlpack__", None) is None:
+        return False
+    if getattr(kind, "__dlpack_c_exchange_api__", None) is not None:
+        # A consumer may take the C exchange API's table instead of
+        # __dlpack__, and the table's functions take the producer itself,
+        # never a proxy: its exchanges go on unchecked, and are counted.
+        _not_intercepted[f"{kind.__module__}.{kind.__qualname__}"] = (
+            "it publishes __dlpack_c_exchange_api__, which consumers call with the array itself: its "
+            "exchanges are not checked"
+        )
+        return False
+    return _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
 
 
 def _exchange_capsule(fn, library, capsule, args, kwargs):
@@ -706,7 +841,7 @@ def _consumer_label(library):
 
 
 def _strict(pending):
-    if OPTIONS.strict and pending:
+    if pending and OPTIONS.strict:
         spec, message = pending[0]
         raise SanitizerError(spec, f"{spec}: {message}")
 
@@ -881,7 +1016,7 @@ def finish(out=None):
 
 
 def _summary(got, out):
-    if _not_intercepted:
+    if _not_intercepted and got:
         for where, why in sorted(_not_intercepted.items()):
             print(f"{PREFIX}: not intercepted: {where} ({why})", file=out)
     if not got:
