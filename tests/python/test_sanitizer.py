@@ -261,3 +261,40 @@ def test_a_report_fails_a_sanitized_test_run(kit, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "1 passed" in r.stdout and "2 problems" in r.stdout
     assert f"  at {tmp_path / 'test_major.py'}:8: handmade (Buffer) -> numpy " in r.stderr
+
+
+def test_the_docs_worked_example(kit, tmp_path):
+    """docs/sanitizer.md's worked example: its program aborts plain, and
+    sanitized prints the report the page shows (... elides)."""
+    import re
+    import shutil
+
+    with open(os.path.join(ROOT, "docs", "sanitizer.md")) as f:
+        page = f.read()
+    marker = "<!-- snippet: tested by tests/python/test_sanitizer.py test_the_docs_worked_example -->\n"
+    blocks = [part.split("```", 2)[1].split("\n", 1)[1] for part in page.split(marker)[1:]]
+    source, plain_block, sanitized_block = blocks
+    (tmp_path / "myprog.py").write_text(source)
+    shutil.copy(program("handmade.py"), tmp_path)
+
+    def shown(block, r):
+        """Every output line the block shows is in r's output, in order."""
+        got = (r.stdout + r.stderr).splitlines()
+        k = 0
+        for line in block.splitlines()[1:]:
+            if line == "Aborted":  # the shell's word, not the program's
+                continue
+            pattern = re.compile(".*".join(map(re.escape, line.split("..."))) + r"\Z")
+            while k < len(got) and not pattern.match(got[k]):
+                k += 1
+            assert k < len(got), f"{line!r} is not in the output:\n{r.stdout}{r.stderr}"
+            k += 1
+
+    assert plain_block.startswith("$ python myprog.py\n")
+    plain = run(kit, sys.executable, "myprog.py", sanitized=False, cwd=tmp_path)
+    assert plain.returncode == -6
+    shown(plain_block, plain)
+    assert sanitized_block.startswith("$ python -m dlpack_conformance.sanitize myprog.py\n")
+    r = run(kit, sys.executable, "myprog.py", cwd=tmp_path)
+    assert r.returncode == 0
+    shown(sanitized_block, r)

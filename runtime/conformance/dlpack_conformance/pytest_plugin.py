@@ -100,21 +100,26 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Under --dlpack-sanitize: the sanitizer's summary, and a report fails
-    a run that passes otherwise."""
+    """Under --dlpack-sanitize: the sanitizer's summary (stderr), and a
+    report fails a run that passes otherwise."""
     if not session.config.getoption("dlpack_sanitize"):
         return
     from . import sanitize
 
-    got = sanitize.finish()
-    checked = sum(sanitize._checked.values())
-    line = f"dlpack-sanitize: {checked} exchanges checked in full, {len(got)} problems"
-    notes = "; ".join(f"{where} ({why})" for where, why in sorted(sanitize._not_intercepted.items()))
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(line + (f"; not intercepted: {notes}" if notes else ""))
-    if got and exitstatus == pytest.ExitCode.OK:
+    if sanitize.finish() and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not config.getoption("dlpack_sanitize"):
+        return
+    from . import sanitize
+
+    checked, got = sum(sanitize._checked.values()), sanitize.reports()
+    terminalreporter.write_sep("-", "DLPack sanitizer")
+    terminalreporter.write_line(f"dlpack-sanitize: {checked} exchanges checked in full, {len(got)} problems")
+    for note in sanitize.not_intercepted():
+        terminalreporter.write_line(f"dlpack-sanitize: not intercepted: {note}")
 
 
 @pytest.hookimpl(tryfirst=True)

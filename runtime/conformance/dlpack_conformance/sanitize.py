@@ -795,8 +795,8 @@ def _proxy_class(kind):
         # __dlpack__, and the table's functions take the producer itself,
         # never a proxy: its exchanges go on unchecked, and are counted.
         _not_intercepted[f"{kind.__module__}.{kind.__qualname__}"] = (
-            "it publishes __dlpack_c_exchange_api__, which consumers call with the array itself: its "
-            "exchanges are not checked"
+            "__dlpack_c_exchange_api__, which consumers call with the array itself: their exchanges "
+            "are not checked"
         )
         return False
     return _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
@@ -872,7 +872,11 @@ def add_library(adapter_or_file):
     _add_entry(entry[0], entry[1], adapter.name)
 
 
+_tops = set()  # the top-level packages of the modules with entry points
+
+
 def _add_entry(module, path, library):
+    _tops.add(module.split(".")[0])
     got = _entries.setdefault(module, [])
     if (path, library) not in got:
         got.append((path, library))
@@ -927,7 +931,10 @@ class _Finder:
         self._busy = set()
 
     def find_spec(self, name, path=None, target=None):
-        if name not in _entries or name in self._busy:
+        # A package's own submodules may never pass through the import
+        # system (open3d.core is made by its extension): the top-level
+        # package is watched too, and every entry point present is patched.
+        if (name not in _entries and name not in _tops) or name in self._busy:
             return None
         self._busy.add(name)
         try:
@@ -945,9 +952,10 @@ class _Finder:
         if run is None:
             return spec
 
-        def exec_module(module, _run=run, _name=name):
+        def exec_module(module, _run=run):
             _run(module)
-            _patch(_name)
+            for present in [m for m in _entries if m in sys.modules]:
+                _patch(present)
 
         try:
             loader.exec_module = exec_module
@@ -1015,10 +1023,18 @@ def finish(out=None):
     return got
 
 
+def not_intercepted():
+    """What the sanitizer could not intercept, a line per reason."""
+    by_reason = {}
+    for where, why in sorted(_not_intercepted.items()):
+        by_reason.setdefault(why, []).append(where)
+    return [f"{', '.join(wheres)}: {why}" for why, wheres in by_reason.items()]
+
+
 def _summary(got, out):
-    if _not_intercepted and got:
-        for where, why in sorted(_not_intercepted.items()):
-            print(f"{PREFIX}: not intercepted: {where} ({why})", file=out)
+    if got:
+        for note in not_intercepted():
+            print(f"{PREFIX}: not intercepted: {note}", file=out)
     if not got:
         return
     n = sum(r["count"] for r in got)
