@@ -69,7 +69,8 @@ def test_a_double_free_after_a_refusal_is_reported_and_survived(kit, tmp_path, w
     interpreter = python(where)
     plain = run(kit, interpreter, program("double_free_after_refusal.py"), sanitized=False)
     assert plain.returncode != 0 and "last line" not in plain.stdout, plain
-    assert plain.returncode == -6 and "free()" in plain.stderr, "glibc aborts: a double free, or a free of the freed tensor's garbage"
+    # glibc aborts: a double free, or a free of the freed tensor's garbage (its words vary)
+    assert plain.returncode == -6, plain.stderr
     out = tmp_path / "reports.json"
     r = run(kit, interpreter, "--json", str(out), program("double_free_after_refusal.py"))
     assert r.returncode == 0, r.stderr

@@ -88,25 +88,24 @@ def _capsule_offset():
     return next(i for i in range(16) if words[i] == marker) * ctypes.sizeof(ctypes.c_void_p)
 
 
-class _CapsuleFields(ctypes.Structure):
-    _fields_ = [
-        ("pointer", ctypes.c_void_p),
-        ("name", ctypes.c_void_p),
-        ("context", ctypes.c_void_p),
-        ("destructor", ctypes.c_void_p),
-    ]
-
-
+_WORD = ctypes.sizeof(ctypes.c_void_p)
+# The address space as machine words: a capsule's fields and a tensor's
+# deleter field read and written in place, with no ctypes object made.
+_WORDS = memoryview((ctypes.c_char * (sys.maxsize & -_WORD)).from_address(0)).cast("B").cast(
+    "Q" if _WORD == 8 else "I"
+)
 _FIELDS_AT = _capsule_offset()
 _NAMES = {}  # a name's address -> its bytes (capsule names are static strings)
 
 
 def _fields(capsule):
-    return _CapsuleFields.from_address(id(capsule) + _FIELDS_AT)
+    """The index in _WORDS of a capsule's pointer; its name, context and
+    destructor follow."""
+    return (id(capsule) + _FIELDS_AT) // _WORD
 
 
 def _name(fields):
-    at = fields.name
+    at = _WORDS[fields + 1]
     name = _NAMES.get(at)
     if name is None:
         name = _NAMES[at] = ctypes.string_at(at) if at else b""
@@ -183,7 +182,7 @@ class _Tensor:
         self.held = False  # the first call came while the capsule still owned the tensor
         self.forwarded = False
         self.second_known = False  # the second call is a problem reported already
-        self.had_destructor = bool(fields.destructor)
+        self.had_destructor = bool(_WORDS[fields + 3])
         self.cell = cell
 
     def about(self):
@@ -215,13 +214,17 @@ def _deleter_call(address, _tracked=_tracked):
     t.calls = calls = t.calls + 1
     if calls == 1:
         capsule = t.capsule
-        if capsule is not None and _name(t.fields) in (_VERSIONED, _LEGACY) and t.fields.destructor:
+        if capsule is not None and _name(t.fields) in (_VERSIONED, _LEGACY) and _WORDS[t.fields + 3]:
             # The consumer calls the deleter while the capsule still owns the
             # tensor, whose destructor will call it again: the producer's
             # deleter runs at that call, after which nothing reads the tensor.
             t.held = True
             return 0
-        return _release(t)
+        t.forwarded = True  # _release, inline: the common path
+        _retired.append(address)
+        if len(_retired) > RETIRED:
+            _forget()
+        return t.deleter
     if t.held and not t.forwarded:
         return _release(t)  # the consumer's first call was judged when from_dlpack returned
     if not t.second_known:
@@ -354,10 +357,15 @@ if _TRAMPOLINE_AT is None:
 def _retire(address):
     _retired.append(address)
     if len(_retired) > RETIRED:
-        old = _retired.popleft()
-        t = _tracked.get(old)
-        if t is not None and t.forwarded:
-            _tracked.pop(old, None)
+        _forget()
+
+
+def _forget():
+    """Forgets the oldest finished tensor."""
+    old = _retired.popleft()
+    t = _tracked.get(old)
+    if t is not None and t.forwarded:
+        _tracked.pop(old, None)
 
 
 def _track(capsule, site, producer, consumer):
@@ -367,13 +375,15 @@ def _track(capsule, site, producer, consumer):
     name = _name(fields) if fields is not None else None
     if name not in _DELETER_AT:
         reference.Capsule(capsule)  # raises the kit's Violation
-    address = fields.pointer
+    address = _WORDS[fields]
     if not address:
         raise Violation("capsule-name", "the capsule holds a NULL pointer")
-    cell = ctypes.c_void_p.from_address(address + _DELETER_AT[name])
-    t = _Tensor(address, cell.value, capsule, fields, name == _VERSIONED, site, producer, consumer, cell)
+    cell, misaligned = divmod(address + _DELETER_AT[name], _WORD)
+    if misaligned:
+        return None  # a managed tensor no C compiler would place: left alone
+    t = _Tensor(address, _WORDS[cell], capsule, fields, name == _VERSIONED, site, producer, consumer, cell)
     _tracked[address] = t
-    cell.value = _TRAMPOLINE_AT
+    _WORDS[cell] = _TRAMPOLINE_AT
     return t
 
 
@@ -515,7 +525,7 @@ class _Exchange:
 
     def __dlpack__(self, *args, **kwargs):
         capsule = self._x.__dlpack__(*args, **kwargs)
-        producer = _producer_label(self._x)
+        producer = _producers.get(type(self._x)) or _producer_label(self._x)
         if self._tensor is None:
             try:
                 self._tensor = _track(capsule, self._site, producer, self._consumer)
@@ -660,7 +670,7 @@ def _judge(t, result, error, pending, info=None, expected=None, requests=None, d
     t.consumed = consumed
     t.refused = error is not None
     if not consumed and t.calls:
-        destructor = t.fields.destructor
+        destructor = _WORDS[t.fields + 3]
         try:
             reference.judge_release(
                 consumed=False,
@@ -763,12 +773,14 @@ def _wrap(fn, library, where):
             pending = proxy._pending or []
             _finish(t, y, None, pending, proxy._info, proxy._expected, proxy.requests, device)
             _strict(pending)
-        elif _NAMES.get(t.fields.name) in _USED and not t.calls:
+        elif _NAMES.get(_WORDS[t.fields + 1]) in _USED and not t.calls:
             # The lean path: renamed, its deleter still to come.
             t.consumed = True
             t.capsule = t.fields = None
-            with contextlib.suppress(TypeError):  # a result that takes no weak reference
+            try:  # noqa: SIM105 - contextlib.suppress costs an object an exchange
                 t.result = _weakref(y)
+            except TypeError:  # a result that takes no weak reference
+                pass
         else:
             pending = []
             _finish(t, y, None, pending)
@@ -804,8 +816,8 @@ def _proxy_class(kind):
 
 def _exchange_capsule(fn, library, capsule, args, kwargs):
     """A legacy entry point handed a capsule: tracked in place."""
-    fields = _fields(capsule)
-    if fields.pointer in _tracked and _tracked[fields.pointer].capsule is capsule:
+    address = _WORDS[_fields(capsule)]
+    if address in _tracked and _tracked[address].capsule is capsule:
         return fn(capsule, *args, **kwargs)  # an inner entry point of the same exchange
     site = _site(3)
     key = (site, _CAPSULE)
@@ -1013,7 +1025,7 @@ def finish(out=None):
         if t.calls == 0 and t.consumed:
             # The consumer holds the tensor: from now on it calls the
             # producer's deleter directly, not Python as it shuts down.
-            t.cell.value = t.deleter
+            _WORDS[t.cell] = t.deleter
     got = reports()
     _summary(got, out or sys.stderr)
     if OPTIONS.json:
