@@ -299,3 +299,14 @@ def test_the_docs_worked_example(kit, tmp_path):
     r = run(kit, sys.executable, "myprog.py", cwd=tmp_path)
     assert r.returncode == 0
     shown(sanitized_block, r)
+
+
+def test_a_capsule_handed_to_a_legacy_entry_point_is_tracked_in_place(kit, tmp_path):
+    plain = run(kit, sys.executable, program("legacy_capsule.py"), sanitized=False)
+    assert plain.returncode < 0 and "last line" not in plain.stdout, plain
+    out = tmp_path / "reports.json"
+    r = run(kit, sys.executable, "--json", str(out), program("legacy_capsule.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    report = sole_report(out, "consumer-deleter-once")
+    assert report["producer"] == "a capsule" and report["library"].startswith("torch ")
+    assert report["site"].endswith(f"legacy_capsule.py:{line_of('legacy_capsule.py', 'torch.utils.dlpack.from_dlpack(')}")
