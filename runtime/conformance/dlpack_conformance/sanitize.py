@@ -738,7 +738,7 @@ def _check_result(t, info, y, expected, pending):
         _report(v.spec, str(v), "consumer", t.site, t.producer, t.consumer, pending)
 
 
-def _wrap(fn, library, where):
+def _wrap(fn, library):
     """fn (a from_dlpack of library) as the sanitizer calls it."""
 
     consumer = []  # its label, once the library has its version
@@ -918,7 +918,7 @@ def _patch(module_name):
         fn = getattr(owner, attr, None)
         if fn is None or getattr(fn, "__dlpack_sanitized__", None) is not None:
             continue  # this version of the library lacks it, or it is patched
-        wrapper = _wrap(fn, library, f"{module_name}.{path}")
+        wrapper = _wrap(fn, library)
         try:
             setattr(owner, attr, staticmethod(wrapper) if isinstance(owner, type) else wrapper)
         except (TypeError, AttributeError) as e:
