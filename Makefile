@@ -1,12 +1,12 @@
 # make check: the quick tests a newcomer runs first (a few minutes, no root, no framework venvs).
 # make test: the whole suite (installs its own dependencies).
 # make generate: refresh generated/ from the embedded schema.
-# make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, generation);
+# make bench: the benchmarks (bench-runtime, bench-python, bench-framework, bench-conformance, bench-sanitize, generation);
 #   each prints its table and draws it outside the checkout ($TMPDIR/dlgen-bench/*.svg).
 # make bench-docs: the same, redrawing the figures the docs show, docs/bench/*.svg (docs/benchmarks.md).
 # make wheels: dlgen as Python wheels in dist/, one per platform (pip install needs no Go), and the
 #   conformance kit's pure-Python wheel (dlpack_conformance-VERSION-py3-none-any.whl).
-.PHONY: check test deps generate bench bench-docs bench-python bench-runtime bench-framework bench-conformance golden wheels
+.PHONY: check test deps generate bench bench-docs bench-python bench-runtime bench-framework bench-conformance bench-sanitize golden wheels
 
 check:
 	./scripts/check.sh
@@ -27,7 +27,7 @@ wheels:
 	rm -rf dist
 	go run ./scripts/wheels -out dist
 
-bench: bench-runtime bench-python bench-framework bench-conformance
+bench: bench-runtime bench-python bench-framework bench-conformance bench-sanitize
 	go test -run='^$$' -bench=. -benchmem ./internal/generate
 
 bench-docs:
@@ -39,6 +39,10 @@ export DLGEN_BENCH_DOCS
 # The conformance kit: a full run per library against a bare import of it.
 bench-conformance: deps
 	.venv/bin/python bench/conformance.py
+
+# The DLPack sanitizer: each from_dlpack sanitized against the same call plain.
+bench-sanitize: deps
+	.venv/bin/python bench/sanitize.py
 
 bench-runtime: deps
 	.venv/bin/python bench/runtime.py

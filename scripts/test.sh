@@ -48,6 +48,12 @@ echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
 echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
 python -m pytest -q -p no:cacheprovider tests/python
+echo "== python: the interop suites again under the DLPack sanitizer (a report fails them)"
+sanitize_kit=$(mktemp -d)
+go run ./cmd/dlgen -lang conformance -out "$sanitize_kit"
+PYTHONPATH="$sanitize_kit/conformance" python -m pytest -q -p no:cacheprovider -p dlpack_conformance.pytest_plugin \
+  --dlpack-sanitize tests/python/test_interop.py tests/python/test_torch_exchange.py
+rm -rf "$sanitize_kit"
 echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dpnp)"
 # The OpenCL ICD loader finds the wheel's driver through the environment
 # alone; OCL_ICD_VENDORS names the venv's vendor directory so that no

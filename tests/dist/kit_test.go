@@ -117,7 +117,8 @@ func TestKitWheelIsThePackageWithItsMetadata(t *testing.T) {
 	assert.Contains(t, metadata["Project-URL"], "Documentation, https://github.com/dlgen/dlgen/blob/"+dlgen.Tag+"/docs/conformance-kit.md")
 	_, description, _ := strings.Cut(string(members[dist+"METADATA"]), "\n\n")
 	assert.Equal(t, string(sources["README.md"]), description, "the description is the kit's README")
-	assert.Equal(t, "[console_scripts]\ndlpack-conformance = dlpack_conformance.__main__:command\n\n"+
+	assert.Equal(t, "[console_scripts]\ndlpack-conformance = dlpack_conformance.__main__:command\n"+
+		"dlpack-sanitize = dlpack_conformance.sanitize:command\n\n"+
 		"[pytest11]\ndlpack_conformance = dlpack_conformance.pytest_plugin\n", string(members[dist+"entry_points.txt"]))
 }
 
@@ -220,6 +221,21 @@ func TestKitWheelRunsFromAnyDirectoryAndSoDoItsReproducers(t *testing.T) {
 	code, text = venvRun(t, venv, "/", nil, "python", script)
 	assert.Equal(t, 1, code, text)
 	assert.Contains(t, text, "dlpack_conformance.spec.Violation: "+failed.Message)
+}
+
+// The installed dlpack-sanitize command runs a program as python does, its
+// arguments and exit status its own, and says how it is called.
+func TestKitSanitizeCommandRunsAProgram(t *testing.T) {
+	venv := kitVenv(t)
+	dir := t.TempDir()
+	program := "import sys\nimport numpy as np\nprint(np.from_dlpack(np.arange(3)).tolist(), sys.argv[1:])\nsys.exit(4)\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prog.py"), []byte(program), 0o644))
+	code, text := venvRun(t, venv, dir, nil, "dlpack-sanitize", "prog.py", "--json", "x")
+	assert.Equal(t, 4, code, text)
+	assert.Equal(t, "[0, 1, 2] ['--json', 'x']\n", text)
+	code, text = venvRun(t, venv, "/", nil, "dlpack-sanitize")
+	assert.Equal(t, 2, code, text)
+	assert.Contains(t, text, "\ndlpack-sanitize: error: name a PROGRAM.py, or -m MODULE\n")
 }
 
 // The installed command speaks as the user called it, and a reader that

@@ -34,6 +34,7 @@ func TestTheKitIsAMarkedPythonProject(t *testing.T) {
 		`readme = "README.md"`,
 		`license = "Apache-2.0"`,
 		`dlpack-conformance = "dlpack_conformance.__main__:command"`,
+		`dlpack-sanitize = "dlpack_conformance.sanitize:command"`,
 		`dlpack_conformance = "dlpack_conformance.pytest_plugin"`,
 		`packages = ["dlpack_conformance"]`,
 	} {

@@ -54,7 +54,7 @@ var Project = struct {
 		{"Issues", "https://github.com/dlgen/dlgen/issues"},
 		{"Changelog", "https://github.com/dlgen/dlgen/blob/" + dlgen.Tag + "/CHANGELOG.md"},
 	},
-	Scripts:      [][2]string{{"dlpack-conformance", Package + ".__main__:command"}},
+	Scripts:      [][2]string{{"dlpack-conformance", Package + ".__main__:command"}, {"dlpack-sanitize", Package + ".sanitize:command"}},
 	PytestPlugin: [2]string{Package, Package + ".pytest_plugin"},
 }
 

@@ -3,6 +3,7 @@ item, run in the kit's worker process as `python -m dlpack_conformance`
 runs it (a crash fails that item only, and the run goes on).
 
     pytest -p dlpack_conformance --dlpack-library mylib [--dlpack-xfail FILE] [--dlpack-case PATTERN]
+    pytest -p dlpack_conformance --dlpack-sanitize     # any test suite, every DLPack exchange sanitized
 
 or, in the ini file (pytest.ini, or [tool.pytest.ini_options] in
 pyproject.toml), `dlpack_library = mylib` and `dlpack_xfail = FILE` (a path
@@ -59,6 +60,12 @@ def pytest_addoption(parser):
         "(fail, the default) or passes with a DLPackWarning (report), as the command's "
         "--malformed-crashes",
     )
+    group.addoption(
+        "--dlpack-sanitize",
+        action="store_true",
+        help="run the test suite under the DLPack sanitizer (dlpack_conformance.sanitize): every exchange "
+        "checked, a report fails the run",
+    )
     parser.addini("dlpack_library", type="args", help="libraries to run the kit's cases against")
     parser.addini("dlpack_xfail", help="the kit's xfail file, relative to the ini file")
 
@@ -86,6 +93,33 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "dlpack_conformance: a case of the DLPack conformance kit (added by the plugin)"
     )
+    if config.getoption("dlpack_sanitize"):
+        from . import sanitize
+
+        sanitize.enable(report_at_exit=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Under --dlpack-sanitize: the sanitizer's summary (stderr), and a
+    report fails a run that passes otherwise."""
+    if not session.config.getoption("dlpack_sanitize"):
+        return
+    from . import sanitize
+
+    if sanitize.finish() and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not config.getoption("dlpack_sanitize"):
+        return
+    from . import sanitize
+
+    checked, got = sum(sanitize._checked.values()), sanitize.reports()
+    terminalreporter.write_sep("-", "DLPack sanitizer")
+    terminalreporter.write_line(f"dlpack-sanitize: {checked} exchanges checked in full, {len(got)} problems")
+    for note in sanitize.not_intercepted():
+        terminalreporter.write_line(f"dlpack-sanitize: not intercepted: {note}")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -446,6 +446,43 @@ def check_export(
     version, flags, dtype, device against x.__dlpack_device__(), shape, and
     every element against expected (nested lists) when the CPU can read
     them. Returns the Capsule."""
+    cap = check_capsule(x, capsule, max_version=max_version, dl_device=dl_device)
+    want_dtype = (*DTYPES[dtype], 1)
+    if cap.dtype != want_dtype:
+        raise Violation(
+            "dtype",
+            f"the capsule's dtype is (code, bits, lanes) = {cap.dtype}; {dtype} is {want_dtype}",
+        )
+    shape = tuple(shape)
+    if cap.ndim != len(shape):
+        raise Violation(
+            "shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions"
+        )
+    got_shape = cap.shape if cap.shape is not None else ()
+    if cap.ndim and cap.shape is None:
+        raise Violation("shape", f"shape is NULL with ndim {cap.ndim}")
+    if tuple(got_shape) != shape:
+        raise Violation("shape", f"the capsule's shape is {got_shape}; the array's is {shape}")
+    check_strides_and_flags(cap, copy=copy, readonly=readonly)
+    if cap.device[0] in HOST_READABLE and decodable(cap.dtype) and math.prod(shape):
+        if not cap.data:
+            raise Violation("data-null", f"data is NULL for {math.prod(shape)} elements")
+        got = cap.elements()
+        if not same_values(got, expected) and subbyte(cap.dtype):
+            _subbyte_layout(cap, expected)
+        if not same_values(got, expected):
+            raise Violation(
+                "elements",
+                f"the elements at data + byte_offset + strides are {got}; the array holds "
+                f"{expected} ({cap.describe()})",
+            )
+    return cap
+
+
+def check_capsule(x, capsule, *, max_version=None, dl_device=None):
+    """Checks what any capsule x.__dlpack__(max_version=..., dl_device=...)
+    returned says of itself: its name against max_version, its version, its
+    device against x.__dlpack_device__() (or dl_device). Returns the Capsule."""
     cap = Capsule(capsule)
     if max_version is None and cap.versioned:
         raise Violation(
@@ -477,22 +514,12 @@ def check_export(
     if cap.device != want_device:
         what = "__dlpack_device__() says" if dl_device is None else "dl_device asked for"
         raise Violation("device", f"the capsule's device is {cap.device}; {what} {want_device}")
-    want_dtype = (*DTYPES[dtype], 1)
-    if cap.dtype != want_dtype:
-        raise Violation(
-            "dtype",
-            f"the capsule's dtype is (code, bits, lanes) = {cap.dtype}; {dtype} is {want_dtype}",
-        )
-    shape = tuple(shape)
-    if cap.ndim != len(shape):
-        raise Violation(
-            "shape", f"the capsule's ndim is {cap.ndim}; the array has {len(shape)} dimensions"
-        )
-    got_shape = cap.shape if cap.shape is not None else ()
-    if cap.ndim and cap.shape is None:
-        raise Violation("shape", f"shape is NULL with ndim {cap.ndim}")
-    if tuple(got_shape) != shape:
-        raise Violation("shape", f"the capsule's shape is {got_shape}; the array's is {shape}")
+    return cap
+
+
+def check_strides_and_flags(cap, *, copy=None, readonly=False):
+    """Checks a Capsule's strides (NULL only where its release allows) and
+    its flags: READ_ONLY for a read-only array, IS_COPIED as copy says."""
     if (
         cap.ndim
         and cap.strides is None
@@ -512,19 +539,6 @@ def check_export(
             raise Violation("copy-false", "copy=False, yet the capsule's flags say IS_COPIED")
         if copy is True and not cap.flags & IS_COPIED:
             raise Violation("is-copied-flag", "copy=True, the capsule's flags lack IS_COPIED")
-    if cap.device[0] in HOST_READABLE and decodable(cap.dtype) and math.prod(shape):
-        if not cap.data:
-            raise Violation("data-null", f"data is NULL for {math.prod(shape)} elements")
-        got = cap.elements()
-        if not same_values(got, expected) and subbyte(cap.dtype):
-            _subbyte_layout(cap, expected)
-        if not same_values(got, expected):
-            raise Violation(
-                "elements",
-                f"the elements at data + byte_offset + strides are {got}; the array holds "
-                f"{expected} ({cap.describe()})",
-            )
-    return cap
 
 
 def _subbyte_layout(cap, expected):
@@ -1055,8 +1069,22 @@ def check_released(producer, *, settle=0.2):
     consumed, ours, _held = producer.release()
     if not producer.managed.deleter:
         return "the deleter is NULL, which DLPack allows: nothing to count"
-    by_consumer = producer.calls - producer.destructor_calls
-    about = producer.about()
+    judge_release(
+        consumed=consumed,
+        by_consumer=producer.calls - producer.destructor_calls,
+        destructor_calls=producer.destructor_calls,
+        had_destructor=had_destructor,
+        ours=ours,
+        versioned=producer.versioned,
+        about=producer.about(),
+    )
+
+
+def judge_release(*, consumed, by_consumer, destructor_calls, had_destructor, ours, versioned, about):
+    """The deleter rule, once the consumer is done with a tensor: consumed
+    (the capsule was renamed), the deleter calls by the consumer and by the
+    capsule's destructor, whether the capsule had a destructor and whether it
+    is still alive to run it (ours), about: the tensor in words."""
     if consumed and by_consumer != 1:
         what = "never" if by_consumer == 0 else f"{by_consumer} times"
         raise Violation(
@@ -1065,9 +1093,9 @@ def check_released(producer, *, settle=0.2):
             f"deleter ran {what} after its array was dropped ({about})",
         )
     if consumed or not by_consumer:
-        return None
+        return
     if ours:
-        when = "ran it again" if producer.destructor_calls else "runs it again when the capsule dies"
+        when = "ran it again" if destructor_calls else "runs it again when the capsule dies"
         raise Violation(
             "consumer-deleter-once",
             f"the consumer never renamed the capsule, yet called the deleter {by_consumer} "
@@ -1084,7 +1112,7 @@ def check_released(producer, *, settle=0.2):
         # Once, without a rename, of a capsule that has no destructor: what a
         # consumer that takes a tensor by clearing the destructor does (there
         # was none to clear), so the same open point as below, not a failure.
-        name = dl.VERSIONED_CAPSULE_NAME if producer.versioned else dl.CAPSULE_NAME
+        name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
         raise Violation(
             "consumer-rename",
             f"the consumer called the deleter once but left the capsule named {name!r}, which "
@@ -1100,7 +1128,7 @@ def check_released(producer, *, settle=0.2):
         )
     # The consumer alone called the deleter, once, and cleared (or replaced)
     # the capsule's destructor: it took the tensor without renaming it.
-    name = dl.VERSIONED_CAPSULE_NAME if producer.versioned else dl.CAPSULE_NAME
+    name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
     raise Violation(
         "consumer-rename",
         f"the consumer called the deleter once but left the capsule named {name!r}: it "

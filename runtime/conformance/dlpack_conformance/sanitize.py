@@ -1,0 +1,1175 @@
+"""python -m dlpack_conformance.sanitize [OPTIONS] PROGRAM.py [ARGS] | -m MODULE [ARGS]
+
+Runs a program unmodified and checks every DLPack exchange in it with the
+kit's rules: what each producer's __dlpack__ puts in the capsule, what each
+consumer's from_dlpack does with it, and every call of every tensor's
+deleter. A second call of a deleter is reported and swallowed, so a program
+that would abort on a double free goes on and says why. Reports name the
+call site (the program's file:line), both libraries, the requirement broken
+(the kit's id and text) and what was seen; a summary goes to stderr at exit.
+Exit status: the program's own, or --error-exitcode N when anything was
+reported.
+
+How it works: the from_dlpack entry points of the libraries the kit knows
+(and of --library adapters) are replaced, at import, by a wrapper that hands
+the consumer a proxy of the producer (the producer is never changed). The
+proxy's __dlpack__ calls the producer's, and puts the sanitizer's trampoline
+in the managed tensor's deleter field: the trampoline forwards the first call
+to the producer's deleter and reports any other. After the call the wrapper
+judges the consumer: renamed or not, deleter calls, the values it imported.
+Off (not enabled), nothing is imported or patched.
+
+In a program that cannot be started by it: dlpack_conformance.sanitize.enable().
+With pytest: pytest -p dlpack_conformance --dlpack-sanitize."""
+
+import argparse
+import atexit
+import collections
+import contextlib
+import ctypes
+import gc
+import importlib
+import json
+import math
+import os
+import re
+import runpy
+import sys
+import sysconfig
+import threading
+import weakref
+
+from . import adapters, reference
+from . import dlpack_ctypes as dl
+from .spec import REQUIREMENTS, Violation, basis
+
+MODULE = "python -m dlpack_conformance.sanitize"
+COMMAND = "dlpack-sanitize"  # the console command pip installs
+PREFIX = "dlpack-sanitize"  # the first word of every line it prints
+
+_VERSIONED = dl.VERSIONED_CAPSULE_NAME.encode()
+_LEGACY = dl.CAPSULE_NAME.encode()
+_USED = frozenset({dl.USED_CAPSULE_NAME.encode(), dl.USED_VERSIONED_CAPSULE_NAME.encode()})
+_DELETER_AT = {
+    _VERSIONED: dl.DLManagedTensorVersioned.deleter.offset,
+    _LEGACY: dl.DLManagedTensor.deleter.offset,
+}
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Exchanges checked in full (producer's capsule, consumer's values) per call
+# site and producer type; the others get the lifetime checks only.
+CHECKED_PER_SITE = 4
+# The most elements whose values are compared.
+MAX_ELEMENTS = 1 << 16
+# Finished tensors remembered, so that a late second deleter call is known.
+RETIRED = 1 << 16
+
+# Entry points the kit's adapters do not spell (aliases, legacy capsule-taking
+# functions): (module, attribute path, library).
+EXTRA_ENTRIES = (
+    ("torch.utils.dlpack", "from_dlpack", "torch"),
+    ("jax.dlpack", "from_dlpack", "jax"),
+    ("cupy", "fromDlpack", "cupy"),
+    ("dpctl.tensor", "from_dlpack", "dpctl"),
+    ("mxnet.ndarray", "from_dlpack", "mxnet"),
+    ("paddle", "from_dlpack", "paddle"),
+)
+
+
+# ---- reading a capsule without the C API's calls ---------------------------
+
+
+def _capsule_offset():
+    """Where a PyCapsule object keeps its pointer (then name, context,
+    destructor), found on a capsule of a known pointer: the object header's
+    size differs between builds (free-threaded, debug)."""
+    marker = 0x5EED5EED5EED
+    cap = reference._capsule_new(marker, None, None)
+    words = (ctypes.c_size_t * 16).from_address(id(cap))
+    return next(i for i in range(16) if words[i] == marker) * ctypes.sizeof(ctypes.c_void_p)
+
+
+_WORD = ctypes.sizeof(ctypes.c_void_p)
+# The address space as machine words: a capsule's fields and a tensor's
+# deleter field read and written in place, with no ctypes object made.
+_WORDS = memoryview((ctypes.c_char * (sys.maxsize & -_WORD)).from_address(0)).cast("B").cast(
+    "Q" if _WORD == 8 else "I"
+)
+_FIELDS_AT = _capsule_offset()
+_NAMES = {}  # a name's address -> its bytes (capsule names are static strings)
+
+
+def _fields(capsule):
+    """The index in _WORDS of a capsule's pointer; its name, context and
+    destructor follow."""
+    return (id(capsule) + _FIELDS_AT) // _WORD
+
+
+def _name(fields):
+    at = _WORDS[fields + 1]
+    name = _NAMES.get(at)
+    if name is None:
+        name = _NAMES[at] = ctypes.string_at(at) if at else b""
+    return name
+
+
+# ---- state -----------------------------------------------------------------
+
+
+class _Options:
+    strict = False
+    check_all = False
+    json = None
+    error_exitcode = None
+    quiet_at_exit = False
+
+
+OPTIONS = _Options()
+_lock = threading.RLock()  # re-entered: a deleter may run inside another (a __del__, the collector)
+_tracked = {}  # managed tensor address -> _Tensor
+_retired = collections.deque()
+_reports = {}  # (spec, site, side) -> result dict
+_checked = collections.Counter()  # (site, producer type) -> exchanges checked in full
+_not_intercepted = {}  # entry point -> why
+_entries = {}  # module -> [(attribute path, library)]
+_enabled = []
+_finished = []
+
+
+class SanitizerError(Exception):
+    """--strict: an exchange broke a requirement (its spec)."""
+
+    def __init__(self, spec, message):
+        super().__init__(message)
+        self.spec = spec
+
+
+class _Tensor:
+    """One managed tensor handed to a consumer, and what became of it."""
+
+    __slots__ = (
+        "address",
+        "calls",
+        "capsule",
+        "cell",
+        "consumed",
+        "consumer",
+        "deleter",
+        "fields",
+        "forwarded",
+        "had_destructor",
+        "held",
+        "producer",
+        "refused",
+        "result",
+        "second_known",
+        "site",
+        "versioned",
+    )
+
+    def __init__(self, address, deleter, capsule, fields, versioned, site, producer, consumer, cell):
+        self.address = address
+        self.deleter = deleter
+        self.calls = 0
+        self.capsule = capsule
+        self.fields = fields
+        self.versioned = versioned
+        self.site = site
+        self.producer = producer
+        self.consumer = consumer
+        self.result = None
+        self.consumed = False
+        self.refused = False
+        self.held = False  # the first call came while the capsule still owned the tensor
+        self.forwarded = False
+        self.second_known = False  # the second call is a problem reported already
+        self.had_destructor = bool(_WORDS[fields + 3])
+        self.cell = cell
+
+    def about(self):
+        return f"a tensor from {self.producer}"
+
+
+_deleters = {}  # a deleter's address -> its ctypes function
+
+
+def _call_deleter(deleter, address, _deleters=_deleters, _DELETER=_DELETER):
+    """Calls the producer's deleter (a C function's address) from Python."""
+    f = _deleters.get(deleter)
+    if f is None:
+        f = _deleters[deleter] = _DELETER(deleter)
+    f(address)
+
+
+def _deleter_call(address, _tracked=_tracked):
+    """A tracked tensor's deleter was called: counts the call, judges it, and
+    returns the address of the producer's deleter to call now, or 0 (a
+    second call, swallowed; or a call the tensor's capsule will repeat). The
+    names it needs are bound: it may run while the interpreter tears the
+    module down."""
+    t = _tracked.get(address)
+    if t is None:
+        return 0  # forgotten long ago: nothing is forwarded twice
+    # No lock: a deleter may run inside another (a __del__, the collector),
+    # and two threads calling one tensor's deleter at once are rare enough.
+    t.calls = calls = t.calls + 1
+    if calls == 1:
+        capsule = t.capsule
+        if capsule is not None and _name(t.fields) in (_VERSIONED, _LEGACY) and _WORDS[t.fields + 3]:
+            # The consumer calls the deleter while the capsule still owns the
+            # tensor, whose destructor will call it again: the producer's
+            # deleter runs at that call, after which nothing reads the tensor.
+            t.held = True
+            return 0
+        t.forwarded = True  # _release, inline: the common path
+        _retired.append(address)
+        if len(_retired) > RETIRED:
+            _forget()
+        return t.deleter
+    if t.held and not t.forwarded:
+        return _release(t)  # the consumer's first call was judged when from_dlpack returned
+    if not t.second_known:
+        try:
+            reference.judge_release(
+                consumed=t.consumed,
+                by_consumer=calls - (0 if t.consumed else 1),
+                destructor_calls=0 if t.consumed else 1,
+                had_destructor=t.had_destructor,
+                ours=False,
+                versioned=t.versioned,
+                about=t.about(),
+            )
+        except Violation as v:
+            _report(v.spec, f"{v} (the second call was swallowed)", "consumer", t.site, t.producer, t.consumer)
+    return 0
+
+
+def _release(t):
+    t.forwarded = True
+    _retire(t.address)
+    return t.deleter or 0
+
+
+# The trampoline: C where a C compiler is at hand (it keeps the consumer's
+# pending exception, which Python code cannot: NumPy and Paddle call
+# deleters with theirs set), else a ctypes callback.
+_C_TRAMPOLINE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+static PyObject *judge;
+
+void dlpack_sanitize_judge(PyObject *f) { Py_XINCREF(f); judge = f; }
+
+void dlpack_sanitize_trampoline(void *address) {
+    void (*forward)(void *) = NULL;
+    PyGILState_STATE state = PyGILState_Ensure();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *pending = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    int finalizing = Py_IsFinalizing();
+#else
+    int finalizing = _Py_IsFinalizing();
+#endif
+    if (judge != NULL && !finalizing) {
+        PyObject *r = PyObject_CallFunction(judge, "K", (unsigned long long)(uintptr_t)address);
+        if (r == NULL) {
+            PyErr_Clear();
+        } else {
+            forward = (void (*)(void *))(uintptr_t)PyLong_AsUnsignedLongLong(r);
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                forward = NULL;
+            }
+            Py_DECREF(r);
+        }
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(pending);
+#else
+    PyErr_Restore(type, value, traceback);
+#endif
+    PyGILState_Release(state);
+    if (forward != NULL) {
+        forward(address);
+    }
+}
+"""
+
+
+def _compiled_trampoline():
+    """The C trampoline, built once per interpreter into the user's cache
+    with the C compiler (cc, or $CC); None where it cannot be built."""
+    import hashlib
+    import shutil
+    import subprocess
+    import tempfile
+
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    include = sysconfig.get_paths().get("include")
+    if os.environ.get("DLPACK_SANITIZE_PURE") or not cc or not include:
+        return None
+    tag = hashlib.sha256(f"{_C_TRAMPOLINE}{sys.version}{include}".encode()).hexdigest()[:16]
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dlpack-sanitize")
+    lib = os.path.join(cache, f"trampoline-{tag}.so")
+    try:
+        if not os.path.exists(lib):
+            os.makedirs(cache, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=cache) as tmp:
+                source = os.path.join(tmp, "trampoline.c")
+                with open(source, "w") as f:
+                    f.write(_C_TRAMPOLINE)
+                built = os.path.join(tmp, "trampoline.so")
+                subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", include, source, "-o", built],
+                               check=True, capture_output=True)
+                os.replace(built, lib)
+        c = ctypes.PyDLL(lib)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    c.dlpack_sanitize_judge.argtypes = [ctypes.py_object]
+    c.dlpack_sanitize_judge.restype = None
+    c.dlpack_sanitize_judge(_deleter_call)
+    return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value
+
+
+def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_deleter):
+    """The ctypes trampoline: a consumer's pending exception is lost here."""
+    # Nothing is raised into the C caller; at shutdown the module may be half gone.
+    with contextlib.suppress(Exception):
+        forward = _deleter_call(address)
+        if forward:
+            _call_deleter(forward, address)
+
+
+_TRAMPOLINE_AT = _compiled_trampoline()
+if _TRAMPOLINE_AT is None:
+    _TRAMPOLINE = _DELETER(_deleter_called)
+    _TRAMPOLINE_AT = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
+    # Deleter fields name it until the last tensor is gone, at the
+    # interpreter's very end too: it is never freed.
+    reference._incref(_TRAMPOLINE)
+
+
+def _retire(address):
+    _retired.append(address)
+    if len(_retired) > RETIRED:
+        _forget()
+
+
+def _forget():
+    """Forgets the oldest finished tensor."""
+    old = _retired.popleft()
+    t = _tracked.get(old)
+    if t is not None and t.forwarded:
+        _tracked.pop(old, None)
+
+
+def _track(capsule, site, producer, consumer):
+    """Puts the trampoline in the capsule's deleter field; the _Tensor, or a
+    Violation when the capsule is none DLPack names."""
+    fields = _fields(capsule) if type(capsule) is _CAPSULE else None
+    name = _name(fields) if fields is not None else None
+    if name not in _DELETER_AT:
+        reference.Capsule(capsule)  # raises the kit's Violation
+    address = _WORDS[fields]
+    if not address:
+        raise Violation("capsule-name", "the capsule holds a NULL pointer")
+    cell, misaligned = divmod(address + _DELETER_AT[name], _WORD)
+    if misaligned:
+        return None  # a managed tensor no C compiler would place: left alone
+    t = _Tensor(address, _WORDS[cell], capsule, fields, name == _VERSIONED, site, producer, consumer, cell)
+    _tracked[address] = t
+    _WORDS[cell] = _TRAMPOLINE_AT
+    return t
+
+
+_CAPSULE = type(reference._capsule_new(1, None, None))
+
+
+# ---- who is who ------------------------------------------------------------
+
+_LIBRARY_DIRS = tuple(
+    {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    | {os.path.dirname(os.path.abspath(__file__))}
+)
+_user_files = {}
+
+
+def _site(depth):
+    """The program's file:line that made this exchange: the first caller
+    outside the standard library, site-packages and the kit."""
+    frame = sys._getframe(depth)
+    first = frame
+    while frame is not None:
+        name = frame.f_code.co_filename
+        user = _user_files.get(name)
+        if user is None:
+            user = _user_files[name] = not (
+                name.startswith(_LIBRARY_DIRS)
+                or name.startswith("<frozen")
+                or f"{os.sep}site-packages{os.sep}" in name
+                or f"{os.sep}dist-packages{os.sep}" in name
+            )
+        if user:
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return f"{first.f_code.co_filename}:{first.f_lineno}"
+
+
+_versions = {}
+
+
+def _library(module_name):
+    """'name version' of the top-level package of module_name."""
+    top = (module_name or "?").split(".")[0]
+    label = _versions.get(top)
+    if label is None:
+        version = getattr(sys.modules.get(top), "__version__", None)
+        label = _versions[top] = f"{top} {version}" if version else top
+    return label
+
+
+_producers = {}
+
+
+def _producer_label(x):
+    kind = type(x)
+    label = _producers.get(kind)
+    if label is None:
+        module = getattr(kind, "__module__", "?")
+        label = _producers[kind] = (
+            f"{kind.__qualname__} of {module}" if module == "__main__" or module not in sys.modules
+            or module.split(".")[0] in ("__main__", "builtins") else f"{_library(module)} ({kind.__qualname__})"
+        )
+    return label
+
+
+# ---- reports ---------------------------------------------------------------
+
+
+def _report(spec, message, side, site, producer, consumer, pending=None):
+    """Records one problem; one report per requirement, call site and side."""
+    key = (spec, site, side)
+    with _lock:
+        r = _reports.get(key)
+        if r is not None:
+            r["count"] += 1
+            return
+        strength, source, text = REQUIREMENTS[spec]
+        library = consumer if side == "consumer" else producer
+        r = _reports[key] = {
+            "library": library,
+            "case": f"sanitize/{site}",
+            "side": side,
+            "verdict": "fail" if strength == "must" else "warn",
+            "message": message,
+            "about": f"{producer} -> {consumer} at {site}",
+            "spec": spec,
+            "strength": strength,
+            "basis": basis(spec),
+            "source": source,
+            "requirement": text,
+            "reproducer": None,
+            "declared": False,
+            "malformed": False,
+            "traceback": None,
+            "site": site,
+            "producer": producer,
+            "consumer": consumer,
+            "count": 1,
+        }
+    word = "FAIL" if r["verdict"] == "fail" else "WARN"
+    print(f"{PREFIX}: {word} {spec} at {site}: {consumer if side == 'consumer' else producer}: {message}",
+          file=sys.stderr)
+    if pending is not None:
+        pending.append((spec, message))
+
+
+def reports():
+    """Every report so far, as the kit's results (--json writes them)."""
+    with _lock:
+        return [dict(r) for r in _reports.values()]
+
+
+# ---- the exchange ----------------------------------------------------------
+
+
+class _Exchange:
+    """The proxy a consumer gets in place of the producer: __dlpack__ calls
+    the producer's and tracks the capsule; every other attribute is the
+    producer's."""
+
+    __slots__ = (
+        "_checked",
+        "_consumer",
+        "_expected",
+        "_info",
+        "_pending",
+        "_site",
+        "_tensor",
+        "_x",
+        "requests",
+    )
+
+    def __init__(self, x, consumer, site, checked):
+        self._x = x
+        self._consumer = consumer
+        self._site = site
+        self._tensor = self._pending = self._expected = self._info = None
+        self._checked = checked
+        self.requests = [] if checked else None
+
+    def __dlpack__(self, *args, **kwargs):
+        capsule = self._x.__dlpack__(*args, **kwargs)
+        producer = _producers.get(type(self._x)) or _producer_label(self._x)
+        if self._tensor is None:
+            try:
+                self._tensor = _track(capsule, self._site, producer, self._consumer)
+            except Violation as v:
+                self._pending = []
+                _report(v.spec, str(v), "producer", self._site, producer, self._consumer, self._pending)
+                return capsule
+            except Exception as e:  # noqa: BLE001 - the sanitizer's bug: the capsule goes on untouched
+                _internal_error(e)
+                return capsule
+        if not self._checked:
+            return capsule
+        self.requests.append(kwargs)
+        if self._pending is None:
+            self._pending = []
+        try:
+            self._info = reference.Capsule(capsule)
+            reference.check_capsule(
+                self._x, capsule, max_version=kwargs.get("max_version"), dl_device=kwargs.get("dl_device")
+            )
+            reference.check_strides_and_flags(self._info, copy=kwargs.get("copy"), readonly=_read_only(self._x))
+        except Violation as v:
+            _report(v.spec, str(v), "producer", self._site, producer, self._consumer, self._pending)
+        except Exception as e:  # noqa: BLE001 - the sanitizer's bug, not the program's
+            _internal_error(e)
+        self._expected = _elements(self._info)
+        return capsule
+
+    def __getattr__(self, name):
+        # The producer's other protocols (the C exchange API's
+        # __dlpack_c_exchange_api__, __array_interface__, ...) are not the
+        # proxy's: a consumer that would take them takes __dlpack__.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._x, name)
+
+
+class _DeviceExchange(_Exchange):
+    """The proxy of a producer that has __dlpack_device__."""
+
+    __slots__ = ()
+
+    def __dlpack_device__(self):
+        return self._x.__dlpack_device__()
+
+
+_PROXIES = (_Exchange, _DeviceExchange)
+
+
+def _read_only(x):
+    flags = getattr(x, "flags", None)
+    return getattr(flags, "writeable", True) is False
+
+
+def _elements(cap):
+    """The elements of a reference.Capsule as the kit reads them, or None
+    where it cannot (another device, a dtype it does not read, too many)."""
+    if cap is None:
+        return None
+    try:
+        if cap.versioned and cap.version[0] != reference.VERSION[0]:
+            return None
+        if cap.device[0] not in reference.HOST_READABLE or not reference.decodable(cap.dtype):
+            return None
+        if cap.shape is None or math.prod(cap.shape) > MAX_ELEMENTS or (not cap.data and math.prod(cap.shape)):
+            return None
+        return cap.elements()
+    except Exception:  # noqa: BLE001 - a capsule the kit cannot read is judged elsewhere
+        return None
+
+
+def _values_of(y):
+    """The values of a consumer's result, read through its own __dlpack__ by
+    the kit's reader, or None."""
+    export = getattr(y, "__dlpack__", None)
+    if export is None:
+        return None
+    try:
+        capsule = export(max_version=reference.VERSION)
+    except Exception:  # noqa: BLE001 - a legacy export, or none: tried next
+        capsule = None
+    try:
+        return _elements(reference.Capsule(capsule if capsule is not None else export()))
+    except Exception:  # noqa: BLE001 - the result does not export: not read
+        return None
+
+
+class _Judged:
+    """What the kit's consumer checks ask of a producer, for one tracked tensor."""
+
+    buffer = None  # the memory is the producer's: the kit does not write it
+
+    def __init__(self, t, capsule_info):
+        self.t = t
+        self.dtype = capsule_info.dtype
+        self.version = capsule_info.version
+        self.shape = capsule_info.shape
+        self.device = capsule_info.device
+
+    def __dlpack_device__(self):
+        return self.device
+
+    @property
+    def calls(self):
+        return self.t.calls
+
+    def about(self):
+        return self.t.about()
+
+
+def _finish(*args):
+    """_judge, whose own failure (the sanitizer's bug) never reaches the program."""
+    try:
+        _judge(*args)
+    except Exception as e:  # noqa: BLE001 - reported as the sanitizer's, not the program's
+        _internal_error(e)
+
+
+def _internal_error(e):
+    import traceback
+
+    with _lock:
+        first = not _internal_errors
+        _internal_errors.append(f"{type(e).__name__}: {e}")
+    if first:
+        print(f"{PREFIX}: the sanitizer failed to judge an exchange (its own bug, not the program's):",
+              file=sys.stderr)
+        traceback.print_exception(type(e), e, e.__traceback__)
+
+
+_internal_errors = []
+
+
+def _judge(t, result, error, pending, info=None, expected=None, requests=None, device=None):
+    """Judges the consumer of tensor t after its from_dlpack returned result
+    or raised error; info (the reference.Capsule read at export) when it
+    is checked in full (values, version, stream requests)."""
+    if t is None:
+        return
+    capsule = t.capsule
+    consumed = _name(t.fields) in _USED
+    t.consumed = consumed
+    t.refused = error is not None
+    if not consumed and t.calls:
+        destructor = _WORDS[t.fields + 3]
+        try:
+            reference.judge_release(
+                consumed=False,
+                by_consumer=t.calls,
+                destructor_calls=0,
+                had_destructor=t.had_destructor,
+                ours=bool(destructor),
+                versioned=t.versioned,
+                about=t.about(),
+            )
+        except Violation as v:
+            when = "after refusing it" if error is not None else "after importing it"
+            _report(v.spec, f"{v} [{when}]", "consumer", t.site, t.producer, t.consumer, pending)
+        if destructor:
+            t.second_known = True
+        elif t.held and not t.forwarded:
+            t.held = False
+            deleter = _release(t)
+            if deleter:
+                _call_deleter(deleter, t.address)
+    if result is not None:
+        try:
+            t.result = weakref.ref(result)
+        except TypeError:
+            t.result = None
+    if info is not None and result is not None:
+        _check_result(t, info, result, expected, pending)
+    if requests is not None and device is not None:
+        try:
+            reference.check_requests(_Requests(requests, device))
+        except Violation as v:
+            _report(v.spec, str(v), "consumer", t.site, t.producer, t.consumer, pending)
+    t.capsule = t.fields = None
+    del capsule
+    if not consumed and result is not None and t.calls and not t.held:
+        _report(
+            "consumer-deleter-early",
+            "from_dlpack returned an array but neither renamed the capsule nor kept it: the capsule's "
+            f"destructor freed the tensor as soon as the call was over ({t.about()})",
+            "consumer", t.site, t.producer, t.consumer, pending,
+        )
+
+
+class _Requests:
+    def __init__(self, requests, device):
+        self.requests = requests
+        self._device = device
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def _check_result(t, info, y, expected, pending):
+    judged = _Judged(t, info)
+    try:
+        if info.versioned and info.version[0] != reference.VERSION[0]:
+            reference.accepted(judged, y, "consumer-major-version")
+        if expected is None:
+            return
+        got = _values_of(y)
+        if got is None:
+            return
+        reference.check_values(judged, y, lambda _: got, expected)
+    except Violation as v:
+        _report(v.spec, str(v), "consumer", t.site, t.producer, t.consumer, pending)
+
+
+def _wrap(fn, library):
+    """fn (a from_dlpack of library) as the sanitizer calls it."""
+
+    consumer = []  # its label, once the library has its version
+
+    def from_dlpack(x, *args, **kwargs):
+        kind = type(x)
+        if kind is _CAPSULE:
+            return _exchange_capsule(fn, library, x, args, kwargs)
+        proxy_class = _proxy_classes.get(kind)
+        if proxy_class is None:
+            proxy_class = _proxy_classes[kind] = _proxy_class(kind)
+        if proxy_class is False:
+            return fn(x, *args, **kwargs)
+        site = _site(2)
+        key = (site, kind)
+        checked = OPTIONS.check_all or _checked.get(key, 0) < CHECKED_PER_SITE
+        if checked:
+            _checked[key] += 1
+        if not consumer:
+            consumer.append(_library(library))
+        proxy = proxy_class(x, consumer[0], site, checked)
+        try:
+            y = fn(proxy, *args, **kwargs)
+        except BaseException as e:
+            pending = proxy._pending or []
+            _finish(proxy._tensor, None, e, pending)
+            _strict(pending)
+            raise
+        t = proxy._tensor
+        if checked or t is None or proxy._pending is not None:
+            device = reference._dlpack_device(x) if checked else None
+            pending = proxy._pending or []
+            _finish(t, y, None, pending, proxy._info, proxy._expected, proxy.requests, device)
+            _strict(pending)
+        elif _NAMES.get(_WORDS[t.fields + 1]) in _USED and not t.calls:
+            # The lean path: renamed, its deleter still to come.
+            t.consumed = True
+            t.capsule = t.fields = None
+            try:  # noqa: SIM105 - contextlib.suppress costs an object an exchange
+                t.result = _weakref(y)
+            except TypeError:  # a result that takes no weak reference
+                pass
+        else:
+            pending = []
+            _finish(t, y, None, pending)
+            _strict(pending)
+        return y
+
+    from_dlpack.__dlpack_sanitized__ = fn
+    from_dlpack.__name__ = getattr(fn, "__name__", "from_dlpack")
+    from_dlpack.__qualname__ = getattr(fn, "__qualname__", from_dlpack.__name__)
+    from_dlpack.__doc__ = getattr(fn, "__doc__", None)
+    from_dlpack.__wrapped__ = fn
+    return from_dlpack
+
+
+_weakref = weakref.ref
+_proxy_classes = {}  # a producer's type -> its proxy class, or False (no __dlpack__, or a proxy)
+
+
+def _proxy_class(kind):
+    if kind in _PROXIES or getattr(kind, "__dlpack__", None) is None:
+        return False
+    if getattr(kind, "__dlpack_c_exchange_api__", None) is not None:
+        # A consumer may take the C exchange API's table instead of
+        # __dlpack__, and the table's functions take the producer itself,
+        # never a proxy: its exchanges go on unchecked, and are counted.
+        _not_intercepted[f"{kind.__module__}.{kind.__qualname__}"] = (
+            "__dlpack_c_exchange_api__, which consumers call with the array itself: their exchanges "
+            "are not checked"
+        )
+        return False
+    return _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
+
+
+def _exchange_capsule(fn, library, capsule, args, kwargs):
+    """A legacy entry point handed a capsule: tracked in place."""
+    address = _WORDS[_fields(capsule)]
+    if address in _tracked and _tracked[address].capsule is capsule:
+        return fn(capsule, *args, **kwargs)  # an inner entry point of the same exchange
+    site = _site(3)
+    key = (site, _CAPSULE)
+    checked = OPTIONS.check_all or _checked[key] < CHECKED_PER_SITE
+    if checked:
+        _checked[key] += 1
+    consumer = _consumer_label(library)
+    pending = []
+    t = None
+    try:
+        t = _track(capsule, site, "a capsule", consumer)
+    except Violation as v:
+        _report(v.spec, str(v), "producer", site, "a capsule", consumer, pending)
+    info = None
+    if t is not None and checked:
+        try:
+            info = reference.Capsule(capsule)
+        except Violation:
+            info = None
+    try:
+        y = fn(capsule, *args, **kwargs)
+    except BaseException as e:
+        _finish(t, None, e, pending)
+        _strict(pending)
+        raise
+    _finish(t, y, None, pending, info, _elements(info))
+    _strict(pending)
+    return y
+
+
+def _consumer_label(library):
+    return _library(library)
+
+
+def _strict(pending):
+    if pending and OPTIONS.strict:
+        spec, message = pending[0]
+        raise SanitizerError(spec, f"{spec}: {message}")
+
+
+# ---- interception ----------------------------------------------------------
+
+
+def _entry_points(adapter):
+    """(module, attribute path) of an adapter's from_dlpack, read from its
+    spelling (xp.PATH(producer) or xp.PATH(producer.__dlpack__())), or None."""
+    try:
+        spelled = adapter.from_dlpack("producer")
+    except Exception:  # noqa: BLE001 - an adapter without a consumer
+        return None
+    m = re.fullmatch(r"xp\.([\w.]+)\(producer(?:\.__dlpack__\(\))?\)", spelled)
+    return (adapter.module, m.group(1)) if m else None
+
+
+def add_library(adapter_or_file):
+    """Intercepts the from_dlpack of an Adapter, or of an adapter file (the
+    kit's format)."""
+    adapter = adapter_or_file
+    if isinstance(adapter_or_file, str):
+        adapter = adapters.adapter_for(adapter_or_file)
+    entry = _entry_points(adapter)
+    if entry is None:
+        raise adapters.AdapterError(f"{adapter.name}: its from_dlpack is not spelled xp.NAME(producer)")
+    _add_entry(entry[0], entry[1], adapter.name)
+
+
+_tops = set()  # the top-level packages of the modules with entry points
+
+
+def _add_entry(module, path, library):
+    _tops.add(module.split(".")[0])
+    got = _entries.setdefault(module, [])
+    if (path, library) not in got:
+        got.append((path, library))
+    if module in sys.modules and _enabled:
+        _patch(module)
+
+
+def _builtin_entries():
+    for name in adapters.BUILTIN:
+        adapter = adapters.adapter_for(name)
+        if "consumer" not in getattr(adapter, "sides", adapters.Adapter.sides):
+            continue
+        entry = _entry_points(adapter)
+        if entry is not None:
+            _add_entry(entry[0], entry[1], adapter.module.split(".")[0])
+    for module, path, library in EXTRA_ENTRIES:
+        _add_entry(module, path, library)
+
+
+def _patch(module_name):
+    module = sys.modules.get(module_name)
+    if module is None:
+        return
+    for path, library in _entries.get(module_name, ()):
+        owner_path, _, attr = path.rpartition(".")
+        owner = _attribute(module, owner_path)
+        fn = getattr(owner, attr, None)
+        if fn is None or getattr(fn, "__dlpack_sanitized__", None) is not None:
+            continue  # this version of the library lacks it, or it is patched
+        wrapper = _wrap(fn, library)
+        try:
+            setattr(owner, attr, staticmethod(wrapper) if isinstance(owner, type) else wrapper)
+        except (TypeError, AttributeError) as e:
+            _not_intercepted[f"{module_name}.{path}"] = f"{type(e).__name__}: {e}"
+
+
+def _attribute(owner, path):
+    """owner.path (dotted), or None."""
+    for part in filter(None, path.split(".")):
+        try:
+            owner = getattr(owner, part)
+        except Exception:  # noqa: BLE001 - a lazy module that fails to load lacks it too
+            return None
+    return owner
+
+
+class _Finder:
+    """A meta path finder that finds nothing itself: it marks the loader of
+    a module with entry points so that they are patched once it has run."""
+
+    def __init__(self):
+        self._busy = set()
+
+    def find_spec(self, name, path=None, target=None):
+        # A package's own submodules may never pass through the import
+        # system (open3d.core is made by its extension): the top-level
+        # package is watched too, and every entry point present is patched.
+        if (name not in _entries and name not in _tops) or name in self._busy:
+            return None
+        self._busy.add(name)
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self._busy.discard(name)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module, _run=run):
+            _run(module)
+            for present in [m for m in _entries if m in sys.modules]:
+                _patch(present)
+
+        try:
+            loader.exec_module = exec_module
+        except (AttributeError, TypeError):
+            _not_intercepted[name] = "its loader takes no wrapper: patched only if imported before enable()"
+        return spec
+
+
+_FINDER = _Finder()
+
+
+def enable(*, strict=False, check_all=False, json=None, libraries=(), report_at_exit=True):
+    """Turns the sanitizer on in this process: every from_dlpack of the
+    libraries the kit knows (and of the adapters in libraries, files or
+    Adapter objects) is checked from now on, modules imported later
+    included. Idempotent. report_at_exit: print the summary (and write json)
+    when the interpreter exits."""
+    OPTIONS.strict = strict
+    OPTIONS.check_all = check_all
+    if json is not None:
+        OPTIONS.json = json
+    for library in libraries:
+        add_library(library)
+    if _enabled:
+        return
+    _enabled.append(True)
+    _builtin_entries()
+    for module in list(_entries):
+        _patch(module)
+    sys.meta_path.insert(0, _FINDER)
+    if report_at_exit:
+        atexit.register(finish)
+
+
+def finish(out=None):
+    """Ends the run: reports the tensors whose deleter never ran though their
+    consumer is gone, hands the live tensors their producer's deleter back (so
+    that nothing calls into Python while it shuts down), prints the summary
+    and writes --json. Returns the reports. Runs once."""
+    if _finished:
+        return reports()
+    _finished.append(True)
+    gc.collect()
+    for t in list(_tracked.values()):
+        if t.calls == 0 and t.consumed and (t.refused or (t.result is not None and t.result() is None)):
+            try:
+                reference.judge_release(
+                    consumed=True, by_consumer=0, destructor_calls=0, had_destructor=t.had_destructor,
+                    ours=False, versioned=t.versioned, about=t.about(),
+                )
+            except Violation as v:
+                what = "the consumer refused the tensor" if t.refused else "the consumer's array is gone"
+                _report(v.spec, f"{v}: a leak ({what}, the program is exiting)", "consumer", t.site, t.producer,
+                        t.consumer)
+        if t.calls == 0 and t.consumed:
+            # The consumer holds the tensor: from now on it calls the
+            # producer's deleter directly, not Python as it shuts down.
+            _WORDS[t.cell] = t.deleter
+    got = reports()
+    _summary(got, out or sys.stderr)
+    if OPTIONS.json:
+        with open(OPTIONS.json, "w") as f:
+            json.dump(got, f, indent=1)
+            f.write("\n")
+    return got
+
+
+def not_intercepted():
+    """What the sanitizer could not intercept, a line per reason."""
+    by_reason = {}
+    for where, why in sorted(_not_intercepted.items()):
+        by_reason.setdefault(why, []).append(where)
+    return [f"{', '.join(wheres)}: {why}" for why, wheres in by_reason.items()]
+
+
+def _summary(got, out):
+    if got:
+        for note in not_intercepted():
+            print(f"{PREFIX}: not intercepted: {note}", file=out)
+    if not got:
+        return
+    n = sum(r["count"] for r in got)
+    print(f"{PREFIX}: {len(got)} problem{'s' * (len(got) != 1)} ({n} exchange{'s' * (n != 1)}):", file=out)
+    by_spec = {}
+    for r in got:
+        by_spec.setdefault(r["spec"], []).append(r)
+    for spec, rs in sorted(by_spec.items(), key=lambda kv: (kv[1][0]["verdict"] != "fail", kv[0])):
+        first = rs[0]
+        print(f"{first['verdict'].upper()} {spec} [{first['basis']}]: {first['requirement']}", file=out)
+        print(f"  where it is written: {first['source']}", file=out)
+        for r in rs:
+            times = f" ({r['count']} times)" if r["count"] > 1 else ""
+            print(f"  at {r['site']}{times}: {r['producer']} -> {r['consumer']}: {r['message']}", file=out)
+
+
+# ---- the command -----------------------------------------------------------
+
+
+def main(argv=None, prog=MODULE):
+    """Runs a program under the sanitizer; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        usage=f"{prog} [OPTIONS] PROGRAM.py [ARGS] | -m MODULE [ARGS]",
+        description=__doc__.split("\n\n")[1],
+    )
+    parser.add_argument("--json", metavar="FILE", help="write every report to FILE, as the kit's --json does")
+    parser.add_argument("--strict", action="store_true",
+                        help="raise SanitizerError at the offending call instead of only reporting")
+    parser.add_argument("--error-exitcode", type=int, metavar="N",
+                        help="exit N at the end when anything was reported (default: the program's status)")
+    parser.add_argument("--library", action="append", default=[], metavar="ADAPTER.py",
+                        help="also intercept the from_dlpack of an adapter file (the kit's format); repeatable")
+    parser.add_argument("--check-all", action="store_true",
+                        help=f"check every exchange in full, not only the first {CHECKED_PER_SITE} per call "
+                        "site and producer type (the deleter is checked on every exchange either way)")
+    ours, module, program, rest = _split(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(ours)
+    if module is None and program is None:
+        parser.error("name a PROGRAM.py, or -m MODULE")
+    try:
+        json_file = open(args.json, "w") if args.json else None  # noqa: SIM115 - checked now, written at exit
+    except OSError as e:
+        print(f"{prog}: --json: {e}", file=sys.stderr)
+        return 2
+    if json_file is not None:
+        json_file.close()
+    try:
+        enable(strict=args.strict, check_all=args.check_all, json=args.json, libraries=args.library,
+               report_at_exit=False)
+    except adapters.AdapterError as e:
+        print(f"{prog}: --library: {e}", file=sys.stderr)
+        return 2
+    status = _run(module, program, rest)
+    _join_threads()
+    got = finish()
+    if got and args.error_exitcode is not None:
+        return args.error_exitcode
+    return status
+
+
+def _split(argv):
+    """(the sanitizer's options, -m's MODULE, PROGRAM.py, the program's
+    arguments): everything after the program or module is the program's."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "-m":
+            return argv[:i], (argv[i + 1] if i + 1 < len(argv) else ""), None, argv[i + 2:]
+        if not word.startswith("-") or word == "-":
+            return argv[:i], None, word, argv[i + 1:]
+        i += 2 if word in ("--json", "--error-exitcode", "--library") else 1
+    return argv, None, None, []
+
+
+def _run(module, program, rest):
+    """Runs the program as python does; its exit status."""
+    if module is not None:
+        sys.argv = [module, *rest]
+        sys.path.insert(0, os.getcwd())
+        runner = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)  # noqa: E731
+    else:
+        if not os.path.exists(program):
+            print(f"{PREFIX}: can't open file {program!r}: no such file", file=sys.stderr)
+            return 2
+        sys.argv = [program, *rest]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
+        runner = lambda: runpy.run_path(program, run_name="__main__")  # noqa: E731
+    try:
+        runner()
+    except SystemExit as e:
+        return _exit_status(e.code)
+    except BaseException:  # noqa: BLE001 - reported as python reports it
+        import traceback
+
+        kind, value, tb = sys.exc_info()
+        traceback.print_exception(kind, value, tb.tb_next if tb else None)
+        return 130 if kind is KeyboardInterrupt else 1
+    return 0
+
+
+def _exit_status(code):
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _join_threads():
+    """Waits for the program's non-daemon threads, as the interpreter does at exit."""
+    me = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is not me and not thread.daemon and thread.is_alive():
+            thread.join()
+
+
+def command():
+    """The dlpack-sanitize command."""
+    return main(prog=COMMAND)
+
+
+if __name__ == "__main__":
+    # One module's state, the package's, not this __main__ copy's.
+    sys.exit(importlib.import_module("dlpack_conformance.sanitize").main())

@@ -1,0 +1,312 @@
+"""The DLPack sanitizer (python -m dlpack_conformance.sanitize, issue 40):
+user-like programs with a producer written by hand with ctypes
+(testdata/sanitize/handmade.py) for each consumer bug the conformance
+matrix records, run plain and sanitized; a correct and a threaded program
+give the same output either way, with no report."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import GENERATED, REQUIRED, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import conformance_matrix as matrix
+
+PROGRAMS = os.path.join(ROOT, "tests", "python", "testdata", "sanitize")
+DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch (1.13), as test_torch_debian.py uses it
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    return matrix.make_kit(str(tmp_path_factory.mktemp("kit")))
+
+
+def python(where):
+    """The interpreter of a venv of the checkout (or a path), or a skip (a
+    failure under DLGEN_REQUIRE_TOOLS=1)."""
+    path = where if os.path.isabs(where) else os.path.join(ROOT, where, "bin", "python")
+    if not os.path.exists(path):
+        if REQUIRED:
+            pytest.fail(f"{path} is missing (run scripts/deps.sh)")
+        pytest.skip(f"{where} is not installed")
+    return path
+
+
+def run(kit, interpreter, *args, sanitized=True, cwd=PROGRAMS, timeout=300):
+    """Runs python [-m dlpack_conformance.sanitize] ARGS; the kit and dlgen's
+    Python modules are importable, as when both are installed."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([kit, GENERATED]))
+    env.pop("PYTHON_GIL", None)
+    command = [interpreter, *(["-m", "dlpack_conformance.sanitize"] if sanitized else []), *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def reports(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def line_of(name, text):
+    """The line of program name that holds text."""
+    with open(program(name)) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def sole_report(path, spec):
+    got = [r for r in reports(path) if r["spec"] == spec]
+    assert len(got) == 1, reports(path)
+    return got[0]
+
+
+@pytest.mark.parametrize("where", [".venv", DEBIAN_PYTHON], ids=["torch-2", "debian-torch-1.13"])
+def test_a_double_free_after_a_refusal_is_reported_and_survived(kit, tmp_path, where):
+    interpreter = python(where)
+    plain = run(kit, interpreter, program("double_free_after_refusal.py"), sanitized=False)
+    assert plain.returncode != 0 and "last line" not in plain.stdout, plain
+    # glibc aborts: a double free, or a free of the freed tensor's garbage (its words vary)
+    assert plain.returncode == -6, plain.stderr
+    out = tmp_path / "reports.json"
+    r = run(kit, interpreter, "--json", str(out), program("double_free_after_refusal.py"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.endswith("last line\n")
+    report = sole_report(out, "consumer-deleter-once")
+    site = f"{program('double_free_after_refusal.py')}:{line_of('double_free_after_refusal.py', 'torch.from_dlpack(')}"
+    assert report["site"] == site
+    assert report["library"].startswith("torch ") and report["side"] == "consumer" and report["verdict"] == "fail"
+    assert "never renamed the capsule, yet called the deleter 1 times" in report["message"]
+    assert "Buffer" in report["producer"]
+    assert f"FAIL consumer-deleter-once at {site}" in r.stderr
+    assert "1 problem" in r.stderr
+
+
+def test_an_ignored_byte_offset_is_reported(kit, tmp_path):
+    interpreter = python(".venv-libs")
+    plain = run(kit, interpreter, program("ignored_byte_offset.py"), sanitized=False)
+    assert plain.returncode == 0 and "[[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]" not in plain.stdout, plain
+    out = tmp_path / "reports.json"
+    r = run(kit, interpreter, "--json", str(out), program("ignored_byte_offset.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    report = sole_report(out, "consumer-values")
+    assert report["library"].startswith("warp ")
+    assert report["site"].endswith(f"ignored_byte_offset.py:{line_of('ignored_byte_offset.py', 'warp.from_dlpack(')}")
+    assert "the tensor holds [[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]" in report["message"]
+
+
+def test_an_unknown_major_version_read_is_reported(kit, tmp_path):
+    out = tmp_path / "reports.json"
+    r = run(kit, sys.executable, "--json", str(out), program("unknown_major_version.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    consumer = sole_report(out, "consumer-major-version")
+    assert consumer["library"].startswith("numpy ") and "version (0, 9)" in consumer["message"]
+    producer = sole_report(out, "major-version")
+    assert producer["side"] == "producer" and "Buffer" in producer["library"]
+    keys = set(consumer) - {"site", "producer", "consumer", "count"}
+    assert keys == {"library", "case", "side", "verdict", "message", "about", "spec", "strength", "basis",
+                    "source", "requirement", "reproducer", "declared", "malformed", "traceback"}, "the kit's shape"
+
+
+def test_a_leaked_tensor_is_reported_at_exit(kit, tmp_path):
+    out = tmp_path / "reports.json"
+    r = run(kit, python(".venv-kit"), "--json", str(out), program("leaked_tensor.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    report = sole_report(out, "consumer-deleter-once")
+    assert report["library"].startswith("paddle ")
+    assert "renamed the capsule (took the tensor), and the deleter ran never" in report["message"]
+    assert "a leak" in report["message"]
+
+
+def test_strict_raises_at_the_offending_call(kit):
+    r = run(kit, sys.executable, "--strict", program("unknown_major_version.py"))
+    assert r.returncode == 1 and "last line" not in r.stdout
+    assert "SanitizerError" in r.stderr
+    assert f'unknown_major_version.py", line {line_of("unknown_major_version.py", "np.from_dlpack(")}' in r.stderr
+
+
+def test_error_exitcode_only_when_something_was_reported(kit):
+    r = run(kit, sys.executable, "--error-exitcode", "9", program("unknown_major_version.py"))
+    assert r.returncode == 9, r.stderr
+    r = run(kit, sys.executable, "--error-exitcode", "9", program("correct.py"))
+    assert r.returncode == 3, r.stderr
+
+
+@pytest.mark.parametrize("how", ["path", "module"])
+def test_a_correct_program_runs_the_same_sanitized(kit, how):
+    args = [program("correct.py")] if how == "path" else ["-m", "correct"]
+    plain = run(kit, sys.executable, *args, "a", "--b", sanitized=False)
+    r = run(kit, sys.executable, *args, "a", "--b")
+    assert (r.returncode, r.stdout, r.stderr) == (plain.returncode, plain.stdout, plain.stderr) == (
+        3, plain.stdout, "")
+    assert "args ['a', '--b']" in r.stdout
+
+
+CHECKED = """
+import runpy, sys
+from dlpack_conformance import sanitize
+sanitize.enable()
+runpy.run_path(sys.argv[1], run_name="__main__")
+import gc
+gc.collect()
+exchanges = sum(sanitize._checked.values())
+alive = [t for t in sanitize._tracked.values() if not t.calls]
+print("checked", exchanges, "deleters not run", len(alive), "reports", len(sanitize.finish()))
+"""
+
+
+@pytest.mark.parametrize("where", [".venv", ".venv-py3.14t"], ids=["3.11-torch", "3.14t-dlpack_ctypes"])
+def test_four_threads_exchange_the_same_sanitized(kit, where):
+    interpreter = python(where)
+    plain = run(kit, interpreter, program("threads.py"), sanitized=False)
+    r = run(kit, interpreter, program("threads.py"))
+    assert plain.returncode == r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout and r.stderr == ""
+    if where.endswith("t"):
+        assert plain.stdout.endswith("nogil\n"), "the free-threaded build keeps the GIL off"
+    seen = run(kit, interpreter, "-c", CHECKED, program("threads.py"), sanitized=False)
+    assert seen.returncode == 0, seen.stderr
+    # checked in full: the first 4 exchanges of each call site and producer type (PyTorch's
+    # tensors, which publish the C exchange API, go unchecked to NumPy)
+    checked, rest = seen.stdout.splitlines()[-1].removeprefix("checked ").split(" ", 1)
+    assert int(checked) >= 4 and rest == "deleters not run 0 reports 0", seen.stdout
+
+
+def test_enable_in_the_program_and_libraries_imported_before(kit):
+    source = """
+import torch  # imported before the sanitizer: patched by enable()
+from dlpack_conformance import sanitize
+sanitize.enable()
+exec(open('double_free_after_refusal.py').read())
+"""
+    r = run(kit, sys.executable, "-c", source, sanitized=False)
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    assert "FAIL consumer-deleter-once" in r.stderr
+
+
+def test_library_adds_an_adapters_from_dlpack(kit, tmp_path):
+    (tmp_path / "mylib.py").write_text(
+        "def from_dlpack(x):\n"
+        "    return x.__dlpack__()  # a container: holds the capsule as it is\n"
+    )
+    (tmp_path / "mylib_adapter.py").write_text(
+        "from dlpack_conformance import Adapter\n\n\n"
+        "class MyLib(Adapter):\n    module = 'mylib'\n\n\nADAPTER = MyLib()\n"
+    )
+    (tmp_path / "prog.py").write_text(
+        f"import sys\nsys.path.insert(0, {PROGRAMS!r})\n"
+        "from handmade import Buffer\nimport mylib\n\n\n"
+        "class Always(Buffer):\n"
+        "    def __dlpack__(self, **kwargs):  # versioned, even to a consumer of DLPack 0.x\n"
+        "        return super().__dlpack__(max_version=(1, 1))\n\n\n"
+        "kept = mylib.from_dlpack(Always([1.0]))\nprint('last line')\n"
+    )
+    r = run(kit, sys.executable, str(tmp_path / "prog.py"), cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    r = run(kit, sys.executable, "--library", str(tmp_path / "mylib_adapter.py"), str(tmp_path / "prog.py"),
+            cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == "last line\n", r.stderr
+    line = (tmp_path / "prog.py").read_text().splitlines().index("kept = mylib.from_dlpack(Always([1.0]))") + 1
+    assert f"WARN legacy-when-no-max-version at {tmp_path / 'prog.py'}:{line}" in r.stderr
+
+
+def test_bad_arguments_exit_2(kit, tmp_path):
+    r = run(kit, sys.executable)
+    assert r.returncode == 2 and "name a PROGRAM.py, or -m MODULE" in r.stderr
+    r = run(kit, sys.executable, "--library", str(tmp_path / "none.py"), program("correct.py"))
+    assert r.returncode == 2 and "no adapter file" in r.stderr
+    r = run(kit, sys.executable, str(tmp_path / "none.py"))
+    assert r.returncode == 2 and "can't open file" in r.stderr
+
+
+def numpy_dlpack_tests(tmp_path):
+    """NumPy's own test_dlpack.py, from the sdist scripts/deps.sh fetches."""
+    import glob
+    import tarfile
+
+    sdists = sorted(glob.glob(os.path.join(ROOT, ".cache", "numpy", "numpy-*.tar.gz")))
+    if not sdists:
+        if REQUIRED:
+            pytest.fail("no NumPy sdist in .cache/numpy (run scripts/deps.sh)")
+        pytest.skip("no NumPy sdist in .cache/numpy")
+    with tarfile.open(sdists[-1]) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("numpy/_core/tests/test_dlpack.py"))
+        (tmp_path / "test_dlpack.py").write_bytes(tar.extractfile(member).read())
+    return tmp_path / "test_dlpack.py"
+
+
+def run_pytest(kit, *args, cwd):
+    return run(kit, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+               "dlpack_conformance.pytest_plugin", *args, sanitized=False, cwd=cwd)
+
+
+def test_numpys_own_dlpack_tests_pass_sanitized_with_no_report(kit, tmp_path):
+    tests = numpy_dlpack_tests(tmp_path)
+    r = run_pytest(kit, "--dlpack-sanitize", str(tests), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    checked = int(r.stdout.split("dlpack-sanitize: ")[1].split(" ")[0])
+    assert checked > 20 and " 0 problems" in r.stdout, r.stdout
+    assert "dlpack-sanitize: FAIL" not in r.stderr
+
+
+def test_a_report_fails_a_sanitized_test_run(kit, tmp_path):
+    (tmp_path / "test_major.py").write_text(
+        f"import sys\nsys.path.insert(0, {PROGRAMS!r})\nimport numpy as np\nfrom handmade import Buffer\n\n\n"
+        "def test_reads():\n    assert np.from_dlpack(Buffer([1.0], version=(0, 9))).tolist() == [1.0]\n"
+    )
+    assert run_pytest(kit, str(tmp_path / "test_major.py"), cwd=tmp_path).returncode == 0
+    r = run_pytest(kit, "--dlpack-sanitize", str(tmp_path / "test_major.py"), cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 passed" in r.stdout and "2 problems" in r.stdout
+    assert f"  at {tmp_path / 'test_major.py'}:8: handmade (Buffer) -> numpy " in r.stderr
+
+
+def test_the_docs_worked_example(kit, tmp_path):
+    """docs/sanitizer.md's worked example: its program aborts plain, and
+    sanitized prints the report the page shows (... elides)."""
+    import re
+    import shutil
+
+    with open(os.path.join(ROOT, "docs", "sanitizer.md")) as f:
+        page = f.read()
+    marker = "<!-- snippet: tested by tests/python/test_sanitizer.py test_the_docs_worked_example -->\n"
+    blocks = [part.split("```", 2)[1].split("\n", 1)[1] for part in page.split(marker)[1:]]
+    source, plain_block, sanitized_block = blocks
+    (tmp_path / "myprog.py").write_text(source)
+    shutil.copy(program("handmade.py"), tmp_path)
+
+    def shown(block, r):
+        """Every output line the block shows is in r's output, in order."""
+        got = (r.stdout + r.stderr).splitlines()
+        k = 0
+        for line in block.splitlines()[1:]:
+            if line == "Aborted":  # the shell's word, not the program's
+                continue
+            pattern = re.compile(".*".join(map(re.escape, line.split("..."))) + r"\Z")
+            while k < len(got) and not pattern.match(got[k]):
+                k += 1
+            assert k < len(got), f"{line!r} is not in the output:\n{r.stdout}{r.stderr}"
+            k += 1
+
+    assert plain_block.startswith("$ python myprog.py\n")
+    plain = run(kit, sys.executable, "myprog.py", sanitized=False, cwd=tmp_path)
+    assert plain.returncode == -6
+    shown(plain_block, plain)
+    assert sanitized_block.startswith("$ python -m dlpack_conformance.sanitize myprog.py\n")
+    r = run(kit, sys.executable, "myprog.py", cwd=tmp_path)
+    assert r.returncode == 0
+    shown(sanitized_block, r)
+
+
+def test_a_capsule_handed_to_a_legacy_entry_point_is_tracked_in_place(kit, tmp_path):
+    plain = run(kit, sys.executable, program("legacy_capsule.py"), sanitized=False)
+    assert plain.returncode < 0 and "last line" not in plain.stdout, plain
+    out = tmp_path / "reports.json"
+    r = run(kit, sys.executable, "--json", str(out), program("legacy_capsule.py"))
+    assert r.returncode == 0 and r.stdout.endswith("last line\n"), r.stderr
+    report = sole_report(out, "consumer-deleter-once")
+    assert report["producer"] == "a capsule" and report["library"].startswith("torch ")
+    assert report["site"].endswith(f"legacy_capsule.py:{line_of('legacy_capsule.py', 'torch.utils.dlpack.from_dlpack(')}")
