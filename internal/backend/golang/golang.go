@@ -60,6 +60,9 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.claimPads(); err != nil {
+		return nil, err
+	}
 	files := []backend.File{{Path: Dir + "/dlpack.go", Content: main}, {Path: Dir + "/rules.go", Content: rules}}
 	for ti, t := range targets {
 		content, err := g.guardFile(ti)
