@@ -3,8 +3,10 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/stretchr/testify/assert"
@@ -99,4 +101,28 @@ func TestNamesOneLanguageWouldMergeAreRefused(t *testing.T) {
 	src, _ := withName(t, "{name: prototype, type: DLTensor*}", "{name: crate, type: DLTensor*}")
 	_, err := Load("param.yaml", src)
 	assert.NoError(t, err)
+}
+
+// TestDocTextThatBreaksTheBuildIsRefused: prose is copied into C comments,
+// Rust doc comments and Python docstrings, so text that would not build
+// there is refused at its position: "/*" inside a C comment (-Wcomment,
+// an error under -Werror), "*/", and every bidirectional control (U+202E
+// and the other Trojan Source codepoints rustc refuses in comments).
+func TestDocTextThatBreaksTheBuildIsRefused(t *testing.T) {
+	docs := map[string]string{
+		"opens /* a comment": `doc may not contain /\*, \*/`,
+		"ends */ a comment":  `doc may not contain /\*, \*/`,
+	}
+	for _, r := range unicode.Bidi_Control.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			docs["reads "+string(c)+"backwards"] = fmt.Sprintf(`may not contain U\+%04X, a bidirectional control`, c)
+		}
+	}
+	require.Len(t, docs, 2+12, "the Trojan Source codepoints: U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069")
+	for doc, want := range docs {
+		src, line := withName(t, `doc: "Ordinary host memory."`, "doc: "+strconv.Quote(doc))
+		_, err := Load("doc.yaml", src)
+		require.Error(t, err, "%q", doc)
+		assert.Regexp(t, fmt.Sprintf(`^doc\.yaml:%d:\d+: .*%s`, line, want), err.Error())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -145,7 +146,7 @@ func sweepAt(n *yaml.Node, key, path string, try func(what string)) {
 	case yaml.ScalarNode:
 		values := []string{n.Value + "x", "", "-1", "0", "99999999999999999999", "4294967296", "1.0"}
 		if key == "doc" || key == "notes" {
-			values = []string{"", "x", "ends */ a C comment", `ends """ a docstring`, `ends with a quote"`, `a \ backslash`, "a \x00 control"}
+			values = []string{"", "x", "ends */ a C comment", `ends """ a docstring`, `ends with a quote"`, `a \ backslash`, "a \x00 control", "opens /* a C comment", "reads \u202e backwards"}
 		}
 		old := *n
 		for _, v := range values {
@@ -208,6 +209,10 @@ func wrongKinds(n *yaml.Node, path string, try func(string)) {
 func FuzzGenerate(f *testing.F) {
 	f.Add([]byte(schema.BaseSchema))
 	f.Add([]byte(schema.VersionedSchema))
+	// The attacks of issue 38: prose the output would not build with, a
+	// name the Go package writes itself.
+	f.Add([]byte(strings.Replace(schema.BaseSchema, "  - struct: DLDevice\n", "  - struct: DLDevice\n    doc: \"opens /* a C comment, reads \u202e backwards\"\n", 1)))
+	f.Add([]byte(strings.Replace(schema.BaseSchema, "  - struct: DLDevice\n", "  - struct: DLNullable\n    since: \"0.6\"\n    fields: [{name: a, type: int32_t, since: \"0.6\"}]\n  - struct: DLDevice\n", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, _, err := render("fuzz.yaml", func() (*ir.Schema, error) { return schema.Load("fuzz.yaml", data) }); err != nil {
 			t.Fatal(err)
