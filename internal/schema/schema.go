@@ -6,7 +6,8 @@
 // YAML document. Validation covers duplicate names, names reserved in any
 // language dlgen writes (the one table ir.ReservedWords: keywords of C,
 // C++, Go, Python, Cython and Rust, C's reserved identifiers, Go's
-// predeclared names, ctypes' and enum's attributes), fields or parameters
+// predeclared names, ctypes' and enum's attributes, and the names dlgen's
+// output uses itself, ir.OutputNames), fields or parameters
 // that differ only in case or underscores (one name in Go or Rust), old
 // spellings (renamed.from) that clash with another
 // name of a release using them, undefined or not-yet-declared type
