@@ -5,7 +5,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,8 +39,9 @@ func refusal(src []byte, langs ...string) error {
 
 // TestGoNamesDlgenWritesAreRefusedAtTheDeclaration: a struct whose Go
 // name is any name the Go package declares at top level (Tensor,
-// MaxDims, Nullable, NullWhen, Rule, ParseDataType...) is refused at the
-// struct's own position, never at line 0 or at the rules section.
+// MaxDims, Nullable, NullWhen, Rule, ParseDataType...) or imports
+// (strconv, unsafe) is refused at the struct's own position, never at
+// line 0 or at the rules section.
 func TestGoNamesDlgenWritesAreRefusedAtTheDeclaration(t *testing.T) {
 	files, err := Files(Options{Schema: defaultSchema(t), Langs: []string{"go"}})
 	require.NoError(t, err)
@@ -54,6 +57,11 @@ func TestGoNamesDlgenWritesAreRefusedAtTheDeclaration(t *testing.T) {
 			if obj.Kind != ast.Bad && name != "_" {
 				declared[name] = true
 			}
+		}
+		for _, imp := range file.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			require.NoError(t, err)
+			declared[path.Base(p)] = true
 		}
 	}
 	require.Contains(t, declared, "Nullable")
