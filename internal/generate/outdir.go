@@ -175,31 +175,36 @@ func (o *outDir) open(rel string) (*os.File, error) {
 // writeFile writes content to the file at rel, making its directories. It
 // never writes into a file that is there: it writes a new one (replace),
 // so a hard link there to a file outside -out leaves that file alone. The
-// new file takes the mode of the regular file it replaces, else 0644.
+// new file takes the mode of the regular file it replaces, else 0644 less
+// the umask.
 func (o *outDir) writeFile(rel string, content []byte) error {
 	if err := o.mkdirAll(path.Dir(rel)); err != nil {
 		return err
 	}
-	perm := fs.FileMode(0o644)
+	var keep fs.FileMode
 	if info, err := o.root.Lstat(rel); err == nil && info.Mode().IsRegular() {
-		perm = info.Mode().Perm()
+		keep = info.Mode().Perm()
 	}
-	return o.replace(rel, content, perm)
+	return o.replace(rel, content, keep)
 }
 
-// create creates the file at rel, which must not exist, for writing, with
-// perm (less the umask).
-func (o *outDir) create(rel string, perm fs.FileMode) (*os.File, error) {
-	f, err := o.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err == nil {
-		err = f.Chmod(perm) // the umask may have taken bits the replaced file had
-		if err != nil {
-			f.Close()
-			o.root.Remove(rel)
-			return nil, err
-		}
+// create creates the file at rel, which must not exist, for writing: with
+// mode keep, the mode of the file it is to replace, or, for none (0),
+// 0644 less the umask.
+func (o *outDir) create(rel string, keep fs.FileMode) (*os.File, error) {
+	if keep == 0 {
+		return o.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
-	return f, err
+	f, err := o.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, keep)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(keep); err != nil { // the umask may have taken bits the replaced file had
+		f.Close()
+		o.root.Remove(rel)
+		return nil, err
+	}
+	return f, nil
 }
 
 // writeNew writes content to f, which create made at rel, and closes it;

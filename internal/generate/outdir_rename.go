@@ -9,14 +9,15 @@ import (
 	"path"
 )
 
-// replace puts a new file of content at rel, atomically: it writes a
-// temporary file in the same directory and renames it over rel (os.Root's
-// Rename is Go 1.25; outdir_remove.go does without it). A reader sees the
-// old file or the new one, never half of one.
-func (o *outDir) replace(rel string, content []byte, perm fs.FileMode) error {
+// replace puts a new file of content at rel, its mode as create says,
+// atomically: it writes a temporary file in the same directory and
+// renames it over rel (os.Root's Rename is Go 1.25; outdir_remove.go does
+// without it). A reader sees the old file or the new one, never half of
+// one.
+func (o *outDir) replace(rel string, content []byte, keep fs.FileMode) error {
 	for {
 		tmp := path.Join(path.Dir(rel), "."+path.Base(rel)+".dlgen-"+rand.Text()[:8])
-		f, err := o.create(tmp, perm)
+		f, err := o.create(tmp, keep)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
