@@ -146,8 +146,8 @@ func sweepAt(n *yaml.Node, key, path string, try func(what string)) {
 	case yaml.ScalarNode:
 		values := []string{n.Value + "x", "", "-1", "0", "99999999999999999999", "4294967296", "1.0"}
 		switch key {
-		case "struct", "enum", "flags", "functype", "name":
-			// Names the output uses itself (issue 38): Python's, C's,
+		case "struct", "enum", "flags", "functype":
+			// Type names the output uses itself (issue 38): Python's, C's,
 			// Rust's, and one the Go package writes.
 			values = append(values, "ctypes", "int64_t", "c_int", "DLNullable")
 		}
