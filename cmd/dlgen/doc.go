@@ -108,7 +108,8 @@
 // breaking change or -identify a difference, 2 on a usage error (flags that
 // do not combine, an unknown flag, language or release), an invalid schema, a
 // header -identify cannot read (missing, not C, no DLPack in it), or a
-// symbolic link under -out that leads out of it. Schema
+// symbolic link under -out that leads out of it, or anything but a regular
+// file (a named pipe) where dlgen reads or writes one. Schema
 // errors are reported one per line as file:line:col: message, every one
 // found, never a panic. A name that any language dlgen writes reserves
 // (typeof, _fields_, box...) is such an error whatever -lang selects: the

@@ -22,9 +22,13 @@
 // output directory was built from other sources than the run's.
 //
 // Write and Check read, write and remove only inside the output directory,
-// opened once as an os.Root (outdir.go, the one file here that touches the
+// opened once as an os.Root (outdir*.go, the files here that touch the
 // output tree): a symbolic link there that leads out of it is an error that
-// names it, found before anything is written.
+// names it, and so is anything but a regular file where a file is read or
+// written (a named pipe would block), both found before anything is
+// written. A file is rewritten by writing a new one and renaming it over
+// the old, never through it: a hard link to a file outside keeps its
+// content.
 package generate
 
 import (
@@ -127,7 +131,8 @@ func (e *BreakingChangeError) Error() string {
 // Run carries out req, printing diffs, findings or rules to stdout. Its
 // error is a *UsageError, a schema.ErrorList, a *DriftError, a
 // *BreakingChangeError, a *LinkError (a link under -out that leads out of
-// it), or an I/O error.
+// it), a *NotFileError (a named pipe, say, where a file goes), or an I/O
+// error.
 func Run(req Request, stdout io.Writer) error {
 	if err := req.validate(); err != nil {
 		return err
@@ -552,7 +557,11 @@ func Write(dir string, files []backend.File) ([]string, error) {
 	}
 	var written []string
 	for _, f := range files {
-		if old, err := out.readFile(f.Path); err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
+		old, err := out.readFile(f.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return written, err
+		}
+		if err == nil && (f.Seed || bytes.Equal(old, f.Content)) {
 			continue
 		}
 		if err := out.writeFile(f.Path, f.Content); err != nil {

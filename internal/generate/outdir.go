@@ -33,6 +33,32 @@ func (e *LinkError) Error() string {
 // Unwrap returns why the link cannot be followed.
 func (e *LinkError) Unwrap() error { return e.Err }
 
+// NotFileError is something under -out, where dlgen reads or writes a
+// file, that is not a regular file: a named pipe (reading it would block
+// until some writer came), a device, a socket or a directory. dlgen finds
+// it before it writes anything, and exits 2.
+type NotFileError struct {
+	Out  string      // -out as given
+	Path string      // the path, as -out/path
+	Mode fs.FileMode // what it is
+}
+
+// Error names the path and what it is.
+func (e *NotFileError) Error() string {
+	what := "not a regular file"
+	switch t := e.Mode.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case t&fs.ModeDir != 0:
+		what = "a directory"
+	case t&fs.ModeSocket != 0:
+		what = "a socket"
+	case t&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Sprintf("%s is %s, not a regular file; dlgen reads and writes only regular files under -out %s", e.Path, what, e.Out)
+}
+
 // outDir is -out, resolved once and opened as an os.Root: every read,
 // write, walk and removal of the output tree goes through it, so none can
 // reach outside -out, whatever links the tree holds (a link that stays
@@ -95,13 +121,17 @@ func (o *outDir) path(rel string) string {
 
 // confine returns a *LinkError for the first of rels (files dlgen reads,
 // writes or walks) that a link under -out would take outside it, naming
-// that link; nil if every one stays inside.
+// that link, or a *NotFileError for the first that is there but not a
+// regular file; nil if every one stays inside and is a file or missing.
 func (o *outDir) confine(rels []string) error {
 	if o.root == nil {
 		return nil
 	}
 	for _, rel := range rels {
-		_, err := o.root.Stat(rel)
+		info, err := o.root.Stat(rel)
+		if err == nil && !info.Mode().IsRegular() {
+			return &NotFileError{Out: o.name, Path: o.path(rel), Mode: info.Mode()}
+		}
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -139,26 +169,71 @@ func (o *outDir) readFile(rel string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// open opens the file at rel for reading.
+// open opens the regular file at rel for reading; anything else there is
+// a *NotFileError. It opens without blocking, which a named pipe would.
 func (o *outDir) open(rel string) (*os.File, error) {
 	if o.root == nil {
 		return nil, &fs.PathError{Op: "open", Path: o.path(rel), Err: fs.ErrNotExist}
 	}
-	return o.root.Open(rel)
+	f, err := o.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &NotFileError{Out: o.name, Path: o.path(rel), Mode: info.Mode()}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
-// writeFile writes content to the file at rel, making its directories.
+// writeFile writes content to the file at rel, making its directories. It
+// never writes into a file that is there: it writes a new one (replace),
+// so a hard link there to a file outside -out leaves that file alone. The
+// new file takes the mode of the regular file it replaces, else 0644 less
+// the umask.
 func (o *outDir) writeFile(rel string, content []byte) error {
 	if err := o.mkdirAll(path.Dir(rel)); err != nil {
 		return err
 	}
-	f, err := o.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
+	var keep fs.FileMode
+	if info, err := o.root.Lstat(rel); err == nil && info.Mode().IsRegular() {
+		keep = info.Mode().Perm()
 	}
-	_, err = f.Write(content)
+	return o.replace(rel, content, keep)
+}
+
+// create creates the file at rel, which must not exist, for writing: with
+// mode keep, the mode of the file it is to replace, or, for none (0),
+// 0644 less the umask.
+func (o *outDir) create(rel string, keep fs.FileMode) (*os.File, error) {
+	if keep == 0 {
+		return o.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	f, err := o.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, keep)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(keep); err != nil { // the umask may have taken bits the replaced file had
+		f.Close()
+		o.root.Remove(rel)
+		return nil, err
+	}
+	return f, nil
+}
+
+// writeNew writes content to f, which create made at rel, and closes it;
+// on failure it removes the file.
+func (o *outDir) writeNew(f *os.File, rel string, content []byte) error {
+	_, err := f.Write(content)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err != nil {
+		o.root.Remove(rel)
 	}
 	return err
 }

@@ -41,8 +41,9 @@ const notParams = AnyName &^ ParamName
 
 // ReservedWords is the one table of reserved words: every list of every
 // language, which the schema loader checks every name against and the
-// backends read their keywords from.
-var ReservedWords = []Reserved{
+// backends read their keywords from. OutputNames, the names dlgen's
+// output uses itself, derived from it by tests/names, are part of it.
+var ReservedWords = append([]Reserved{
 	{Lang: "C", Kind: "keyword", On: AnyName, Words: `auto break case char const continue default do double else enum
 		extern float for goto if inline int long register restrict return short signed sizeof static struct
 		switch typedef union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
@@ -83,7 +84,7 @@ var ReservedWords = []Reserved{
 	{Lang: "Go", Kind: "method dlgen writes on structs (DataType.String)", On: FieldName, Folded: true, Words: `String`},
 	{Lang: "Rust", Kind: "method dlgen writes on enums", On: EnumeratorName, Words: `name is_host_readable
 		is_streamless is_addressable is_opaque fixed_bits`},
-}
+}, OutputNames...)
 
 var reservedIndex = func() map[string][]int {
 	m := map[string][]int{}

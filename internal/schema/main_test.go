@@ -68,7 +68,7 @@ func TestRewordedDocsResolvePerRelease(t *testing.T) {
 	assert.Equal(t, "CUDA memory.", s.At(ir.Version{Major: 0, Minor: 6}).Enums()[0].Values[1].Doc)
 	assert.Equal(t, "CUDA memory; now with a note.", s.At(ir.Version{Major: 1}).Enums()[0].Values[1].Doc)
 	_, err = Load("base.yaml", []byte(strings.Replace(src, `from: "CUDA memory."`, `from: "a */ b"`, 1)))
-	requirePositioned(t, err, "base.yaml", "reworded.from may not contain */")
+	requirePositioned(t, err, "base.yaml", "reworded.from may not contain /*, */")
 }
 
 // A doc that changed in several releases lists its older texts newest

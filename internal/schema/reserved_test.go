@@ -3,8 +3,11 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/stretchr/testify/assert"
@@ -22,27 +25,31 @@ func withName(t *testing.T, old, new string) ([]byte, int) {
 }
 
 // TestEveryReservedWordIsRefused: each word of each list of the one
-// table, as a name of a kind the list applies to, is a positioned error
-// naming the word and the language, whichever language would be written.
+// table (ir.OutputNames, the names dlgen's output uses, included), as a
+// name of a kind the list applies to, is a positioned error naming the
+// word and the language, whichever language would be written.
 func TestEveryReservedWordIsRefused(t *testing.T) {
-	sites := []struct {
-		kind ir.NameKind
-		old  string // a name of that kind in the default schema, as it is written there
-		what string
-	}{
-		{ir.FieldName, "{name: lanes, type: uint16_t,", "field name"},
-		{ir.ParamName, "{name: prototype, type: DLTensor*}", "parameter name"},
-		{ir.EnumeratorName, "{name: kDLCPU, value: 1,", "enumerator name"},
+	type site struct {
+		kind      ir.NameKind
+		old, name string // a name of that kind in the default schema, as it is written there, and the name
+		what      string
 	}
+	sites := []site{
+		{ir.FieldName, "{name: lanes, type: uint16_t,", "lanes", "field name"},
+		{ir.ParamName, "{name: prototype, type: DLTensor*}", "prototype", "parameter name"},
+		{ir.EnumeratorName, "{name: kDLCPU, value: 1,", "kDLCPU", "enumerator name"},
+		{ir.TypeName, "  - struct: DLDevice\n", "DLDevice", "struct name"},
+		{ir.MacroName, "  - name: DLPACK_MAJOR_VERSION\n", "DLPACK_MAJOR_VERSION", "macro name"},
+	}
+	require.NotEmpty(t, ir.OutputNames)
 	for _, list := range ir.ReservedWords {
+		first := slices.IndexFunc(sites, func(s site) bool { return list.On&s.kind != 0 })
 		for w, word := range strings.Fields(list.Words) {
 			for i, site := range sites {
-				if list.On&site.kind == 0 || i > 0 && w > 0 && list.On&sites[0].kind != 0 {
+				if list.On&site.kind == 0 || w > 0 && i != first {
 					continue // every word once, and each list at each kind it applies to
 				}
-				name, _, _ := strings.Cut(strings.TrimPrefix(site.old, "{name: "), ",")
-				name, _, _ = strings.Cut(name, "}")
-				src, line := withName(t, site.old, strings.Replace(site.old, name, `"`+word+`"`, 1)) // quoted: YAML reads NULL as null
+				src, line := withName(t, site.old, strings.Replace(site.old, site.name, `"`+word+`"`, 1)) // quoted: YAML reads NULL as null
 				_, err := Load("reserved.yaml", src)
 				require.Error(t, err, "%s %s (%s %s) loads", site.what, word, list.Lang, list.Kind)
 				want := fmt.Sprintf(`reserved.yaml:%d:\d+: %s %q is .*a %s in %s[;, ]`, line, site.what, word, regexp.QuoteMeta(list.Kind), regexp.QuoteMeta(list.Lang))
@@ -99,4 +106,48 @@ func TestNamesOneLanguageWouldMergeAreRefused(t *testing.T) {
 	src, _ := withName(t, "{name: prototype, type: DLTensor*}", "{name: crate, type: DLTensor*}")
 	_, err := Load("param.yaml", src)
 	assert.NoError(t, err)
+}
+
+// TestDocTextThatBreaksTheBuildIsRefused: prose is copied into C comments,
+// Rust doc comments and Python docstrings, so text that would not build
+// there is refused at its position: "/*" inside a C comment (-Wcomment,
+// an error under -Werror), "*/", and every bidirectional control (U+202E
+// and the other Trojan Source codepoints rustc refuses in comments).
+func TestDocTextThatBreaksTheBuildIsRefused(t *testing.T) {
+	docs := map[string]string{
+		"opens /* a comment": `doc may not contain /\*, \*/`,
+		"ends */ a comment":  `doc may not contain /\*, \*/`,
+	}
+	for _, r := range unicode.Bidi_Control.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			docs["reads "+string(c)+"backwards"] = fmt.Sprintf(`may not contain U\+%04X, a bidirectional control`, c)
+		}
+	}
+	require.Len(t, docs, 2+12, "the Trojan Source codepoints: U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069")
+	for doc, want := range docs {
+		src, line := withName(t, `doc: "Ordinary host memory."`, "doc: "+strconv.Quote(doc))
+		_, err := Load("doc.yaml", src)
+		require.Error(t, err, "%q", doc)
+		assert.Regexp(t, fmt.Sprintf(`^doc\.yaml:%d:\d+: .*%s`, line, want), err.Error())
+	}
+}
+
+// TestNamesTheOutputUsesAreRefused: the names the audit of issue 38 found
+// accepted and breaking the output ("type object 'ctypes' has no attribute
+// 'Structure'", "conflicting types for 'int64_t'", "the name `c_int` is
+// defined multiple times") are refused at their position, as every name
+// of ir.OutputNames is.
+func TestNamesTheOutputUsesAreRefused(t *testing.T) {
+	for lang, names := range map[string][]string{
+		"Python": {"sys", "ctypes", "os", "math", "gc", "typing", "threading", "datetime"},
+		"C":      {"int64_t", "uint32_t", "ptrdiff_t", "memcpy", "strlen", "dlgen_error", "dlgen_rule", "DLGEN_OK"},
+		"Rust":   {"Option", "c_int", "c_void", "rules", "layout", "check", "C_DATA_MODEL"},
+	} {
+		for _, name := range names {
+			src, line := withName(t, "  - struct: DLDevice\n", "  - struct: "+name+"\n")
+			_, err := Load("output.yaml", src)
+			require.Error(t, err, "struct %s loads", name)
+			assert.Regexp(t, fmt.Sprintf(`(^|\n)output\.yaml:%d:\d+: struct name %q is .*a name (dlgen's|a standard header dlgen's C headers include) .* in %s[;, ]`, line, name, lang), err.Error())
+		}
+	}
 }

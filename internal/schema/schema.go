@@ -6,7 +6,8 @@
 // YAML document. Validation covers duplicate names, names reserved in any
 // language dlgen writes (the one table ir.ReservedWords: keywords of C,
 // C++, Go, Python, Cython and Rust, C's reserved identifiers, Go's
-// predeclared names, ctypes' and enum's attributes), fields or parameters
+// predeclared names, ctypes' and enum's attributes, and the names dlgen's
+// output uses itself, ir.OutputNames), fields or parameters
 // that differ only in case or underscores (one name in Go or Rust), old
 // spellings (renamed.from) that clash with another
 // name of a release using them, undefined or not-yet-declared type
@@ -39,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/internal/ir"
@@ -227,15 +229,22 @@ func (r *reader) str(n *yaml.Node, what string) string {
 }
 
 // text reads prose (doc, notes) that backends put into comments and
-// docstrings, so it may not end them early: no "*/" (C), no triple quote
-// or trailing quote (Python docstrings), no backslash, no control
-// character but newline and tab.
+// docstrings, so it may not end them early or break the build: no "*/"
+// (it ends a C comment) or "/*" (-Wcomment, an error under -Werror), no
+// triple quote or trailing quote (Python docstrings), no backslash, no
+// control character but newline and tab, and no bidirectional control
+// (U+202E and the other Trojan Source codepoints, which rustc refuses in a
+// comment and which make code read otherwise than it compiles).
 func (r *reader) text(n *yaml.Node, what string) string {
 	s := r.str(n, what)
-	bad := strings.Contains(s, "*/") || strings.Contains(s, `"""`) || strings.HasSuffix(s, `"`) || strings.Contains(s, `\`) ||
+	bad := strings.Contains(s, "*/") || strings.Contains(s, "/*") || strings.Contains(s, `"""`) || strings.HasSuffix(s, `"`) || strings.Contains(s, `\`) ||
 		strings.ContainsFunc(s, func(c rune) bool { return unicode.IsControl(c) && c != '\n' && c != '\t' })
 	if bad {
-		r.errorf(n, "%s may not contain */, a triple quote, a backslash or a control character, nor end with a quote: backends put it into comments and docstrings", what)
+		r.errorf(n, "%s may not contain /*, */, a triple quote, a backslash or a control character, nor end with a quote: backends put it into comments and docstrings", what)
+	}
+	if i := strings.IndexFunc(s, func(c rune) bool { return unicode.Is(unicode.Bidi_Control, c) }); i >= 0 {
+		c, _ := utf8.DecodeRuneInString(s[i:])
+		r.errorf(n, "%s may not contain U+%04X, a bidirectional control: it makes code read otherwise than it compiles, and rustc refuses it in a comment", what, c)
 	}
 	return s
 }

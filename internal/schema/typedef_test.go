@@ -27,14 +27,14 @@ func TestTypedefSinceSetsWhenTheTypedefExists(t *testing.T) {
 }
 
 func TestTypedefSinceRejects(t *testing.T) {
-	holder := "  - struct: Holder\n    since: \"0.6\"\n    fields:\n      - {name: d, type: %s, since: \"0.6\"}\n"
+	holder := "  - struct: DLHolder\n    since: \"0.6\"\n    fields:\n      - {name: d, type: %s, since: \"0.6\"}\n"
 	cases := []struct{ name, decl, extra, want string }{
 		{"without a tag", strings.Replace(lateTypedef, "    tag: DLDevice\n", "", 1), "",
 			"base.yaml:20:20: typedef_since 1.0 needs a struct tag"},
 		{"before the struct", "  - struct: DLDevice\n    since: \"1.0\"\n    tag: DLDevice\n    typedef_since: \"0.6\"\n", "",
 			"typedef_since 0.6 needs a struct tag and a release from since 1.0 on"},
 		{"typedef used too early", lateTypedef, strings.Replace(holder, "%s", "DLDevice", 1),
-			"Holder.d exists since 0.6 but uses the typedef DLDevice, which only exists since 1.0; spell it struct DLDevice"},
+			"DLHolder.d exists since 0.6 but uses the typedef DLDevice, which only exists since 1.0; spell it struct DLDevice"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,9 @@
 // (ir.ReservedWords): names that look dangerous but no language reserves
 // (type_, self_, Match, Object, None_ ...) pass the loader, and what dlgen
 // writes with them compiles in every language: C (C11, C23) and C++20,
-// Go, Python's ctypes, Cython and Rust.
+// Go, Python's ctypes, Cython and Rust. It also writes the lists of names
+// dlgen's output uses itself (ir.OutputNames, outputnames_test.go) and
+// fails when they and the output part.
 package names
 
 import (
@@ -25,7 +27,7 @@ import (
 // and no two of one scope folding alike (ir.Fold).
 var (
 	fields      = []string{"type_", "self_", "Match", "Impl", "Class", "Lambda", "Nil", "Def", "_align", "fields", "value", "name", "cls", "this_", "Object"}
-	enumerators = []string{"None_", "value", "Self_", "Name", "kind"}
+	enumerators = []string{"None_", "Value", "Self_", "Name", "kind"}
 	params      = []string{"type_", "cls", "this_"}
 	paramTypes  = []string{"int32_t", "void*", "DLBorderline*"}
 )

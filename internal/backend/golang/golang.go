@@ -22,6 +22,10 @@ package golang
 import (
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"path"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -62,6 +66,9 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.claimPads(); err != nil {
+		return nil, err
+	}
 	files := []backend.File{{Path: Dir + "/dlpack.go", Content: main}, {Path: Dir + "/rules.go", Content: rules}}
 	release, err := g.releaseFile()
 	if err != nil {
@@ -81,7 +88,33 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, backend.File{Path: Dir + "/" + unknownFile, Content: content}), nil
+	files = append(files, backend.File{Path: Dir + "/" + unknownFile, Content: content})
+	if err := g.claimImports(files); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// claimImports claims the name of every package files import (strconv,
+// unsafe), which a type of the package may not take.
+func (g *gen) claimImports(files []backend.File) error {
+	for _, f := range files {
+		parsed, err := parser.ParseFile(token.NewFileSet(), f.Path, f.Content, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range parsed.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			name := path.Base(p)
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			if err := g.names.claimOwn(name, "the import of "+p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 type gen struct {

@@ -77,6 +77,20 @@ func padName(s *ir.Struct, i int) string {
 	return "pad" + typeName(s.Name) + fieldName(s.Fields[i].Name)
 }
 
+// claimPads claims the name of every padding constant.
+func (g *gen) claimPads() error {
+	for _, s := range g.api.Structs() {
+		for i, fd := range s.Fields {
+			if _, ok := g.pads[s][i]; ok {
+				if err := g.names.claimOwn(padName(s, i), "the padding before "+s.Name+"."+fd.Name); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // padConsts declares every padding constant with its size on target ti
 // (-1: zero everywhere, for unknownFile).
 func (g *gen) padConsts(f *jen.File, ti int) {

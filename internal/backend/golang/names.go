@@ -59,14 +59,34 @@ func camel(s string) string {
 	return b.String()
 }
 
-// names detects two C names mapping to one Go identifier.
-type names map[string]string
+// names detects two C names mapping to one Go identifier: the schema
+// element (or what dlgen writes) each Go name stands for, by Go name.
+type names map[string]claimed
 
-// claim records that goName stands for cName, declared at pos.
+// claimed is what a Go name stands for.
+type claimed struct {
+	what string // the C name, or what dlgen writes ("rules Nullable")
+	pos  ir.Pos // where the schema declares it
+}
+
+// claim records that goName stands for cName, declared at pos. A second
+// C name for goName is refused at its own position.
 func (n names) claim(goName, cName string, pos ir.Pos) error {
-	if prev, ok := n[goName]; ok && prev != cName {
-		return backend.Errorf(pos, "Go name %s would stand for both %s and %s", goName, prev, cName)
+	if prev, ok := n[goName]; ok && prev.what != cName {
+		return backend.Errorf(pos, "Go name %s would stand for both %s and %s", goName, prev.what, cName)
 	}
-	n[goName] = cName
+	n[goName] = claimed{cName, pos}
+	return nil
+}
+
+// claimOwn records that dlgen writes goName for what, a name the Go
+// package has whatever the schema calls things (Nullable, MaxDims,
+// RuleDtypeName) or makes of a schema name (TensorShapeNullable). Every schema name is claimed first: one that took
+// goName is refused at its own position, the element to rename.
+func (n names) claimOwn(goName, what string) error {
+	if prev, ok := n[goName]; ok && prev.what != what {
+		return backend.Errorf(prev.pos, "Go name %s would stand for both %s and %s, which dlgen writes", goName, prev.what, what)
+	}
+	n[goName] = claimed{what, ir.Pos{}}
 	return nil
 }

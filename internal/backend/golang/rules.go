@@ -21,7 +21,7 @@ func (g *gen) rulesFile() ([]byte, error) {
 	f.Comment("reads them, in which order, and what the limits of the address space are.")
 	f.Line()
 	if g.api.Rules.MaxDims > 0 {
-		if err := g.names.claim("MaxDims", "rules.max_ndim", ir.Pos{}); err != nil {
+		if err := g.names.claimOwn("MaxDims", "rules.max_ndim"); err != nil {
 			return nil, err
 		}
 		f.Comment("MaxDims is the most dimensions a tensor may have: dlgen's limit, as DLPack")
@@ -51,7 +51,7 @@ func (g *gen) nullables(f *jen.File) error {
 				continue
 			}
 			name := typeName(s.Name) + fieldName(fd.Name) + "Nullable"
-			if err := g.names.claim(name, s.Name+"."+fd.Name+" nullable", fd.Pos); err != nil {
+			if err := g.names.claimOwn(name, s.Name+"."+fd.Name+" nullable"); err != nil {
 				return err
 			}
 			values := []jen.Code{jen.Id("When").Op(":").Id(nullWhenName(n.When))}
@@ -68,8 +68,12 @@ func (g *gen) nullables(f *jen.File) error {
 	if len(vars) == 0 {
 		return nil
 	}
-	for _, name := range []string{"Nullable", "NullWhen"} {
-		if err := g.names.claim(name, "rules "+name, ir.Pos{}); err != nil {
+	own := []string{"Nullable", "NullWhen"}
+	for _, w := range ir.NullWhens() {
+		own = append(own, nullWhenName(w))
+	}
+	for _, name := range own {
+		if err := g.names.claimOwn(name, "rules "+name); err != nil {
 			return err
 		}
 	}
@@ -195,7 +199,7 @@ func (g *gen) dataTypeNames(f *jen.File) error {
 		return nil
 	}
 	for _, id := range []string{"ParseDataType", "DataTypeNames", "dataTypeNames"} {
-		if err := g.names.claim(id, "dtype names "+id, s.Pos); err != nil {
+		if err := g.names.claimOwn(id, "dtype names "+id); err != nil {
 			return err
 		}
 	}
@@ -296,7 +300,7 @@ func (g *gen) messages(f *jen.File) error {
 		return nil
 	}
 	for _, id := range []string{"Rule", "NumRules", "rules"} {
-		if err := g.names.claim(id, "rules "+id, msgs[0].Pos); err != nil {
+		if err := g.names.claimOwn(id, "rules "+id); err != nil {
 			return err
 		}
 	}
@@ -307,7 +311,7 @@ func (g *gen) messages(f *jen.File) error {
 	var consts, rows []jen.Code
 	for i, m := range msgs {
 		name := ruleName(m.Check.ID)
-		if err := g.names.claim(name, "rule "+m.Check.ID, m.Pos); err != nil {
+		if err := g.names.claimOwn(name, "rule "+m.Check.ID); err != nil {
 			return err
 		}
 		c := comments(name + ": " + m.Check.Purpose + ".").Id(name)
