@@ -79,83 +79,86 @@ var OutputNames = []Reserved{
 		uint_least8_t uintmax_t warning y`},
 	{Lang: "Python", Kind: "name dlgen's Python modules use or declare", On: TypeName | MacroName, Words: `Any AttributeError BaseException BufferError CAPSULE_NAME CDLL CFUNCTYPE Callable
 		DLPACK_VERSION_STRING DTYPE_NAMES DataType Device ImportError IndexError IntEnum Lock MemoryError
-		NamedTuple NotImplementedError OverflowError POINTER PYFUNCTYPE Sequence Struct Structure Tensor
-		TypeError USED_CAPSULE_NAME USED_VERSIONED_CAPSULE_NAME VERSIONED_CAPSULE_NAME ValueError _adopt
-		_api _at _broken _buffer_get _buffer_release _byte_offset _capsule_get_name _capsule_get_pointer
-		_capsule_is_valid _capsule_layout_holds _capsule_new _capsule_set_name _check_capsule_stream
-		_check_host_readable _check_layout _check_name _check_pointers _check_readable _check_stream
-		_check_version _checked _code_bits _contiguous _contiguous_bytes _contiguous_strides
-		_copy_contiguous _data_type _deleter _deleters _device _dims _dims_arg _dims_structs _dlgen_for
-		_dlpack_method _done _dtype_fields _dtype_word _due _element_strides _end_turn _export _export_copy
-		_export_flags _exports_made _first_word _flags _format_dtype _free_slots _fresh _give_back _head
-		_head_of _hooks _id _itemsize _keep _leaves_of _libc _live_exports _look_at _look_at_due _look_token
-		_memmove _name _name_mistake _nbytes _new_arena _new_slot _new_tensor _new_view _not_a_capsule
-		_null_allowed _on_device _open _outer_indices _pack_legacy _pack_versioned _packed_steps
-		_parse_dtype _permanent_cstring _pointer_address _private_copy _prod _py _raw_free _raw_malloc _read
-		_read_dims _read_unsigned_dims _read_versioned _readonly_import _refcount _refs_of_one_name
-		_request_capsule _request_managed _shape _stream _strides _strides_arg _string_at _struct_of _sum
-		_sweep _sweep_after_collection _take _take_turn _taking _with_dims abc abs abspath acquire addr
-		address addressof alignment all args argtypes at base batch before bit_length buf built byref
-		byte_strides bytearray byteorder bytes c c_char c_char_p c_int c_int32 c_int64 c_size_t c_ssize_t
-		c_uint16 c_uint32 c_uint64 c_uint8 c_void_p calcsize call callable callbacks caller capsule cast
-		cdll changed closed cls cname collections copied count create ctype ctypes d data_ptr datetime
-		datetime_CAPI decode dev_id dev_type dict dim dims dirname dirs dl_device dst due e elements empty
-		encode end endswith entry enumerate environ exc exists extend extent facts field fields file first
-		fits fixed flagged fmt format format_map found from_bytes from_dlpack from_managed from_pointer
-		fromkeys frozenset gc generated get getattr getrefcount got h have head held here high i id
-		implementation imported index info inner inner_stride is_contiguous isascii isdigit isinstance item
-		items itemsize join k keep kwargs later lease leaves limit list low math max_version maxsize memmove
-		memory memoryview missing mistake module msvcrt n name nbytes now obj offset on_copy on_stream
-		opaque order os owner pack pack_into packed padded params parent parts path phase pop pos probe prod
-		property pythonapi r raw reach rebuild release relpath rest restype reversed rows rpartition rule s
-		said setdefault shape_null shape_p shown since size slot split step storage str stream strict stride
-		strides_null strides_p string_at sum sys t taken target text threading time to_managed to_type
-		tobytes toreadonly tuple typing unpack unpack_from update used v value values version_info versioned
-		view wait want wanted what when width word words x zip`},
+		NamedTuple NotImplementedError OverflowError POINTER PYFUNCTYPE PyCapsule_GetContext Sequence Struct
+		Structure Tensor TypeError USED_CAPSULE_NAME USED_VERSIONED_CAPSULE_NAME VERSIONED_CAPSULE_NAME
+		ValueError _adopt _api _at _broken _buffer_get _buffer_release _byte_offset _capsule_get_destructor
+		_capsule_get_name _capsule_get_pointer _capsule_is_valid _capsule_layout_holds _capsule_new
+		_capsule_set_name _check_capsule_stream _check_host_readable _check_layout _check_name
+		_check_pointers _check_readable _check_stream _check_version _checked _code_bits _contiguous
+		_contiguous_bytes _contiguous_strides _copy_contiguous _data_type _delete_unconsumed _deleter
+		_deleters _device _dims _dims_arg _dims_structs _dlgen_for _dlpack_method _done _dtype_fields
+		_dtype_word _due _element_strides _end_turn _export _export_copy _export_flags _exports_made
+		_first_word _flags _format_dtype _free_slots _fresh _give_back _head _head_of _hooks _id _itemsize
+		_keep _leaves_of _libc _live_exports _look_at _look_at_due _look_token _memmove _name _name_mistake
+		_nbytes _new_arena _new_slot _new_tensor _new_view _not_a_capsule _null_allowed _on_device _open
+		_outer_indices _pack_legacy _pack_versioned _packed_steps _parse_dtype _permanent_cstring
+		_pointer_address _private_copy _prod _py _raw_free _raw_malloc _read _read_dims _read_unsigned_dims
+		_read_versioned _readonly_import _refcount _refs_of_one_name _request_capsule _request_managed
+		_shape _stream _strides _strides_arg _string_at _struct_of _sum _sweep _sweep_after_collection _take
+		_take_turn _taking _with_dims abc abs abspath acquire addr address addressof alignment all args
+		argtypes at base batch before bit_length buf built byref byte_strides bytearray byteorder bytes c
+		c_char c_char_p c_int c_int32 c_int64 c_size_t c_ssize_t c_uint16 c_uint32 c_uint64 c_uint8 c_void_p
+		calcsize call callable callbacks caller capsule cast cdll changed closed cls cname collections
+		copied count create ctype ctypes d data_ptr datetime datetime_CAPI decode dev_id dev_type dict dim
+		dims dirname dirs dl_device dst due e elements empty encode end endswith entry enumerate environ exc
+		exists extend extent facts field fields file first fits fixed flagged fmt format format_map found
+		from_bytes from_dlpack from_managed from_pointer fromkeys frozenset gc generated get getattr
+		getrefcount got h have head held here high i id implementation imported index info inner
+		inner_stride is_contiguous isascii isdigit isinstance item items itemsize join k keep kwargs later
+		lease leaves limit list low math max_version maxsize memmove memory memoryview missing mistake
+		module msvcrt n name nbytes now obj offset on_copy on_stream opaque order os owner pack pack_into
+		packed padded params parent parts path phase pop pos probe prod property pythonapi r raw reach
+		rebuild release relpath rest restype reversed rows rpartition rule s said setdefault shape_null
+		shape_p shown since size slot split step storage str stream strict stride strides_null strides_p
+		string_at sum sys t taken target text threading time to_managed to_type tobytes toreadonly tuple
+		typing unpack unpack_from update used v value values version_info versioned view wait want wanted
+		what when width word words x zip`},
 	{Lang: "Cython", Kind: "name dlgen's Cython module uses or declares", On: TypeName | EnumeratorName | MacroName, Words: `AttributeError BaseException BufferError CAPSULE_NAME DLGEN_FREE_THREADED DLGEN_OK
 		DLPACK_VERSION_STRING DTYPE_NAMES DataType Device Exception INT32_MAX INT32_MIN ImportError IntEnum
-		MemoryError NamedTuple NotImplementedError OverflowError PyBUF_FORMAT PyBUF_ND PyBUF_RECORDS_RO
-		PyBUF_STRIDES PyBUF_WRITABLE PyBuffer_Release PyBytes_FromStringAndSize PyCapsule_CheckExact
-		PyCapsule_GetName PyCapsule_GetPointer PyCapsule_IsValid PyCapsule_New PyCapsule_SetName PyErr_Clear
-		PyErr_Fetch PyErr_NormalizeException PyErr_Occurred PyErr_Restore PyErr_SetObject
-		PyException_SetTraceback PyLong_AsLongLongAndOverflow PyLong_AsVoidPtr PyLong_FromVoidPtr PyMem_Free
-		PyMem_Malloc PyObject PyObject_GetBuffer PyObject_VectorcallMethod PyTypeObject PyType_Modified
-		Py_DECREF Py_INCREF Py_IsInitialized Py_XDECREF Py_buffer SystemError Tensor TypeError
-		USED_CAPSULE_NAME USED_VERSIONED_CAPSULE_NAME VERSIONED_CAPSULE_NAME ValueError _adopt _allocate
-		_api_allocator _api_by_type _api_current_work_stream _api_dltensor_from_py_object
+		MemoryError NamedTuple NotImplementedError OSError OverflowError PyBUF_FORMAT PyBUF_ND
+		PyBUF_RECORDS_RO PyBUF_STRIDES PyBUF_WRITABLE PyBuffer_Release PyBytes_FromStringAndSize
+		PyCapsule_CheckExact PyCapsule_GetName PyCapsule_GetPointer PyCapsule_IsValid PyCapsule_New
+		PyCapsule_SetName PyErr_Clear PyErr_Fetch PyErr_NormalizeException PyErr_Occurred PyErr_Restore
+		PyErr_SetObject PyException_SetTraceback PyLong_AsLongLongAndOverflow PyLong_AsVoidPtr
+		PyLong_FromVoidPtr PyMem_Free PyMem_Malloc PyObject PyObject_GetBuffer PyObject_VectorcallMethod
+		PyTypeObject PyType_Modified Py_DECREF Py_INCREF Py_IsInitialized Py_XDECREF Py_buffer SystemError
+		Tensor TypeError USED_CAPSULE_NAME USED_VERSIONED_CAPSULE_NAME VERSIONED_CAPSULE_NAME ValueError
+		_adopt _allocate _api_allocator _api_by_type _api_current_work_stream _api_dltensor_from_py_object
 		_api_from_py_object _api_to_py_object _bdims _broken _buffer_format _byte_offset _c_context
-		_c_deleter _c_device _c_passes _capsule_destructor _check _check_capsule_stream _check_host_readable
-		_check_layout _check_name _check_open _check_pointers _check_readable _check_stream _check_version
-		_closed _code_bits _consumer_table _contiguous _contiguous_bytes _contiguous_strides _copy_strided
-		_data_type _describe _device _dims _dims_arg _dlgen_for _dlpack_method _drop_owner _element_strides
-		_exchange_api _exchange_api_object _export_copy _export_flags _export_legacy _export_versioned
-		_exports _fill _fill_copy _first _fits _format_code _format_dtype _free _from_exchange_api
-		_give_back _hold _host_readable _import_flags _init_exchange_api _inline_dims _int64_dims _itemsize
-		_last_tagged _last_type _legacy_deleter _legacy_wrapper_deleter _lookup_exchange_api
-		_managed_from_exchange_api _ml _mv _name _name_mistake _nbytes _new_tensor _new_view
-		_no_current_stream _not_a_capsule _null_allowed _on_copy _on_device _on_stream _our_tensor _owned
-		_owner _packed_steps _padded _parse_dtype _pointer_address _private_copy _publish_exchange_api
-		_readonly _readonly_import _refuse _refuse_arguments _release _request_capsule _request_managed
-		_request_plain_capsule _set_aside _set_dims _size _stream _strides_arg _table_of _take
-		_torch_would_refuse _unhold _versioned_deleter _versioned_from_legacy _view abs abspath address all
-		args attr base before block buf buffer built byte_strides byteorder bytes c c_deleter cached
-		calcsize callable caller calloc capsule changed closed cls context copied count cpython create
-		critical_section current cython d data_ptr datetime datetime_CAPI decode dev dict dim dims dirname
-		dirs dl dl_device dlgen_check_dltensor dlgen_error dlgen_host_readable dlgen_rule dst dt e elements
-		empty encode end endswith enumerate err ex exc exc_tb exc_type exc_value exchange_api exists extent
-		facts field fields file fits fixed flagged fmt format format_map found free freelist from_dlpack
-		from_managed from_pointer fromkeys frozenset generated get getattr have here high i imported index
-		int16_t int32_t int64_t int8_t internal is_conj is_contiguous is_versioned isascii isdigit
+		_c_deleter _c_device _c_passes _capsule_destructor _check _check_capsule_stream _check_fingerprint
+		_check_host_readable _check_layout _check_name _check_open _check_pointers _check_readable
+		_check_stream _check_version _closed _code_bits _consumer_table _contiguous _contiguous_bytes
+		_contiguous_strides _copy_strided _data_type _describe _device _dims _dims_arg _dlgen_for
+		_dlpack_method _drop_owner _element_strides _exchange_api _exchange_api_object _export_copy
+		_export_flags _export_legacy _export_versioned _exports _fill _fill_copy _first _fits _format_code
+		_format_dtype _free _from_exchange_api _give_back _hold _host_readable _import_flags
+		_init_exchange_api _inline_dims _int64_dims _itemsize _last_tagged _last_type _legacy_deleter
+		_legacy_wrapper_deleter _lookup_exchange_api _managed_from_exchange_api _ml _mv _name _name_mistake
+		_nbytes _new_tensor _new_view _no_current_stream _not_a_capsule _null_allowed _on_copy _on_device
+		_on_stream _our_tensor _owned _owner _packed_steps _padded _parse_dtype _pointer_address
+		_private_copy _publish_exchange_api _readonly _readonly_import _refuse _refuse_arguments _release
+		_request_capsule _request_managed _request_plain_capsule _set_aside _set_dims _size _stream
+		_strides_arg _table_of _take _torch_would_refuse _unhold _versioned_deleter _versioned_from_legacy
+		_view abs abspath address address_allowed all args attr attribute base basename before block buf
+		buffer built byte_strides byteorder bytes c c_deleter cached calcsize callable caller calloc capsule
+		changed closed cls context copied count cpython create critical_section current cython d data_ptr
+		datetime datetime_CAPI decode dev dict dim dims dirname dirs dl dl_device dlgen_check_dltensor
+		dlgen_error dlgen_fingerprint dlgen_host_readable dlgen_rule dst dt e elements empty encode encoding
+		end endswith enumerate err ex exc exc_tb exc_type exc_value exchange_api exists extent f facts field
+		fields file fits fixed flagged fmt format format_map forms found free freelist from_dlpack
+		from_managed from_pointer fromkeys frozenset generated get getattr group have here high i imported
+		index int16_t int32_t int64_t int8_t internal is_conj is_contiguous is_versioned isascii isdigit
 		isinstance item items itemsize join kinds kwargs kwnames legacy libc limit list low m malloc managed
 		managed_from_object managed_tensor_from_py_object managed_tensor_to_py_object math max_version mem
-		memcpy missing mistake ml module mv n named_otherwise nargsf nbytes obj on_copy on_stream opaque
-		order os overflow own owner packed padded pair params parts path pending pos prod producer property
-		ptraceback ptype pvalue pycapsule r rebuild refused relpath requires_grad reversed row_major
-		rpartition rule s said setdefault shape_null shown since size small source split src status stdint
-		stdlib step str stream strict stride strides_null suboffsets sum sys t tagged target tb
-		tensor_from_c tensor_from_managed tensor_from_pointer tensor_to_capsule tensor_to_managed text
-		to_managed to_type tobytes tp_dict traceback tuple typing uint16_t uint32_t uint64_t uint8_t
-		uintptr_t update v value values versioned view want wanted when width x zip`},
+		memcpy missing mistake ml module mv n named_otherwise nargsf nbytes normpath obj on_copy on_stream
+		opaque open order os overflow own owner packed padded pair params parts path pending pos prod
+		producer property ptraceback ptype pvalue pycapsule pyx r re read rebuild refused relpath
+		removeprefix requires_grad reversed row_major rpartition rule s said search setdefault shape_null
+		shown since size small source split src status stdint stdlib step str stream strict stride
+		strides_null suboffsets sum sys t tables tagged target tb tensor_from_c tensor_from_managed
+		tensor_from_pointer tensor_to_capsule tensor_to_managed text to_managed to_type tobytes top tp_dict
+		traceback tuple typing uint16_t uint32_t uint64_t uint8_t uintptr_t update v value values versioned
+		view want wanted when width x zip`},
 	{Lang: "Rust", Kind: "name dlgen's Rust crate uses or declares", On: TypeName | MacroName, Words: `ALL AddressLimit Always Arc AsMut AsRef AtomicUsize BITS BOUND Bound Box ByteOffsetLimit C CAPSULE
 		CHECK_TORCH CPU CStr C_DATA_MODEL Case Change Clone Copy Counted DATA_NULLABLE DATA_TYPE_NAMES
 		DELETER_NULLABLE DLTENSOR_FROM_PY_OBJECT_NO_SYNC_NULLABLE DTYPE DataNull DataTypeName Debug

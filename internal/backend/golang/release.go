@@ -19,7 +19,7 @@ func (g *gen) releaseFile() ([]byte, error) {
 		return nil, nil
 	}
 	for _, id := range []string{"Release", "release"} {
-		if err := g.names.claim(id, "the release "+id, ir.Pos{}); err != nil {
+		if err := g.names.claimOwn(id, "the release "+id); err != nil {
 			return nil, err
 		}
 	}
