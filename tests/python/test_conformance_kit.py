@@ -276,23 +276,29 @@ def _run_kit(kit, tmp_path, library, *args, python=sys.executable, env=None):
     return results, verdicts
 
 
+def _against_numpy(kit, tmp_path, name, helper, *args, env=None):
+    """Runs an adapter whose from_dlpack is the helper's `consumer(xp,
+    producer)` and NumPy's, on the same cases: (the adapter's results, the
+    verdicts that differ as {case: (NumPy's, the adapter's)})."""
+    body = "    def from_dlpack(self, producer):\n        return f'consumer(xp, {producer})'\n"
+    results, got = _run_kit(kit, tmp_path, _adapter(tmp_path, name, helper, body), *args, env=env)
+    _, want = _run_kit(kit, tmp_path, "numpy", *args, env=env)
+    return results, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
 def test_a_trait_real_producers_lack_is_one_precise_failure(kit, tmp_path):
     """A consumer that mishandles one spec-allowed trait (this one never
     calls the deleter of a tensor whose manager_ctx is NULL, as Paddle 3.3.1
     does) fails the cases of that trait, naming it, and no other."""
     helper = (
         "from dlpack_conformance import reference\n"
-        "def leaky(xp, p):\n"
+        "def consumer(xp, p):\n"
         "    if not p.managed.manager_ctx:\n"
         "        capsule = p.__dlpack__(max_version=reference.VERSION)\n"
         "        reference.Capsule(capsule).consume()\n"
         "        return xp.asarray(p.elements())\n"
         "    return xp.from_dlpack(p)\n")
-    body = "    def from_dlpack(self, producer):\n        return f'leaky(xp, {producer})'\n"
-    adapter = _adapter(tmp_path, "leaky", helper, body)
-    results, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
-    _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/versioned/")
-    changed = {c: (want[c], v) for c, v in got.items() if v != want[c]}
+    results, changed = _against_numpy(kit, tmp_path, "leaky", helper, "--case", "consumer/versioned/")
     assert changed == {"consumer/versioned/manager_ctx-null": ("pass", "fail")}, changed
     message = next(x["message"] for x in results if x["case"] == "consumer/versioned/manager_ctx-null")
     assert "deleter ran never" in message and "manager_ctx NULL" in message, message
@@ -534,3 +540,54 @@ print(spec(lambda: r.check_stream_passed(q, 5)), spec(lambda: r.check_requests(q
 """)
     assert out.split() == ["pass", "subbyte-padded", "subbyte-order", "dl-device-unsupported",
                            "consumer-stream-passed", "consumer-stream-zero", "pass"]
+
+
+# ---- nothing a library does to its process is blamed on it (#38) -------------
+
+ISOLATED_ATTACKS = {
+    # SIGCHLD ignored: the kernel reaps the kit's own children, and
+    # os.waitpid on them fails with ECHILD.
+    "sigchld-ignored": ("import signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                        "def consumer(xp, p):\n    return xp.from_dlpack(p)\n"),
+    # A helper process that outlives the case (longer than the kit's case
+    # timeout) and holds every descriptor of the process it was forked from.
+    "lingering-helper": ("import os, time\n"
+                         "def consumer(xp, p):\n"
+                         "    if os.fork() == 0:\n"
+                         "        time.sleep(75)\n"
+                         "        os._exit(0)\n"
+                         "    return xp.from_dlpack(p)\n"),
+    # A library that reads its stdin (a prompt, a REPL helper): it reads
+    # nothing of the kit's requests, and does not block.
+    "reads-stdin": ("import os\n"
+                    "def consumer(xp, p):\n"
+                    "    os.read(0, 1 << 16)\n"
+                    "    return xp.from_dlpack(p)\n"),
+}
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["whole", "case-by-case"])
+@pytest.mark.parametrize("attack", list(ISOLATED_ATTACKS))
+def test_a_library_s_process_tricks_are_not_its_verdict(kit, tmp_path, attack, isolate):
+    """A library that ignores SIGCHLD, forks a helper that lingers, or reads
+    stdin gets NumPy's verdicts, run whole and case by case (each case in a
+    child of the worker)."""
+    env = dict(os.environ, DLPACK_CONFORMANCE_ISOLATE="1" if isolate else "0")
+    cases = ("--case", "consumer/versioned/contiguous", "--case", "consumer/versioned/1-d")
+    results, changed = _against_numpy(kit, tmp_path, attack.replace("-", "_"), ISOLATED_ATTACKS[attack], *cases,
+                                      env=env)
+    assert not changed, [f"{x['case']}: {x['verdict']}: {x['message']}" for x in results]
+
+
+def test_a_library_that_patches_ctypes_memory_functions_gets_the_same_verdicts(kit, tmp_path):
+    """ctypes.string_at and ctypes.memmove are module attributes every
+    library shares: one that replaces them (here with functions that read
+    zeros and write nothing) changes no verdict, the kit having bound its own
+    at import."""
+    helper = ("import ctypes\n"
+              "def consumer(xp, p):\n"
+              "    ctypes.string_at = ctypes._string_at = lambda address, size=-1: bytes(max(size, 0))\n"
+              "    ctypes.memmove = lambda *a: None\n"
+              "    return xp.from_dlpack(p)\n")
+    _, changed = _against_numpy(kit, tmp_path, "patching", helper, "--case", "consumer/")
+    assert not changed, changed

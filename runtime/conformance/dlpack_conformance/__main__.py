@@ -69,9 +69,10 @@ def main(argv=None, prog=MODULE):
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result-fd", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--request-fd", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        runner.worker(args.worker, args.result_fd)
+        runner.worker(args.worker, args.result_fd, args.request_fd)
         return 0
     if not args.libraries:
         parser.print_usage(sys.stderr)
@@ -111,7 +112,7 @@ def main(argv=None, prog=MODULE):
                 continue
             start = time.monotonic()
             try:
-                got = runner.run_library(library, args.case)
+                got = runner.run_library(library, args.case, isolate=runner.isolated_by_environment())
             except runner.CannotRun as e:
                 cannot.append(f"cannot run against {library}: {e}")
                 continue

@@ -60,6 +60,24 @@ _capsule_get_destructor = _proto("PyCapsule_GetDestructor", ctypes.c_void_p, cty
 _capsule_set_destructor = _proto(
     "PyCapsule_SetDestructor", ctypes.c_int, ctypes.py_object, ctypes.c_void_p
 )
+# How the kit reads and writes memory, bound now, before the library under
+# test loads: ctypes.string_at and ctypes.memmove are attributes of the
+# ctypes module every library shares (and string_at looks its C function up
+# in that module at each call), so a library that replaced them would change
+# what the kit reads; ctypes.cast, a Python function calling one, too.
+_string_at = ctypes.PYFUNCTYPE(ctypes.py_object, *ctypes._string_at.argtypes)(ctypes._string_at_addr)
+_memmove = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)(
+    ctypes._memmove_addr
+)
+_cast_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)(
+    ctypes._cast_addr
+)
+
+
+def _cast(obj, typ):
+    return _cast_function(obj, obj, typ)
+
+
 # In a capsule's destructor the capsule is dying: it is passed by address.
 _capsule_name_at = _proto("PyCapsule_GetName", ctypes.c_char_p, ctypes.c_void_p)
 _incref = _proto("Py_IncRef", None, ctypes.py_object)
@@ -78,7 +96,7 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 def _name_ptr(name):
-    return ctypes.cast(_NAMES[name], ctypes.c_char_p)
+    return _cast(_NAMES[name], ctypes.c_char_p)
 
 
 def capsule_name(capsule):
@@ -120,7 +138,7 @@ class Capsule:
         self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
         self.byte_offset = t.byte_offset
         self.data = t.data or 0
-        self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
+        self.deleter = _cast(m.deleter, ctypes.c_void_p).value or 0
         if self.versioned and self.version[0] != VERSION[0]:
             # The layout past the version is unknown: read nothing more.
             self.shape = self.strides = None
@@ -150,7 +168,7 @@ class Capsule:
 
     def call_deleter(self):
         """Calls the managed tensor's deleter once (after consume)."""
-        deleter = ctypes.cast(self.managed.deleter, ctypes.c_void_p).value
+        deleter = _cast(self.managed.deleter, ctypes.c_void_p).value
         if deleter:
             _DELETER(deleter)(self.address)
 
@@ -180,7 +198,7 @@ class _Counter:
         self._forward = _DELETER(self.original) if self.original else None
         self._callback = _DELETER(self._called)
         _KEEP.append(self)  # the library may call it after this object is dropped
-        cap.managed.deleter = ctypes.cast(self._callback, type(cap.managed.deleter))
+        cap.managed.deleter = _cast(self._callback, type(cap.managed.deleter))
 
     def _called(self, address):
         self.calls += 1
@@ -330,11 +348,11 @@ def _subbyte_word(base, index, bits, padded, order):
     when padded (in its low bits), else packed one after the other, from the
     low bits of each byte up ("lsb") or from the high bits down ("msb")."""
     if padded:
-        return ctypes.string_at(base + index, 1)[0] & ((1 << bits) - 1)
+        return _string_at(base + index, 1)[0] & ((1 << bits) - 1)
     word = 0
     for k in range(bits):
         at = index * bits + k
-        byte = ctypes.string_at(base + at // 8, 1)[0]
+        byte = _string_at(base + at // 8, 1)[0]
         shift = at % 8 if order == "lsb" else 7 - at % 8
         bit = byte >> shift & 1
         word |= bit << (k if order == "lsb" else bits - 1 - k)
@@ -344,7 +362,7 @@ def _subbyte_word(base, index, bits, padded, order):
 def _put_subbyte(base, index, bits, word, padded):
     """Writes element index as _subbyte_word reads it ("lsb" when packed)."""
     if padded:
-        ctypes.memmove(base + index, bytes([word]), 1)
+        _memmove(base + index, bytes([word]), 1)
         return
     for k in range(bits):
         at = index * bits + k
@@ -396,7 +414,7 @@ def read_elements(data, byte_offset, shape, strides, dtype, flags=0, order="lsb"
     if decode is None:
         raise ValueError(f"the kit does not read elements of dtype {dtype}")
     base = data + byte_offset
-    return map_nested(lambda i: decode(ctypes.string_at(base + i * size, size)), _offsets(shape, strides))
+    return map_nested(lambda i: decode(_string_at(base + i * size, size)), _offsets(shape, strides))
 
 
 def _empty(shape):
@@ -716,7 +734,7 @@ class Producer:
                 if array is None:
                     array = (ctypes.c_int64 * max(len(entries), 1))(*entries)
                 self._dims.append(array)
-                setattr(t, field, ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)))
+                setattr(t, field, _cast(array, ctypes.POINTER(ctypes.c_int64)))
         self.buffer = None
         self.align = align
         if data == "buffer":
@@ -743,7 +761,7 @@ class Producer:
         self.capsule = _capsule_new(
             ctypes.addressof(m),
             _name_ptr(name),
-            ctypes.cast(self._destructor, ctypes.c_void_p) if destructor else None,
+            _cast(self._destructor, ctypes.c_void_p) if destructor else None,
         )
         self._consumed = None  # the capsule's fate, once the kit has let it go
         self.requests = []
@@ -765,7 +783,7 @@ class Producer:
         self._consumed = name is not None and name.decode(errors="replace") == used
         if self._consumed:
             return
-        deleter = ctypes.cast(self.managed.deleter, ctypes.c_void_p).value
+        deleter = _cast(self.managed.deleter, ctypes.c_void_p).value
         if deleter:
             self.destructor_calls += 1
             _DELETER(deleter)(ctypes.addressof(self.managed))
@@ -828,7 +846,7 @@ class Producer:
             return
         size = self.dtype[1] // 8
         for i, v in zip(_flat(offsets), _flat(values), strict=True):
-            ctypes.memmove(base + i * size, encode(v, self.dtype), size)
+            _memmove(base + i * size, encode(v, self.dtype), size)
 
     def fill(self):
         """Writes distinct values at every element (aliased ones end up
@@ -897,7 +915,7 @@ class Producer:
         if self.capsule is None:
             return bool(self._consumed), False, False
         consumed = self.consumed
-        ours = self._destructor is not None and _capsule_get_destructor(self.capsule) == ctypes.cast(
+        ours = self._destructor is not None and _capsule_get_destructor(self.capsule) == _cast(
             self._destructor, ctypes.c_void_p
         ).value
         held = sys.getrefcount(self.capsule) > 2  # the attribute, getrefcount's argument
@@ -1150,7 +1168,7 @@ def check_exchange_api(x, export, expected=None):
     api = exchange_api(x)
     if api is None:
         raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
-    entry = ctypes.cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value
+    entry = _cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value
     if not entry:
         raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync is NULL")
     try:
@@ -1240,7 +1258,7 @@ def _entry(x, name):
     api = exchange_api(x)
     if api is None:
         raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
-    return ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+    return _cast(getattr(api, name), ctypes.c_void_p).value
 
 
 def check_exchange_table(x):
@@ -1268,12 +1286,12 @@ def check_exchange_allocator(x, device=CPU):
     proto.device.device_type, proto.device.device_id = device
     proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = 2, 32, 1
     dims = (ctypes.c_int64 * 2)(2, 3)
-    proto.ndim, proto.shape = 2, ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+    proto.ndim, proto.shape = 2, _cast(dims, ctypes.POINTER(ctypes.c_int64))
     out = ctypes.c_void_p()
     asked = f"a 2x3 float32 prototype on {device}"
     try:
         status = _ALLOCATE(entry)(
-            ctypes.addressof(proto), ctypes.byref(out), None, ctypes.cast(set_error, ctypes.c_void_p)
+            ctypes.addressof(proto), ctypes.byref(out), None, _cast(set_error, ctypes.c_void_p)
         )
     except Exception as e:  # noqa: BLE001 - a Python exception instead of SetError
         words = f"{type(e).__name__}: {_first_line(e)}"
@@ -1354,7 +1372,7 @@ def check_exchange_to_py(x, values):
             f"managed_tensor_to_py_object_no_sync returned {status} and object {out.value} without "
             "raising (the header: 0, or -1 with a Python exception set)",
         )
-    y = ctypes.cast(out, ctypes.py_object).value
+    y = _cast(out, ctypes.py_object).value
     _decref(out.value)  # the entry's own reference: y holds one now
     if not isinstance(y, type(x)):
         raise Violation(
@@ -1479,7 +1497,7 @@ class _Managed(Capsule):
         self.ndim, self.device = t.ndim, (int(t.device.device_type), t.device.device_id)
         self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
         self.byte_offset, self.data = t.byte_offset, t.data or 0
-        self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
+        self.deleter = _cast(m.deleter, ctypes.c_void_p).value or 0
         self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
 

@@ -71,9 +71,7 @@ def kit_error(library, case, error, where):
     frames = traceback.extract_tb(error.__traceback__)
     # The case's script is "<string>": keep it and what it called.
     start = next((i for i, f in enumerate(frames) if f.filename == "<string>"), 0)
-    trace = "".join(
-        traceback.format_list(frames[start:]) + traceback.format_exception_only(type(error), error)
-    )
+    trace = "".join(traceback.format_list(frames[start:]) + traceback.format_exception_only(type(error), error))
     place = _where(frames[-1], case) if frames else ""
     return result(
         library,
@@ -125,9 +123,7 @@ def run_case(adapter, case, namespace_base):
         spec = v.spec if v.spec in REQUIREMENTS else None
         return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), spec)
     except Exception as e:  # noqa: BLE001 - a check that could not run: the adapter's or the kit's
-        return kit_error(
-            adapter.name, case, e, "the kit could not judge this case: a check could not run"
-        )
+        return kit_error(adapter.name, case, e, "the kit could not judge this case: a check could not run")
     return result(adapter.name, case, "pass", "")
 
 
@@ -246,7 +242,7 @@ def _short(e, limit=300):
 
 def _die_with_parent():
     """On Linux, the worker is killed when the parent dies (a CI timeout kills
-    the parent); elsewhere it ends when its stdin closes."""
+    the parent); elsewhere it ends when its request channel closes."""
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -279,9 +275,7 @@ class _ProcessState:
         self.streams = (sys.stdin, sys.stdout, sys.stderr)
         self.fds = {fd: os.dup(fd) for fd in (1, 2)}
         stdlib = getattr(sys, "stdlib_module_names", ())
-        self.modules = {
-            n: m for n, m in sys.modules.items() if n.partition(".")[0] in (*stdlib, *_KIT_MODULES)
-        }
+        self.modules = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in (*stdlib, *_KIT_MODULES)}
         self.signals = {}
         for s in signal.valid_signals():
             with contextlib.suppress(OSError, ValueError, RuntimeError):
@@ -318,10 +312,11 @@ class _ProcessState:
 _KIT_MODULES = ("dlpack_conformance",)
 
 
-def worker(library, result_fd):
-    """The worker's loop: "sequence-number case-id" lines on stdin, one JSON
-    result a line on result_fd, each tagged with the number and id it
-    answers. With DLPACK_CONFORMANCE_ISOLATE=1 in its environment each case
+def worker(library, result_fd, request_fd):
+    """The worker's loop: "sequence-number case-id" lines on request_fd, one
+    JSON result a line on result_fd, each tagged with the number and id it
+    answers (the library's stdin is /dev/null: a library that reads stdin
+    reads nothing of the kit's). With DLPACK_CONFORMANCE_ISOLATE=1 in its environment each case
     runs in a child forked from the worker after the library's import (case
     by case: no case sees what another did)."""
     global _REPORTER
@@ -330,6 +325,7 @@ def worker(library, result_fd):
     isolate = os.environ.pop("DLPACK_CONFORMANCE_ISOLATE", "") == "1" and hasattr(os, "fork")
     adapter = adapter_for(library)
     out = os.fdopen(result_fd, "w", buffering=1)
+    requests = os.fdopen(request_fd, "r")
     try:
         adapter.load()
         ns = {}
@@ -340,7 +336,7 @@ def worker(library, result_fd):
     state = _ProcessState()
     _report(out, {"ready": True, "version": library_version(adapter)})
     by_id = {c.id: c for c in catalogue.all_cases(adapter)}
-    for line in state.streams[0]:
+    for line in requests:
         if line.startswith("probe:"):
             side = line.strip().partition(":")[2]
             _report(out, {"probe": side, "missing": probe(adapter, side, ns, by_id)})
@@ -349,7 +345,7 @@ def worker(library, result_fd):
         seq, _, case_id = line.strip().partition(" ")
         case = by_id[case_id]
         start = time.monotonic()
-        r = _run_forked(adapter, case, ns) if isolate else _run_guarded(adapter, case, ns)
+        r = _run_forked(adapter, case, ns, request_fd) if isolate else _run_guarded(adapter, case, ns)
         r["seconds"] = round(time.monotonic() - start, 4)
         r["seq"] = int(seq)
         _report(out, r)
@@ -369,42 +365,90 @@ def _run_guarded(adapter, case, ns):
         return kit_error(adapter.name, case, e, "the kit failed")
 
 
-def _run_forked(adapter, case, ns):
+def _run_forked(adapter, case, ns, requests):
     """Runs the case in a child of the worker and returns its result, or a
-    crash when the child died without one."""
+    crash when the child died without one. The child's answer is one
+    length-prefixed message and its end is its exit, waited for by its pid:
+    a process the library forks and leaves running holds the pipe open, and
+    a library that set SIGCHLD to SIG_IGN at import would have the child
+    reaped before the kit could read its status (os.waitpid: ECHILD)."""
     global _REPORTER
+    with contextlib.suppress(OSError, ValueError):
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the kit's, not the library's, for its own child
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
+        os.close(requests)  # the worker's request channel is not the case's
         _REPORTER = os.getpid()
         r = _run_guarded(adapter, case, ns)
-        with os.fdopen(write, "w") as f:
-            _report(f, r)
+        message = json.dumps(r).encode()
+        if os.getpid() == _REPORTER:
+            with contextlib.suppress(OSError):
+                _write_all(write, len(message).to_bytes(8, "little") + message)
         os._exit(0)
     os.close(write)
-    chunks, deadline = [], time.monotonic() + CASE_TIMEOUT
-    with os.fdopen(read, "rb") as f:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([f], [], [], max(deadline - time.monotonic(), 0))
-            if not ready:
+    got, status = _read_answer(read, pid, time.monotonic() + CASE_TIMEOUT)
+    os.close(read)
+    if got is not None:
+        return got
+    if status is None:
+        return crashed(
+            adapter.name, case, f"hung for more than {CASE_TIMEOUT:.0f} s (killed) while running this case"
+        )
+    if os.WIFSIGNALED(status):
+        why = _signal_name(os.WTERMSIG(status))
+    else:
+        why = f"the process exited with status {os.WEXITSTATUS(status)}"
+    return crashed(adapter.name, case, f"{why} without an answer while running this case")
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_answer(fd, pid, deadline):
+    """(the child's result or None, its wait status or None when it hung and
+    was killed). Reads the length-prefixed message while watching the child
+    by its pid; returns as soon as the message is whole or the child is gone."""
+    data, status, eof = b"", None, False
+    while True:
+        wait = min(max(deadline - time.monotonic(), 0), 0.2)
+        if not eof and select.select([fd], [], [], wait)[0]:
+            chunk = os.read(fd, 1 << 16)
+            data += chunk
+            eof = not chunk
+            if len(data) >= 8 and len(data) >= 8 + int.from_bytes(data[:8], "little"):
                 break
-            chunk = os.read(f.fileno(), 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    if time.monotonic() >= deadline:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+            continue
+        if eof:
+            time.sleep(wait)
+        status = _reap(pid, os.WNOHANG)
+        if status is not None and (eof or not select.select([fd], [], [], 0)[0]):
+            return None, status
+        if time.monotonic() >= deadline:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            _reap(pid, 0)
+            return None, None
+    status = _reap(pid, 0)
+    size = int.from_bytes(data[:8], "little")
     try:
-        return json.loads(b"".join(chunks))
+        return json.loads(data[8 : 8 + size]), status
     except ValueError:
-        if os.WIFSIGNALED(status):
-            why = _signal_name(os.WTERMSIG(status))
-        else:
-            why = f"the process exited with status {os.WEXITSTATUS(status)}"
-        return crashed(adapter.name, case, f"{why} while running this case")
+        return None, status
+
+
+def _reap(pid, options):
+    """The child's wait status, None while it runs (WNOHANG); a status of
+    0 when something else reaped it (ECHILD): its message decides."""
+    try:
+        got, status = os.waitpid(pid, options)
+    except ChildProcessError:
+        return 0
+    return status if got == pid else None
 
 
 def crashed(library, case, message):
@@ -433,9 +477,8 @@ class Worker:
         self.seq = 0
         self.lost = None  # why the last case got no answer of its own
         read, write = os.pipe()
-        self.stderr_path = os.path.join(
-            _tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log"
-        )
+        requests, self.requests = os.pipe()
+        self.stderr_path = os.path.join(_tmpdir(), f"worker-{os.getpid()}-{time.monotonic_ns()}.log")
         self.stderr = open(self.stderr_path, "w+b")  # noqa: SIM115 - the worker's output, until close()
         env = dict(os.environ if env is None else env)
         here = _kit_path()
@@ -454,15 +497,18 @@ class Worker:
                 library,
                 "--result-fd",
                 str(write),
+                "--request-fd",
+                str(requests),
             ],
-            stdin=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
             stdout=self.stderr,
             stderr=self.stderr,
-            pass_fds=(write,),
+            pass_fds=(write, requests),
             env=env,
-            text=True,
         )
         os.close(write)
+        os.close(requests)
+        self.requests = os.fdopen(self.requests, "w")
         self.results = os.fdopen(read, "r")
         first = self._read(120.0)
         if first is None or "cannot_run" in first:
@@ -492,8 +538,8 @@ class Worker:
         """What the library lacks to be a side (None: nothing), or ... when
         the worker died answering."""
         try:
-            self.proc.stdin.write(f"probe:{side}\n")
-            self.proc.stdin.flush()
+            self.requests.write(f"probe:{side}\n")
+            self.requests.flush()
         except BrokenPipeError:
             return ...
         answer = self._read(CASE_TIMEOUT)
@@ -507,8 +553,8 @@ class Worker:
         self.seq += 1
         self.lost = None
         try:
-            self.proc.stdin.write(f"{self.seq} {case.id}\n")
-            self.proc.stdin.flush()
+            self.requests.write(f"{self.seq} {case.id}\n")
+            self.requests.flush()
         except BrokenPipeError:
             return None
         deadline = time.monotonic() + CASE_TIMEOUT
@@ -550,9 +596,9 @@ class Worker:
         return " | ".join(text[-lines:])
 
     def close(self):
+        with contextlib.suppress(OSError):  # a worker already gone
+            self.requests.close()
         try:
-            if self.proc.stdin:
-                self.proc.stdin.close()
             self.proc.wait(timeout=10)
         except (subprocess.TimeoutExpired, OSError):
             self.proc.kill()
@@ -683,6 +729,12 @@ class Session:
             self.worker = None
 
 
+def isolated_by_environment():
+    """Whether DLPACK_CONFORMANCE_ISOLATE=1 asks the command for isolated
+    runs (run_library's isolate), as CI's case-by-case comparison does."""
+    return os.environ.get("DLPACK_CONFORMANCE_ISOLATE") == "1"
+
+
 def run_library(library, patterns=(), on_result=None, isolate=False):
     """Every selected case against library, isolated; returns the results.
     With isolate, each case runs in a process of its own forked after the
@@ -797,16 +849,12 @@ def summarize(results, malformed_crashes="fail"):
                 "lacks, ndims, dtypes, sides)"
             )
     failing = [
-        r
-        for r in results
-        if fails_run(r, malformed_crashes) and not (r["spec"] or "").endswith("-exists")
+        r for r in results if fails_run(r, malformed_crashes) and not (r["spec"] or "").endswith("-exists")
     ]
     if failing:
         by = Counter(r["verdict"] for r in failing)
         words = {"fail": ("failure", "failures"), "crash": ("crash", "crashes")}
-        problems.append(
-            " and ".join(f"{n} {words[v][n != 1]}" for v, n in sorted(by.items(), reverse=True))
-        )
+        problems.append(" and ".join(f"{n} {words[v][n != 1]}" for v, n in sorted(by.items(), reverse=True)))
     version = next((r.get("version") for r in results if r.get("version")), None)
     return {
         "library": library,
