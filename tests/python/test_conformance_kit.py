@@ -591,3 +591,26 @@ def test_a_library_that_patches_ctypes_memory_functions_gets_the_same_verdicts(k
               "    return xp.from_dlpack(p)\n")
     _, changed = _against_numpy(kit, tmp_path, "patching", helper, "--case", "consumer/")
     assert not changed, changed
+
+
+def test_taking_a_tensor_without_renaming_is_warned_with_its_harm(kit):
+    """A consumer that takes the tensor by clearing the capsule's destructor
+    (nanobind's way) is a warning, consumer-rename, on the texts' words (the
+    rename is how the Python specification's transfer is done, and a
+    recommendation of the array API's), and the warning names what it
+    breaks: a producer that tells consumption by the capsule's name."""
+    out = _in_kit(kit, """
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import REQUIREMENTS, Violation
+p = r.Producer(values=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+r._capsule_set_destructor(p.capsule, None)
+r.Capsule(p.capsule).call_deleter()
+try:
+    r.check_released(p)
+except Violation as v:
+    print(v.spec, REQUIREMENTS[v.spec][0], "|", REQUIREMENTS[v.spec][1], "|", v)
+""")
+    spec, strength, source, message = (w.strip() for w in out.replace(" ", " | ", 1).split("|", 3))
+    assert (spec, strength) == ("consumer-rename", "should"), out
+    assert "DLPack Python specification" in source and "array.__dlpack__" in source, out
+    assert "a producer that tells a consumed capsule by its name frees the tensor" in message, out

@@ -1123,8 +1123,9 @@ def check_released(producer, *, settle=0.2):
         "consumer-rename",
         f"the consumer called the deleter once but left the capsule named {name!r}: it "
         "took the tensor without renaming the capsule (it cleared the capsule's destructor), so "
-        "the capsule still reads as unconsumed and a second from_dlpack of it would take a freed "
-        f"tensor ({about})",
+        "the capsule still reads as unconsumed: a second from_dlpack of it would take a freed "
+        "tensor, and a producer that tells a consumed capsule by its name frees the tensor while "
+        f"this consumer uses it ({about})",
     )
 
 

@@ -455,13 +455,20 @@ REQUIREMENTS = {
     ),
     "consumer-rename": (
         "should",
-        PYTHON_SPEC + ", Implementation",
+        PYTHON_SPEC + ", Implementation; " + ARRAY_API_DLPACK + ", Notes",
         (
-            "a consumer takes the tensor over by renaming the capsule 'used_dltensor[_versioned]'. The text's "
-            "'must' is on taking ownership ('The consumer must transfer ownership ... from the capsule to its "
-            "own object'); renaming is how it says that is done ('It does so by renaming the capsule'), with "
-            "no 'must' of its own: a consumer that takes the tensor another way (clearing the capsule's "
-            "destructor) is warned, because the capsule still reads as unconsumed to the next consumer."
+            "a consumer takes the tensor over by renaming the capsule 'used_dltensor[_versioned]'. The "
+            "Python specification's 'must' is on taking ownership ('The consumer must transfer ownership ... "
+            "from the capsule to its own object'); renaming is how it says that is done ('It does so by "
+            "renaming the capsule ... to ensure that PyCapsule_Destructor will not get called'), and the array "
+            "API's words for it are in the consumer logic it recommends ('need to set the name to "
+            "used_dltensor_versioned when we're done'): a recommendation, so a consumer that takes the tensor "
+            "another way (clearing the capsule's destructor, which meets the rename's stated purpose with "
+            "every producer that sets the destructor the specification requires) is warned, not failed. The "
+            "warning is about real harm: the capsule still reads as unconsumed, so a second from_dlpack of it "
+            "takes a freed tensor, and a producer that tells a consumed capsule by its name alone (one "
+            "without a destructor that frees an unrenamed, unreferenced capsule's tensor itself) frees the "
+            "tensor while this consumer still uses it."
         ),
     ),
     "crash": (
