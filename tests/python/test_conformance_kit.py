@@ -614,3 +614,61 @@ except Violation as v:
     assert (spec, strength) == ("consumer-rename", "should"), out
     assert "DLPack Python specification" in source and "array.__dlpack__" in source, out
     assert "a producer that tells a consumed capsule by its name frees the tensor" in message, out
+
+
+# ---- one cause, one entry; a pass judged something (#41) --------------------
+
+OLD_NUMPY = (
+    "class Legacy:\n"
+    "    '''What NumPy 1.26's from_dlpack does: asks __dlpack__(), never max_version.'''\n"
+    "    def __init__(self, p):\n"
+    "        self.p = p\n"
+    "    def __dlpack__(self, **kw):\n"
+    "        return self.p.__dlpack__()\n"
+    "    def __dlpack_device__(self):\n"
+    "        return self.p.__dlpack_device__()\n"
+    "def consumer(xp, p):\n"
+    "    return xp.from_dlpack(Legacy(p))\n"
+    "def export(x, **kw):\n"
+    "    '''What NumPy 1.26's __dlpack__ does: takes stream only.'''\n"
+    "    for k in kw:\n"
+    "        if k != 'stream':\n"
+    "            raise TypeError(f\"__dlpack__() got an unexpected keyword argument '{k}'\")\n"
+    "    return x.__dlpack__(**kw)\n")
+
+
+def test_a_producer_without_max_version_is_one_entry_naming_it(kit, tmp_path):
+    """NumPy 1.26's __dlpack__ takes no max_version: one entry,
+    export-keywords, names it; no other entry's words come from that
+    TypeError (before: export-basic, dl-device-unsupported, copy-needed,
+    export-error-type x43, ...); the dtype and device protocol cases, which
+    judge nothing when the export is refused, skip; the skips are one line."""
+    body = ("    def export(self, x, keywords):\n"
+            "        args = ''.join(f', {k}={v!r}' for k, v in keywords.items())\n"
+            "        return f'export({x}{args})'\n")
+    adapter = _adapter(tmp_path, "old_numpy", OLD_NUMPY, body)
+    results, verdicts = _run_kit(kit, tmp_path, adapter, "--case", "producer/")
+    entries = [x for x in results if x["verdict"] in ("fail", "warn", "crash", "error")
+               and "unexpected keyword" in x["message"]]
+    assert [(x["case"], x["spec"]) for x in entries] == [("producer/keywords/takes-max_version", "export-keywords")]
+    assert "does not take max_version" in entries[0]["message"]
+    protocol = {c: v for c, v in verdicts.items() if "protocol" in c}
+    assert protocol and set(protocol.values()) == {"skip"}, protocol
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), "--case", "producer/"], cwd=kit,
+                       capture_output=True, text=True)
+    skips = [line for line in r.stdout.splitlines() if "does not take max_version (" in line]
+    assert len(skips) == 1 and skips[0].lstrip().split(" x ")[0].isdigit(), r.stdout
+    assert r.returncode == 0, r.stdout
+
+
+def test_a_legacy_only_consumer_is_one_entry_quoting_its_call(kit, tmp_path):
+    """A from_dlpack that asks __dlpack__() only (NumPy 1.26, JAX 0.4): one
+    entry, consumer-max-version, on the plain versioned tensor; every other
+    versioned case skips with one reason, which quotes the call it made."""
+    adapter = _adapter(tmp_path, "old_numpy", OLD_NUMPY,
+                       "    def from_dlpack(self, producer):\n        return f'consumer(xp, {producer})'\n")
+    results, _ = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
+    entries = {x["spec"] for x in results if x["verdict"] not in ("pass", "skip")}
+    assert entries == {"consumer-max-version"}, entries
+    reasons = {x["message"] for x in results if x["verdict"] == "skip"}
+    assert len(reasons) == 1 and "(__dlpack__())" in reasons.pop()

@@ -119,7 +119,7 @@ def main(argv=None, prog=MODULE):
             runner.apply_xfail(got, xfail, library)
             results += got
             summaries.append(runner.summarize(got, args.malformed_crashes))
-            pages.append(report.markdown(got, args.malformed_crashes, _command(library, args)))
+            pages.append(report.markdown(got, args.malformed_crashes, _command(prog, library, args)))
             report.print_library(
                 got,
                 time.monotonic() - start,
@@ -144,11 +144,22 @@ def main(argv=None, prog=MODULE):
     return runner.exit_status(summaries)
 
 
-def _command(library, args):
-    words = [MODULE, os.path.basename(library)]
+def _command(prog, library, args):
+    """The command that ran library, as typed: how the kit was called, the
+    library as named, and every option that changes a verdict (the output
+    options, --json, --markdown and -q, change none and are left out)."""
+    import shlex
+
+    words = [prog, library]
     if args.malformed_crashes != "fail":
-        words.append(f"--malformed-crashes {args.malformed_crashes}")
-    return " ".join(words + [f"--case {p}" for p in args.case])
+        words += ["--malformed-crashes", args.malformed_crashes]
+    if args.xfail:
+        words += ["--xfail", args.xfail]
+    for pattern in args.case:
+        words += ["--case", pattern]
+    command = shlex.join(words[1:])
+    isolated = "DLPACK_CONFORMANCE_ISOLATE=1 " if runner.isolated_by_environment() else ""
+    return f"{isolated}{prog} {command}"
 
 
 def run(argv=None, prog=MODULE):

@@ -159,15 +159,30 @@ class Adapter:
 
 
 class NumPy(Adapter):
+    """NumPy, spelled as both 1.x and 2.x have it (transpose, bool_: 1.x has
+    no permute_dims, and its numpy.bool is deprecated). Tried on NumPy 1.26.4
+    (__dlpack__ takes stream only, from_dlpack asks for legacy capsules) and
+    2.4.6."""
+
     def read(self):
         return "y.tolist()"
 
     module = "numpy"
     dtypes = (*ARRAY_API_DTYPES, "float16")
-    lacks = frozenset()
+
+    def dtype(self, name):
+        return f"xp.{numpy_dtype(name)}"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {axes!r})"
 
     def make_readonly(self, x):
         return f"{x}.flags.writeable = False"
+
+
+def numpy_dtype(name):
+    """A dtype's name in every NumPy release (bool_, where 2.x also has bool)."""
+    return "bool_" if name == "bool" else name
 
 
 class Torch(Adapter):
@@ -380,10 +395,10 @@ class ViaNumPy(Adapter):
         ]
 
     def asarray(self, values, dtype):
-        return f"numpy.asarray({values!r}, dtype=numpy.{dtype})"
+        return f"numpy.asarray({values!r}, dtype=numpy.{numpy_dtype(dtype)})"
 
     def permute(self, x, axes):
-        return f"numpy.permute_dims({x}, {axes!r})"
+        return f"numpy.transpose({x}, {axes!r})"
 
     def reshape(self, x, shape):
         return f"numpy.reshape({x}, {shape!r})"

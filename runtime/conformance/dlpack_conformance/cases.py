@@ -303,7 +303,7 @@ def producer_cases(adapter):
                     f"capsule = {adapter.export('x', kw)}",
                     f"reference.check_dtype_protocol(capsule, lambda: {adapter.dtype_of('x')})",
                 ],
-                "ok",
+                "precondition",
                 f"the {dt} dtype object's __dlpack_data_type__() against the capsule",
             )
         )
@@ -317,7 +317,7 @@ def producer_cases(adapter):
                 f"capsule = {adapter.export('x', kw)}",
                 f"reference.check_device_protocol(x, capsule, lambda: {adapter.device_of('x')})",
             ],
-            "ok",
+            "precondition",
             "the device object's __dlpack_device__() against the capsule",
         )
     )
@@ -356,6 +356,21 @@ def producer_cases(adapter):
         )
     )
     if keywords:
+        # Whether __dlpack__ takes each keyword at all: the one case that
+        # reports a keyword it does not take (the others that pass it skip).
+        for keyword, value in zip(reference.KEYWORDS, (VERSION, CPU, None), strict=True):
+            kw = {"max_version": VERSION, keyword: value}
+            body = [f"capsule = {adapter.export('x', kw)}", _check(expected, shape, dtype, **kw)]
+            cases.append(
+                Case(
+                    f"producer/keywords/takes-{keyword}",
+                    "producer",
+                    setup,
+                    body,
+                    ("keyword", keyword),
+                    f"{size} {dtype} array, __dlpack__({_kw(kw)}): the keyword is taken",
+                )
+            )
         for name, kw, refusal in [
             ("copy=True", {"max_version": VERSION, "copy": True}, "export"),
             ("copy=False", {"max_version": VERSION, "copy": False}, "export"),

@@ -887,7 +887,8 @@ class Producer:
         if self.versioned:
             max_version = kwargs.get("max_version")
             if max_version is None or max_version[0] < 1:
-                self.refused_request = f"__dlpack__(max_version={max_version!r})"
+                made = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())]
+                self.refused_request = f"__dlpack__({', '.join(made)})"
                 raise BufferError(
                     "this producer exports versioned capsules only: pass max_version=(1, x)"
                 )
@@ -1644,6 +1645,7 @@ def check_to_device(x, export, *, device, declared, expected, shape, dtype):
             ) from None
         return f"refused: BufferError: {_first_line(e)}"
     except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        keyword_precondition(e)
         raise Violation(
             "dl-device-unsupported",
             f"__dlpack__(dl_device={device}) raised {type(e).__name__}: {_first_line(e)}, not BufferError",
@@ -1790,6 +1792,7 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
             f"__dlpack__(dl_device=(kDLCPU, 0), copy={copy}) of an array on {own} raised BufferError: {e}",
         ) from None
     except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        keyword_precondition(e)
         spec = "copy-needed" if own != CPU and copy is False else "dl-device-cpu"
         raise Violation(
             spec, f"__dlpack__(dl_device=(kDLCPU, 0), copy={copy}) raised {type(e).__name__}: {e}"
@@ -1827,16 +1830,66 @@ def _enum_value(v):
 # ---- refusals ---------------------------------------------------------------
 
 
+# The keywords of __dlpack__ the array API added in 2023.12, in the order
+# the kit's calls pass them.
+KEYWORDS = ("max_version", "dl_device", "copy")
+
+
+def rejected_keyword(error):
+    """The keyword of __dlpack__ a TypeError says the producer does not
+    take, or None. Python's words ("got an unexpected keyword argument 'k'",
+    "'k' is an invalid keyword argument"); "takes no keyword arguments"
+    rejects the first the kit passes, max_version."""
+    if not isinstance(error, TypeError):
+        return None
+    text = str(error)
+    if "takes no keyword arguments" in text:
+        return KEYWORDS[0]
+    if "keyword" not in text:
+        return None
+    return next((k for k in KEYWORDS if f"'{k}'" in text), None)
+
+
+def keyword_precondition(error, own=None):
+    """When error says the producer does not take a keyword of __dlpack__:
+    the case judged nothing (a Skip naming the keyword and the one case that
+    reports it), unless it is that case (own, the keyword it is about): then
+    the one entry, export-keywords. Returns when error is something else."""
+    keyword = rejected_keyword(error)
+    if keyword is None:
+        return
+    words = f"{type(error).__name__}: {_first_line(error)}"
+    if keyword == own:
+        raise Violation("export-keywords", f"__dlpack__ does not take {keyword}: it raised {words}")
+    raise Skip(
+        f"__dlpack__ does not take {keyword} ({words}): not judged; reported once, by "
+        f"producer/keywords/takes-{keyword}"
+    )
+
+
 def refused(error, policy, producer=None):
     """Judges an exception the library raised where a case called it, as the
     case's policy says; always raises: Refused (the case passes), Skip, or
-    Violation. A consumer's refusal is first held to the deleter rule."""
+    Violation. A consumer's refusal is first held to the deleter rule; a
+    producer's to the keywords it takes (keyword_precondition)."""
     words = f"{type(error).__name__}: {_first_line(error)}"
+    if producer is None:
+        keyword_precondition(error, policy[1] if isinstance(policy, tuple) and policy[0] == "keyword" else None)
+        if isinstance(policy, tuple) and policy[0] == "keyword":
+            policy = "export"
+        if policy == "precondition":  # the call only makes what the check reads
+            raise Skip(f"the call the check needs was refused ({words}): not judged")
     if producer is not None:
         if producer.refused_request:
+            if policy == "consumer-basic":
+                raise Violation(
+                    "consumer-max-version",
+                    f"from_dlpack asked for a legacy capsule only ({producer.refused_request}): it "
+                    "imports no versioned tensor",
+                )
             raise Skip(
                 f"the library asked for a legacy capsule only ({producer.refused_request}); the tensor "
-                "is versioned"
+                "is versioned: not judged; reported once, by consumer/versioned/contiguous"
             )
         # The exception's traceback keeps the library's frames, and what they
         # hold (an owner of the tensor, say), alive: a consumer frees those

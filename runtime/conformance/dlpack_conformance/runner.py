@@ -231,6 +231,8 @@ def library_version(adapter):
             version = importlib.metadata.version(top)
         except Exception:  # noqa: BLE001 - no distribution of that name
             return None
+    if isinstance(version, (tuple, list)):  # (1, 7, 4): "1.7.4"
+        return ".".join(map(str, version))
     return str(version)
 
 

@@ -96,6 +96,27 @@ REQUIREMENTS = {
         HEADER + ", DLTensor ndim",
         "ndim is a dimension count, in [0, 64] as every peer limits it.",
     ),
+    "export-keywords": (
+        "should",
+        ARRAY_API_DLPACK + ", max_version, dl_device, copy and Notes",
+        (
+            "__dlpack__ takes the keywords the array API added in 2023.12 (max_version, dl_device, copy). "
+            "A recommendation, not a must: the text tells consumers to retry without them on TypeError "
+            "('except TypeError: x.__dlpack__(...)') because 'producers may implement the support at a "
+            "different point in time'. A producer without one gets this one entry; the cases that pass it "
+            "are skipped, naming it."
+        ),
+    ),
+    "consumer-max-version": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (the consumer's recommended logic)",
+        (
+            "from_dlpack asks for a versioned capsule first ('x.__dlpack__(max_version=(1, 0), ...)', "
+            "falling back to a legacy one on TypeError), so that it imports versioned tensors. A "
+            "recommendation: a consumer that asks for legacy capsules only gets this one entry, and the "
+            "versioned cases it cannot take are skipped."
+        ),
+    ),
     "export-basic": (
         "must",
         ARRAY_API_DLPACK,
