@@ -672,3 +672,18 @@ def test_a_legacy_only_consumer_is_one_entry_quoting_its_call(kit, tmp_path):
     assert entries == {"consumer-max-version"}, entries
     reasons = {x["message"] for x in results if x["verdict"] == "skip"}
     assert len(reasons) == 1 and "(__dlpack__())" in reasons.pop()
+
+
+def test_every_built_in_adapter_states_the_releases_it_was_tried_on(kit):
+    """Each matrix row's release is among those its adapter names
+    (tried_on): an adapter drives every release the matrix records."""
+    import json
+    rows = {row: (matrix.OLDER_RELEASES.get(row, row), m["version"]) for row, m in matrix.load().items()}
+    out = _in_kit(kit, f"""
+import json
+from dlpack_conformance.adapters import adapter_for
+rows = {rows!r}
+print(json.dumps([f"{{row}} {{v}}: its adapter was tried on {{adapter_for(lib).tried_on}}"
+                  for row, (lib, v) in rows.items() if v and v not in adapter_for(lib).tried_on]))
+""")
+    assert json.loads(out) == []

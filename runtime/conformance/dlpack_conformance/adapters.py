@@ -80,6 +80,9 @@ class Adapter:
     #: the library's name in reports and the matrix, where the module's is
     #: not it (jax for jax.numpy)
     label = None
+    #: the releases of the library this adapter was tried on (the built-in
+    #: adapters: those of dlgen's conformance matrix, docs/conformance-matrix.md)
+    tried_on = ()
 
     def __init__(self, module=None):
         if module is not None:
@@ -168,6 +171,7 @@ class NumPy(Adapter):
         return "y.tolist()"
 
     module = "numpy"
+    tried_on = ("1.26.4", "2.4.6")
     dtypes = (*ARRAY_API_DTYPES, "float16")
 
     def dtype(self, name):
@@ -190,6 +194,7 @@ class Torch(Adapter):
         return "y.tolist()"
 
     module = "torch"
+    tried_on = ("2.15.0",)
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16", *FLOAT8)
     lacks = frozenset({"negative-step", "readonly"})
 
@@ -220,10 +225,15 @@ class Torch(Adapter):
 
 
 class Jax(Adapter):
+    """jax.numpy. JAX 0.4 lacks the float8_e3m4, float8_e4m3, float8_e8m0fnu
+    and float4_e2m1fn arrays of later releases (their cases skip: it cannot
+    make the input), and its from_dlpack asks for legacy capsules only."""
+
     def read(self):
         return "y.tolist()"
 
     module = "jax.numpy"
+    tried_on = ("0.4.30", "0.10.2")
     # ml_dtypes' float8 types, and float4 (XLA has no float6 arrays: it
     # refuses to make them)
     dtypes = (
@@ -244,6 +254,7 @@ class Jax(Adapter):
 
 class TensorFlow(Adapter):
     module = "tensorflow"
+    tried_on = ("2.21.0",)
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"readonly", "keywords"})
     layout_dtype = "float32"
@@ -278,6 +289,7 @@ class Paddle(Adapter):
         )
 
     module = "paddle"
+    tried_on = ("3.3.1",)
     # paddle.uint16 is paddle.bfloat16 (Paddle 3.3): to_tensor(..., dtype="uint16")
     # makes a bfloat16 tensor, which Paddle exports, rightly, as bfloat16.
     dtypes = (
@@ -315,6 +327,7 @@ class Paddle(Adapter):
 
 class MXNet(Adapter):
     module = "mxnet"
+    tried_on = ("1.9.1",)
     dtypes = ("int8", "int32", "int64", "uint8", "float16", "float32", "float64")
     lacks = frozenset({"readonly", "keywords", "negative-step"})
 
@@ -347,6 +360,7 @@ class MXNet(Adapter):
 
 class Dpnp(Adapter):
     module = "dpnp"
+    tried_on = ("0.20.0",)
     dtypes = (
         "bool",
         "int8",
@@ -425,6 +439,7 @@ class ViaNumPy(Adapter):
 
 class TvmFfi(ViaNumPy):
     module = "tvm_ffi"
+    tried_on = ("0.1.15.post2",)
 
 
 class DlgenModule(ViaNumPy):
@@ -455,6 +470,7 @@ class Nanobind(ViaNumPy):
     suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's."""
 
     module = "dlpack_nanobind"
+    tried_on = ("3.1.0",)
     lacks = frozenset()
 
 
@@ -465,6 +481,7 @@ class OnnxRuntime(ViaNumPy):
     OrtValue.from_dlpack, which asks for a legacy capsule."""
 
     module = "onnxruntime"
+    tried_on = ("1.32.0",)
     dtypes = (*REAL_DTYPES, "float16")
     lacks = frozenset({"readonly", "keywords"})
 
@@ -480,6 +497,7 @@ class OnnxRuntime(ViaNumPy):
 
 class ArrayApiStrict(Adapter):
     module = "array_api_strict"
+    tried_on = ("2.6.1",)
     lacks = frozenset({"readonly", "negative-step"})
 
 
@@ -489,6 +507,7 @@ class NdOnnx(Adapter):
     finds it has neither side."""
 
     module = "ndonnx"
+    tried_on = ("0.23.0",)
     dtypes = (*REAL_DTYPES, "float16")
 
 
@@ -499,6 +518,7 @@ class PyArrow(Adapter):
     are immutable, so every array is a read-only one."""
 
     module = "pyarrow"
+    tried_on = ("26.0.1",)
     sides = ("producer",)
     ndims = (1,)
     dtypes = PYARROW_DTYPES
@@ -521,6 +541,7 @@ class PyArrowTensor(ViaNumPy):
     no bool."""
 
     module = "pyarrow"
+    tried_on = ("26.0.1",)
     dtypes = PYARROW_DTYPES
     lacks = frozenset({"negative-step"})
 
@@ -540,6 +561,7 @@ class Mlx(Adapter):
     """mlx.core (`pip install "mlx[cpu]"` on Linux): arrays on the CPU."""
 
     module = "mlx.core"
+    tried_on = ("0.32.4",)
     dtypes = (
         *(d for d in ARRAY_API_DTYPES if d != "complex128"),
         "float16",
@@ -566,6 +588,7 @@ class Warp(Adapter):
     dimensions, legacy capsules only (__dlpack__ takes stream alone)."""
 
     module = "warp"
+    tried_on = ("1.19.0",)
     dtypes = (*REAL_DTYPES, "float16")
     lacks = frozenset({"readonly", "keywords", "negative-step", "broadcast"})
     ndims = (1, 2, 3, 4)
@@ -593,6 +616,7 @@ class Open3D(Adapter):
     transpose of two dimensions only (Tensor.T())."""
 
     module = "open3d.core"
+    tried_on = ("0.20.0",)
     dtypes = REAL_DTYPES
     lacks = frozenset({"readonly", "keywords", "broadcast"})
 
