@@ -687,3 +687,16 @@ print(json.dumps([f"{{row}} {{v}}: its adapter was tried on {{adapter_for(lib).t
                   for row, (lib, v) in rows.items() if v and v not in adapter_for(lib).tried_on]))
 """)
     assert json.loads(out) == []
+
+
+def test_an_adapter_s_spelling_is_not_the_library_s_verdict(kit, tmp_path):
+    """An adapter whose permute reverses every axis makes NumPy a (4, 3, 2)
+    array where the case asks for (4, 2, 3): NumPy's capsule describes the
+    array exactly, so the case passes, saying the array is not the one the
+    case asked for (before: FAIL shape, "the array's is (4, 2, 3)")."""
+    body = "    def permute(self, x, axes):\n        return f'xp.transpose({x})'\n"
+    adapter = _adapter(tmp_path, "reversing", "", body)
+    results, verdicts = _run_kit(kit, tmp_path, adapter, "--case", "producer/layout/3-d-permuted/")
+    assert set(verdicts.values()) == {"pass"}, [f"{x['case']}: {x['message']}" for x in results]
+    assert all("the library made another array than the case asked for: it holds shape (4, 3, 2)" in x["message"]
+               for x in results), results[0]["message"]

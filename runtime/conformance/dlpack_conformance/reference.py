@@ -459,11 +459,27 @@ def check_export(
     copy=None,
     readonly=False,
     dl_device=None,
+    made=None,
 ):
     """Checks a capsule x.__dlpack__(...) returned: name against max_version,
     version, flags, dtype, device against x.__dlpack_device__(), shape, and
     every element against expected (nested lists) when the CPU can read
-    them. Returns the Capsule."""
+    them. Returns the Capsule. With made (x -> its values, read by the
+    library itself), the array is checked first: where the library made
+    another array than the case asked for (the adapter's spelling of the
+    layout, or the library's own indexing, differs from the case's), the
+    capsule is judged against the array as it is, and the verdict says so."""
+    differs = _made_otherwise(x, made, expected, shape)
+    if differs:
+        expected, shape = differs[0], differs[1]
+        try:
+            check_export(
+                x, capsule, expected=expected, shape=shape, dtype=dtype, max_version=max_version,
+                copy=copy, readonly=readonly, dl_device=dl_device,
+            )
+        except Violation as v:
+            raise Violation(v.spec, f"{v} ({differs[2]})") from None
+        raise Refused(f"the capsule describes the array exactly ({differs[2]})")
     cap = Capsule(capsule)
     if max_version is None and cap.versioned:
         raise Violation(
@@ -543,6 +559,39 @@ def check_export(
                 f"{expected} ({cap.describe()})",
             )
     return cap
+
+
+def _made_otherwise(x, made, expected, shape):
+    """None when x is the array the case asked for (or the library cannot
+    read it), else (its values, its shape, the difference in words)."""
+    if made is None:
+        return None
+    try:
+        values = made(x)
+        own = tuple(int(n) for n in x.shape) if hasattr(x, "shape") else None
+    except Exception:  # noqa: BLE001 - the library cannot read it: the case's intent stands
+        return None
+    shape = tuple(shape)
+    if own is None:
+        own = _shape_of(values) if math.prod(shape) else shape
+    if own == shape and same_values(values, expected):
+        return None
+    what = f"shape {own}" if own != shape else f"{values}"
+    asked = f"shape {shape}" if own != shape else f"{expected}"
+    words = (
+        f"the library made another array than the case asked for: it holds {what}, read by the library "
+        f"itself, where the case asks for {asked}; the adapter's spelling of the layout or the library's own "
+        "indexing makes it so, and the capsule was judged against the array as it is"
+    )
+    return values, own, words
+
+
+def _shape_of(values):
+    shape = []
+    while isinstance(values, list):
+        shape.append(len(values))
+        values = values[0] if values else None
+    return tuple(shape)
 
 
 def _subbyte_layout(cap, expected):
