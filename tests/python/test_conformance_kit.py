@@ -700,3 +700,26 @@ def test_an_adapter_s_spelling_is_not_the_library_s_verdict(kit, tmp_path):
     assert set(verdicts.values()) == {"pass"}, [f"{x['case']}: {x['message']}" for x in results]
     assert all("the library made another array than the case asked for: it holds shape (4, 3, 2)" in x["message"]
                for x in results), results[0]["message"]
+
+
+def test_a_library_s_own_exception_is_its_verdict_not_the_kit_s(kit, tmp_path):
+    """A consumer that takes the tensor and then raises in its own code
+    (here its array's tolist) is judged by the case's rule (consumer-basic:
+    a fail), naming where it raised; before, a KIT ERROR and exit 3."""
+    helper = ("class Broken:\n"
+              "    def __init__(self, a):\n"
+              "        self.a = a\n"
+              "    def tolist(self):\n"
+              "        raise ValueError('a bug of the library')\n"
+              "def consumer(xp, p):\n"
+              "    return Broken(xp.from_dlpack(p))\n")
+    adapter = _adapter(tmp_path, "raising", helper,
+                       "    def from_dlpack(self, producer):\n        return f'consumer(xp, {producer})'\n")
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), "--case",
+                        "consumer/versioned/contiguous", "--json", str(tmp_path / "out.json")],
+                       cwd=kit, capture_output=True, text=True)
+    import json
+    [got] = json.loads((tmp_path / "out.json").read_text())
+    assert (got["verdict"], got["spec"], r.returncode) == ("fail", "consumer-basic", 1), (got, r.stdout)
+    assert "the library raised ValueError: a bug of the library (raised in the library's code, raising_helper.py" \
+        in got["message"], got["message"]

@@ -94,7 +94,7 @@ def _where(frame, case):
         return f" (raised at the case's `{line}`, or in what it called of the library)"
     if os.path.dirname(os.path.abspath(frame.filename)) == kit:
         return f" (raised in the kit, {name}:{frame.lineno})"
-    return f" (raised at {frame.filename}:{frame.lineno}, called from a check of the kit's)"
+    return f" (raised in the library's code, {name}:{frame.lineno})"
 
 
 # ---- in the worker ----------------------------------------------------------
@@ -122,9 +122,44 @@ def run_case(adapter, case, namespace_base):
         strength = REQUIREMENTS.get(v.spec, ("must",))[0]
         spec = v.spec if v.spec in REQUIREMENTS else None
         return result(adapter.name, case, "fail" if strength == "must" else "warn", str(v), spec)
-    except Exception as e:  # noqa: BLE001 - a check that could not run: the adapter's or the kit's
+    except Exception as e:  # noqa: BLE001 - judged by where it was raised
+        if _raised_by_library(e):
+            return _library_raised(adapter, case, ns, e)
         return kit_error(adapter.name, case, e, "the kit could not judge this case: a check could not run")
     return result(adapter.name, case, "pass", "")
+
+
+def _raised_by_library(error):
+    """Whether error was raised in the library's code: its innermost frame is
+    a file of the library's (a .py, a Cython .pyx). Raised in the kit's own
+    files or in the case's script (the adapter's spelling), it is the kit's:
+    a C function of the library raising there has no frame to tell it by."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames or frames[-1].filename.startswith("<"):
+        return False
+    kit = os.path.dirname(os.path.abspath(__file__))
+    return os.path.dirname(os.path.abspath(frames[-1].filename)) != kit
+
+
+def _library_raised(adapter, case, ns, error):
+    """A library's exception in a case's checks (after its call returned):
+    judged as the case's rule judges a refusal, saying where it was raised."""
+    from . import reference
+
+    where = _where(traceback.extract_tb(error.__traceback__)[-1], case)
+    said = f"after the call returned, the library raised {type(error).__name__}: {_short(error)}{where}"
+    ns.pop("y", None)  # the imported array: the deleter rule is judged without it
+    try:
+        reference.refused(error, case.refusal, ns.get("producer") if case.side == "consumer" else None)
+    except Refused as why:
+        return result(adapter.name, case, "pass", f"{said}; the case allows it: {why}")
+    except Skip as why:
+        return result(adapter.name, case, "skip", f"{said}; {why}")
+    except Violation as v:
+        strength = REQUIREMENTS.get(v.spec, ("must",))[0]
+        spec = v.spec if v.spec in REQUIREMENTS else None
+        return result(adapter.name, case, "fail" if strength == "must" else "warn", f"{said}; {v}", spec)
+    return kit_error(adapter.name, case, error, "the kit could not judge this case")
 
 
 # The case whose input a side's probe makes: the plainest of each side.
