@@ -723,3 +723,20 @@ def test_a_library_s_own_exception_is_its_verdict_not_the_kit_s(kit, tmp_path):
     assert (got["verdict"], got["spec"], r.returncode) == ("fail", "consumer-basic", 1), (got, r.stdout)
     assert "the library raised ValueError: a bug of the library (raised in the library's code, raising_helper.py" \
         in got["message"], got["message"]
+
+
+def test_the_exit_status_follows_the_verdicts_of_the_cases_run(kit, tmp_path):
+    """A library that cannot make bool: the bool case alone skips and exits
+    0, as it does with passing neighbours (before: 1, "most producer cases
+    were not judged: 1 of 1 skipped"); the rule stays for a whole side."""
+    body = ("    def dtype(self, name):\n"
+            "        return 'xp.no_such_bool' if name == 'bool' else super().dtype(name)\n")
+    adapter = _adapter(tmp_path, "nobool", "", body)
+
+    def status(*cases):
+        args = [a for c in cases for a in ("--case", c)]
+        return subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), *args], cwd=kit,
+                              capture_output=True, text=True).returncode
+    assert status("producer/dtype/bool/max_version=none") == 0
+    assert status("producer/dtype/bool/max_version=none", "producer/dtype/int8/max_version=none",
+                  "producer/dtype/int16/max_version=none") == 0

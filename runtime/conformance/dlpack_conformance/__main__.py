@@ -118,13 +118,15 @@ def main(argv=None, prog=MODULE):
                 continue
             runner.apply_xfail(got, xfail, library)
             results += got
-            summaries.append(runner.summarize(got, args.malformed_crashes))
-            pages.append(report.markdown(got, args.malformed_crashes, _command(prog, library, args)))
+            whole = runner.whole_sides(library, got)
+            summaries.append(runner.summarize(got, args.malformed_crashes, whole))
+            pages.append(report.markdown(got, args.malformed_crashes, _command(prog, library, args), whole))
             report.print_library(
                 got,
                 time.monotonic() - start,
                 quiet=args.quiet,
                 malformed_crashes=args.malformed_crashes,
+                whole_sides=whole,
             )
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the results so far follow", file=sys.stderr)

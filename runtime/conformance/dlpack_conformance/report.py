@@ -67,12 +67,12 @@ def summary_line(results, seconds=None, malformed_crashes="fail"):
     return f"== {name}: {s['cases']} cases{took}: {counts}; " + "; ".join(sides)
 
 
-def print_library(results, seconds, quiet=False, out=None, malformed_crashes="fail"):
+def print_library(results, seconds, quiet=False, out=None, malformed_crashes="fail", whole_sides=SIDES):
     out = out or sys.stdout
     if not results:
         print("no case matched", file=out)
         return
-    s = summarize(results, malformed_crashes)
+    s = summarize(results, malformed_crashes, whole_sides)
     print(summary_line(results, seconds, malformed_crashes), file=out)
     for problem in s["problems"]:
         print(f"   the run fails: {problem}", file=out)
@@ -162,11 +162,11 @@ def _print_group(verdict, key, rs, out, malformed_crashes):
 # ---- Markdown ---------------------------------------------------------------
 
 
-def markdown(results, malformed_crashes="fail", command=None):
+def markdown(results, malformed_crashes="fail", command=None, whole_sides=SIDES):
     """A report of one library's run fit to paste into an issue: per broken
     rule, the rule, where it is written and how strongly, what the library
     did, the cases, one reproducer."""
-    s = summarize(results, malformed_crashes)
+    s = summarize(results, malformed_crashes, whole_sides)
     name = s["library"] + (f" {s['version']}" if s["version"] else "")
     lines = [f"## DLPack conformance of {name}", ""]
     command = command or f"python -m dlpack_conformance {s['library']}"
