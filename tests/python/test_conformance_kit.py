@@ -740,3 +740,21 @@ def test_the_exit_status_follows_the_verdicts_of_the_cases_run(kit, tmp_path):
     assert status("producer/dtype/bool/max_version=none") == 0
     assert status("producer/dtype/bool/max_version=none", "producer/dtype/int8/max_version=none",
                   "producer/dtype/int16/max_version=none") == 0
+
+
+def test_a_versioned_tensor_in_a_legacy_capsule_is_named_so(kit):
+    """A DLManagedTensorVersioned in a capsule named 'dltensor' is reported
+    as that, capsule-name, not as the ndim its bytes give read the legacy
+    way ("ndim is 1085096016")."""
+    out = _in_kit(kit, """
+import ctypes
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+p = r.Producer(values=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+wrong = r._capsule_new(ctypes.addressof(p.managed), b"dltensor", None)
+try:
+    r.Capsule(wrong)
+except Violation as v:
+    print(v.spec, "|", v)
+""")
+    assert out.startswith("capsule-name | the capsule is named 'dltensor' but holds a DLManagedTensorVersioned"), out

@@ -144,6 +144,7 @@ class Capsule:
             self.shape = self.strides = None
             return
         if not 0 <= self.ndim <= dl._MAX_NDIM:
+            _versioned_in_legacy(self)
             raise Violation("ndim", f"ndim is {self.ndim}")
         self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
@@ -185,6 +186,24 @@ class Capsule:
             raise ValueError(f"device {self.device} is not readable by the CPU")
         return read_elements(
             self.data, self.byte_offset, self.shape or (), self.strides, self.dtype, self.flags
+        )
+
+
+def _versioned_in_legacy(cap):
+    """A Violation when a capsule named 'dltensor' holds what reads as a
+    DLManagedTensorVersioned (its version field this release's major, its
+    ndim in range): the name and the struct do not fit."""
+    if cap.versioned:
+        return
+    m = dl.DLManagedTensorVersioned.from_address(cap.address)
+    version = (m.version.major, m.version.minor)
+    if version[0] == VERSION[0] and 0 <= m.dl_tensor.ndim <= dl._MAX_NDIM:
+        raise Violation(
+            "capsule-name",
+            f"the capsule is named {dl.CAPSULE_NAME!r} but holds a DLManagedTensorVersioned (version "
+            f"{version[0]}.{version[1]}, ndim {m.dl_tensor.ndim}): read as the DLManagedTensor its name "
+            f"says, its ndim is {cap.ndim}; a versioned tensor's capsule is named "
+            f"{dl.VERSIONED_CAPSULE_NAME!r}",
         )
 
 
