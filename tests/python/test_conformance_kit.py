@@ -758,3 +758,43 @@ except Violation as v:
     print(v.spec, "|", v)
 """)
     assert out.startswith("capsule-name | the capsule is named 'dltensor' but holds a DLManagedTensorVersioned"), out
+
+
+def test_the_adapter_api_as_documented(kit, tmp_path):
+    """An adapter on Adapter that defines make_readonly runs the read-only
+    cases (lacks follows what it defines; before, {"readonly"} skipped them
+    silently); ViaNumPy is exported; read() may return the library's own
+    array (the kit converts it); a typed importer's from_dlpack is told the
+    tensor's dtype."""
+    (tmp_path / "api_adapter.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from dlpack_conformance import Adapter, ViaNumPy\n"
+        "assert issubclass(ViaNumPy, Adapter)\n\n"
+        "class Api(Adapter):\n"
+        "    module = 'numpy'\n"
+        "    imports = ('from api_helper import typed',)\n"
+        "    def dtype(self, name):\n"
+        "        return 'xp.bool_' if name == 'bool' else f'xp.{name}'\n"
+        "    def permute(self, x, axes):\n"
+        "        return f'xp.transpose({x}, {axes!r})'\n"
+        "    def make_readonly(self, x):\n"
+        "        return f'{x}.flags.writeable = False'\n"
+        "    def read(self):\n"
+        "        return 'y'\n"
+        "    def from_dlpack(self, producer, dtype=None):\n"
+        "        return f'typed(xp, {producer}, {dtype!r})'\n\n"
+        "ADAPTER = Api()\n")
+    (tmp_path / "api_helper.py").write_text(
+        "from dlpack_conformance import reference\n"
+        "def typed(xp, p, dtype):\n"
+        "    y = xp.from_dlpack(p)\n"
+        "    if p.dtype in [(*c, 1) for c in reference.DTYPES.values()]:\n"
+        "        assert dtype is not None and (*reference.DTYPES[dtype], 1) == tuple(p.dtype), (dtype, p.dtype)\n"
+        "    return y\n")
+    results, got = _run_kit(kit, tmp_path, tmp_path / "api_adapter.py")
+    _, want = _run_kit(kit, tmp_path, "numpy")
+    assert [c for c in got if c.startswith("producer/read-only/")] and \
+        all(got[c] == want[c] for c in got if c.startswith("producer/read-only/")), got
+    changed = {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+    assert not changed, {c: next(x["message"] for x in results if x["case"] == c) for c in changed}

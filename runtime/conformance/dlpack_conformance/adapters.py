@@ -56,8 +56,10 @@ class Adapter:
     layout_dtype = "float32"
     #: what the library cannot do: "negative-step", "broadcast", "keywords"
     #: (__dlpack__ takes no max_version, dl_device, copy), "readonly" (no
-    #: read-only arrays); the cases that need it are skipped
-    lacks = frozenset({"readonly"})
+    #: read-only arrays); the cases that need it are skipped. None (the
+    #: default): "readonly" where the adapter defines no make_readonly,
+    #: nothing else
+    lacks = None
     #: the imports a script needs before `xp` is used
     imports = ()
     #: what the library is: ("producer", "consumer") exports and imports;
@@ -88,6 +90,9 @@ class Adapter:
         if module is not None:
             self.module = module
         self.name = type(self).label or self.module
+        if self.lacks is None:
+            own = type(self).make_readonly is not Adapter.make_readonly
+            self.lacks = frozenset() if own else frozenset({"readonly"})
 
     # -- spelling -----------------------------------------------------------
     def dtype(self, name):

@@ -19,6 +19,7 @@ refusal exactly as the kit does. The policies (reference.refused):
   - ("raise", spec): the body must raise BufferError; returning breaks spec,
     another exception type breaks spec too."""
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -922,6 +923,17 @@ def _tensor_ndims(kw):
     return frozenset({len(shape) if ndim is None and shape is not None else ndim or 0})
 
 
+def importing(adapter, producer, dtype):
+    """The adapter's import of producer, a tensor of dtype (code, bits,
+    lanes); an adapter whose from_dlpack takes dtype= (a typed importer, one
+    from_dlpack per dtype) is told the dtype's name (None for one the kit
+    has no name for)."""
+    if "dtype" not in inspect.signature(adapter.from_dlpack).parameters:
+        return adapter.from_dlpack(producer)
+    names = {(*code, 1): name for name, code in DTYPES.items()}
+    return adapter.from_dlpack(producer, dtype=names.get(tuple(dtype)))
+
+
 def _consumer_case_of(adapter, id, kw, t, read):
     values = kw.pop("values", None)
     keywords = kw.pop("keywords", True)
@@ -931,7 +943,7 @@ def _consumer_case_of(adapter, id, kw, t, read):
     if not keywords:
         args += ", keywords=False"
     setup = [f"producer = reference.Producer({args})"]
-    body = [f"y = {adapter.from_dlpack('producer')}"]
+    body = [f"y = {importing(adapter, 'producer', kw['dtype'])}"]
     if t.must_refuse:
         body += [f"reference.accepted(producer, y, {t.must_refuse!r})"]
         return Case(id, "consumer", setup, body, "ok", t.name)
@@ -1013,7 +1025,7 @@ def corpus_cases(adapter):
                 "dtype_unknown": "consumer-unknown-dtype",
             }.get(c["rule"], "consumer-malformed")
             body = [
-                f"y = {adapter.from_dlpack('producer')}",
+                f"y = {importing(adapter, 'producer', kw['dtype'])}",
                 f"reference.accepted(producer, y, {spec!r})",
             ]
             cases.append(
@@ -1040,14 +1052,14 @@ def corpus_cases(adapter):
         if readable:
             setup.append("expected = producer.fill()")
             body = [
-                f"y = {adapter.from_dlpack('producer')}",
+                f"y = {importing(adapter, 'producer', kw['dtype'])}",
                 f"reference.check_values(producer, y, lambda y: {read}, expected)",
                 "del y",
                 "reference.check_released(producer)",
             ]
         else:
             body = [
-                f"y = {adapter.from_dlpack('producer')}",
+                f"y = {importing(adapter, 'producer', kw['dtype'])}",
                 "del y",
                 "reference.check_released(producer)",
             ]

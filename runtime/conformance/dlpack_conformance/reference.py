@@ -586,7 +586,7 @@ def _made_otherwise(x, made, expected, shape):
     if made is None:
         return None
     try:
-        values = made(x)
+        values = python_values(made(x))
         own = tuple(int(n) for n in x.shape) if hasattr(x, "shape") else None
     except Exception:  # noqa: BLE001 - the library cannot read it: the case's intent stands
         return None
@@ -1069,7 +1069,7 @@ def check_values(producer, y, read, expected):
     """Checks what a consumer imported: its values (read(y), nested lists)
     equal the producer's, and the deleter has not run while y still views
     the producer's memory."""
-    got = read(y)
+    got = python_values(read(y))
     if not same_values(got, expected) and subbyte(producer.dtype) and producer.buffer is not None:
         _subbyte_misread(producer, got, expected)
     if not same_values(got, expected):
@@ -1728,6 +1728,20 @@ def check_to_device(x, export, *, device, declared, expected, shape, dtype):
         dl_device=device,
     )
     return None
+
+
+def python_values(v):
+    """An adapter's read() as nested lists of Python values: a library's own
+    array (anything with tolist()) and scalars (with item()) are converted."""
+    if isinstance(v, (list, tuple)):
+        return [python_values(e) for e in v]
+    if isinstance(v, (bool, int, float, complex)):
+        return v
+    for method in ("tolist", "item"):
+        if callable(getattr(v, method, None)):
+            got = getattr(v, method)()
+            return python_values(got) if isinstance(got, (list, tuple)) else got
+    return v
 
 
 def values_of(y):
