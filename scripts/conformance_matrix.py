@@ -225,8 +225,10 @@ def _markdown(matrix):
     lines = ["# DLPack conformance matrix", "",
              "<!-- Written by scripts/conformance_matrix.py --write; tests/python/test_conformance_kit.py fails when "
              "a verdict changes. -->", "",
-             "dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest release of "
-             "each library the test suite installs, on a CPU (Linux x86-64, no GPU). A failure breaks a requirement the "
+             f"dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest release of "
+             f"each of the {len(set(LIBRARIES) - set(OLDER_RELEASES))} libraries the test suite installs, and older "
+             f"releases the built-in adapters must still drive ({', '.join(OLDER_RELEASES)}), on a CPU (Linux x86-64, "
+             "no GPU). A failure breaks a requirement the "
              "DLPack or array-API text states; a warning breaks a recommendation or touches a point the text "
              "leaves open (the kit's output lists them). Each failure links to its reproducer.", "",
              "![the matrix](conformance-matrix.svg)", "",

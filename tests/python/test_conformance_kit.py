@@ -798,3 +798,12 @@ def test_the_adapter_api_as_documented(kit, tmp_path):
         all(got[c] == want[c] for c in got if c.startswith("producer/read-only/")), got
     changed = {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
     assert not changed, {c: next(x["message"] for x in results if x["case"] == c) for c in changed}
+
+
+def test_the_readme_counts_the_matrix_s_libraries():
+    """The README's count of the matrix's libraries is the matrix's (it said
+    sixteen of 19)."""
+    import re
+    with open(os.path.join(ROOT, "README.md")) as f:
+        said = re.findall(r"results for (\d+) libraries\]\(docs/conformance-matrix\.md\)", f.read())
+    assert said == [str(len(set(matrix.LIBRARIES) - set(matrix.OLDER_RELEASES)))], said
