@@ -807,3 +807,27 @@ def test_the_readme_counts_the_matrix_s_libraries():
     with open(os.path.join(ROOT, "README.md")) as f:
         said = re.findall(r"results for (\d+) libraries\]\(docs/conformance-matrix\.md\)", f.read())
     assert said == [str(len(set(matrix.LIBRARIES) - set(matrix.OLDER_RELEASES)))], said
+
+
+def test_a_consumer_that_relies_on_alignment_crashes_where_numpy_s_arrays_would_crash_it(kit, tmp_path):
+    """The kit's tensors are aligned as NumPy's small arrays are (16 bytes,
+    no more), one case's to 64; the adapter's operation runs on every
+    imported tensor. A consumer that aborts computing on data not 64-byte
+    aligned (TensorFlow 2.21's tf.reduce_sum: "Check failed: IsAligned()")
+    crashes on the plain tensor, caught in the worker, and passes the
+    64-byte one (before: no operation ran and every tensor was 64-aligned)."""
+    helper = ("import os\n"
+              "def total(y):\n"
+              "    if y.ctypes.data % 64:\n"
+              "        os.abort()\n"
+              "    return y.sum()\n")
+    adapter = _adapter(tmp_path, "aligned", helper, "    def operate(self, y):\n        return f'total({y})'\n")
+    cases = ("--case", "consumer/versioned/contiguous", "--case", "consumer/versioned/data-aligned-to-64-bytes")
+    for isolate in ("0", "1"):
+        results, verdicts = _run_kit(kit, tmp_path, adapter, *cases, env=dict(os.environ, DLPACK_CONFORMANCE_ISOLATE=isolate))
+        assert verdicts == {"consumer/versioned/contiguous": "crash",
+                            "consumer/versioned/data-aligned-to-64-bytes": "pass"}, results
+        assert "SIGABRT" in results[0]["message"]
+    out = _in_kit(kit, "from dlpack_conformance import reference as r\n"
+                       "print(r.Producer().managed.dl_tensor.data % 32, r.Producer(align=64).managed.dl_tensor.data % 64)")
+    assert out.split() == ["16", "0"]

@@ -148,6 +148,11 @@ class Adapter:
         """A statement that writes value at index of y."""
         return f"{y}[{index!r}] = {value!r}"
 
+    def operate(self, y):
+        """An expression computing on an imported array y (a sum), run in
+        every consumer case whose tensor the kit reads; None: none."""
+        return None  # noqa: RET501 - the default: no operation
+
     def read(self):
         """An expression of y giving its values as nested lists."""
         return "reference.values_of(y)"
@@ -187,6 +192,9 @@ class NumPy(Adapter):
 
     def make_readonly(self, x):
         return f"{x}.flags.writeable = False"
+
+    def operate(self, y):
+        return f"{y}.sum()"
 
 
 def numpy_dtype(name):
@@ -275,6 +283,10 @@ class TensorFlow(Adapter):
 
     def from_dlpack(self, producer):
         return f"xp.experimental.dlpack.from_dlpack({producer}.__dlpack__())"
+
+    def operate(self, y):
+        # a sum, in float64 (reduce_sum takes no bool; complex keeps its real part)
+        return f"xp.reduce_sum(xp.cast({y}, xp.float64))"
 
     def export(self, x, keywords):
         if keywords:

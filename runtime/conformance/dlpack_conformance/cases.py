@@ -706,6 +706,7 @@ def _tensors(dtype):
             "data aligned to the element size only",
             {"shape": (2, 3), "values": v23, "align": "element"},
         ),
+        Tensor("data aligned to 64 bytes", {"shape": (2, 3), "values": v23, "align": 64}),
         Tensor("deleter NULL", {"shape": (2, 3), "values": v23, "deleter": False}),
         # Memory the CPU reads, of a device with streams: imported (the
         # values right, no stream 0 asked for) or refused with BufferError.
@@ -961,7 +962,7 @@ def _consumer_case_of(adapter, id, kw, t, read):
         return Case(id, "consumer", setup, body, ("raise", spec), t.name)
     if values is None:
         values = [[] for _ in range(kw["shape"][0])] if kw.get("shape") and kw["shape"][0] else []
-    body += [f"reference.check_values(producer, y, lambda y: {read}, {values!r})"]
+    body += [*_operating(adapter), f"reference.check_values(producer, y, lambda y: {read}, {values!r})"]
     if t.write:
         stmt = adapter.write("y", (0,) * len(kw["shape"]), _other(values))
         if stmt:
@@ -975,6 +976,12 @@ def _consumer_case_of(adapter, id, kw, t, read):
     body += ["del y", "reference.check_released(producer)"]
     refusal = "consumer-legacy-producer" if not keywords else t.refusal
     return Case(id, "consumer", setup, body, refusal, t.name)
+
+
+def _operating(adapter):
+    """The line running the adapter's operation on the imported y, if any."""
+    operation = adapter.operate("y")
+    return [f"reference.check_usable(lambda: {operation})"] if operation else []
 
 
 def _other(values):
@@ -1053,6 +1060,7 @@ def corpus_cases(adapter):
             setup.append("expected = producer.fill()")
             body = [
                 f"y = {importing(adapter, 'producer', kw['dtype'])}",
+                *_operating(adapter),
                 f"reference.check_values(producer, y, lambda y: {read}, expected)",
                 "del y",
                 "reference.check_released(producer)",

@@ -736,12 +736,13 @@ class Producer:
     By default the tensor has the traits of what real producers (NumPy,
     PyTorch) export, so that a consumer meets what it meets in use: a
     non-NULL manager_ctx (this object's address, as NumPy's is its array's),
-    data 64-byte aligned, a capsule destructor that calls the deleter when the
+    data 16-byte aligned and no more (as NumPy's small arrays: malloc's), a
+    capsule destructor that calls the deleter when the
     capsule dies unconsumed, NULL capsule context, strides set whenever ndim
     is. Each trait the text allows that real producers rarely have is asked
     for by a keyword, and a case of its own: manager_ctx=None,
     destructor=False, align="element" (data aligned to the element size
-    only), deleter=False (a NULL deleter), data=None.
+    only), align=64 (aligned to 64 bytes, as large arrays are), deleter=False (a NULL deleter), data=None.
 
     The kit keeps the capsule until the case's checks release it
     (check_released), so its destructor runs in the kit's own code, never
@@ -765,7 +766,7 @@ class Producer:
         keywords=True,
         manager_ctx="object",
         destructor=True,
-        align=64,
+        align=16,
         deleter=True,
     ):
         self.calls = 0
@@ -813,6 +814,8 @@ class Producer:
             address = -(-ctypes.addressof(self.buffer) // _ALIGN) * _ALIGN
             if align == "element":  # aligned to the element size, and to nothing larger
                 address += itemsize if itemsize < _ALIGN else 0
+            elif align < _ALIGN:  # aligned to align, and to nothing larger (NumPy's small arrays: 16)
+                address += align
             t.data = address
         elif data is not None:
             t.data = data
@@ -867,8 +870,9 @@ class Producer:
             out.append("a capsule without destructor")
         if not m.deleter:
             out.append("deleter NULL")
-        if self.buffer is not None and self.align == "element":
-            out.append(f"data aligned to {t.data & -t.data} bytes only")
+        if self.buffer is not None and self.align != 16:
+            only = " only" if self.align == "element" else ""
+            out.append(f"data aligned to {t.data & -t.data} bytes{only}")
         if not t.data:
             out.append("data NULL")
         if t.byte_offset:
@@ -1063,6 +1067,20 @@ def encode(value, dtype):
 
 
 # ---- the consumer's side: checking an import --------------------------------
+
+
+def check_usable(operate):
+    """Runs the adapter's operation on an imported tensor (a sum): a consumer
+    that imports a tensor it cannot compute on (one whose alignment it
+    relies on) breaks consumer-usable; one that dies there crashes."""
+    try:
+        operate()
+    except Exception as e:  # noqa: BLE001 - the library's answer
+        raise Violation(
+            "consumer-usable",
+            f"the imported array cannot be computed on: the adapter's operation raised "
+            f"{type(e).__name__}: {_first_line(e)}",
+        ) from None
 
 
 def check_values(producer, y, read, expected):

@@ -117,6 +117,17 @@ REQUIREMENTS = {
             "versioned cases it cannot take are skipped."
         ),
     ),
+    "consumer-usable": (
+        "should",
+        HEADER + ", DLTensor data",
+        (
+            "a tensor a consumer imports can be computed on (the adapter's operation, a sum, runs): the "
+            "header says data 'is always aligned to 256 bytes' and then that libraries do not do so, and 'it "
+            "is recommended to not rely on the data pointer being correctly aligned'. The kit's tensors are "
+            "aligned as NumPy's small arrays are (16 bytes), one case's to 64. A consumer that dies there "
+            "crashes."
+        ),
+    ),
     "export-basic": (
         "must",
         ARRAY_API_DLPACK,
