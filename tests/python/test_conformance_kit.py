@@ -709,6 +709,8 @@ def test_a_library_s_own_exception_is_its_verdict_not_the_kit_s(kit, tmp_path):
     helper = ("class Broken:\n"
               "    def __init__(self, a):\n"
               "        self.a = a\n"
+              "    def sum(self):\n"
+              "        return self.a.sum()\n"
               "    def tolist(self):\n"
               "        raise ValueError('a bug of the library')\n"
               "def consumer(xp, p):\n"
