@@ -833,3 +833,18 @@ def test_a_consumer_that_relies_on_alignment_crashes_where_numpy_s_arrays_would_
     out = _in_kit(kit, "from dlpack_conformance import reference as r\n"
                        "print(r.Producer().managed.dl_tensor.data % 32, r.Producer(align=64).managed.dl_tensor.data % 64)")
     assert out.split() == ["16", "0"]
+
+
+def test_a_library_that_crashes_often_is_imported_twice(kit, tmp_path):
+    """After the first crash the fresh worker forks each case after the
+    import: a library crashing on every consumer case costs two imports,
+    not one per crash (TensorFlow 2.21 crashes on 30)."""
+    imports = tmp_path / "imports.txt"
+    helper = (f"with open({str(imports)!r}, 'a') as f:\n"
+              "    f.write('imported\\n')\n"
+              "import ctypes\n"
+              "def consumer(xp, p):\n"
+              "    ctypes.string_at(0)\n")
+    _, changed = _against_numpy(kit, tmp_path, "crashing", helper, "--case", "consumer/versioned/")
+    assert len(changed) > 5 and {v for _, v in changed.values()} == {"crash"}, changed
+    assert imports.read_text().count("imported") == 2

@@ -2,8 +2,9 @@
 the cases one at a time and reports each on a pipe of its own; when the library crashes the
 worker (a signal, an abort) or hangs, that case is reported as a crash with
 the signal and the end of what the process printed, and a fresh worker goes
-on with the next case. One worker serves every case until it dies, so a run
-costs one import of the library plus one per crash; cases in one worker
+on with the next case (each case from then on in a child forked from it
+after the import). One worker serves every case until it dies, so a run
+costs one import of the library plus one for the first crash; cases in one worker
 share the library's state (the kit keeps every tensor it made alive, so a
 late deleter call reaches live memory), but not the process state a case
 may change, which the worker restores after each (_ProcessState), so a
@@ -690,6 +691,7 @@ class Session:
         self.version = None
         self.missing = {}  # side: None (present) or what the library lacks
         self.isolate = isolate
+        self.crashed = False
 
     def declared_skip(self, case):
         """Why the adapter says the library cannot do the case, or None."""
@@ -727,7 +729,11 @@ class Session:
         return self.missing[side]
 
     def _start(self):
-        self.worker = Worker(self.library, isolate=self.isolate)
+        # After a crash, the fresh worker runs each case in a child forked
+        # after the import: a library that crashes on many cases costs one
+        # import more, not one per crash (the verdicts are the same: CI
+        # compares whole and forked runs).
+        self.worker = Worker(self.library, isolate=self.isolate or self.crashed)
         self.version = self.worker.version
 
     def run(self, case):
@@ -757,6 +763,7 @@ class Session:
                 )
                 self.worker.close()
                 self.worker = None
+                self.crashed = True
         r["reproducer"] = case.script(self.adapter)
         return r
 
