@@ -724,6 +724,7 @@ class Session:
             if got is ...:  # it died answering: it has the side, crashing
                 self.worker.close()
                 self.worker = None
+                self.crashed = True
                 got = None
             self.missing[side] = got
         return self.missing[side]
