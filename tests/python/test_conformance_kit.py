@@ -848,3 +848,32 @@ def test_a_library_that_crashes_often_is_imported_twice(kit, tmp_path):
     _, changed = _against_numpy(kit, tmp_path, "crashing", helper, "--case", "consumer/versioned/")
     assert len(changed) > 5 and {v for _, v in changed.values()} == {"crash"}, changed
     assert imports.read_text().count("imported") == 2
+
+
+LYING_ALLOCATOR = """
+import ctypes
+from dlpack_conformance import reference as r, dlpack_ctypes as dl
+from dlpack_conformance.spec import Violation
+api = dl.DLPackExchangeAPI()
+api.header.version.major, api.header.version.minor = r.VERSION
+made = r.Producer(device=r.ABSENT_DEVICE, data=4096, shape=(2, 3))
+def alloc(proto, out, ctx, set_error):
+    ctypes.cast(out, ctypes.POINTER(ctypes.c_void_p))[0] = ctypes.addressof(made.managed)
+    return 0
+api.managed_tensor_allocator = dl.DLPackManagedTensorAllocator(alloc)
+new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(("PyCapsule_New", ctypes.pythonapi))
+class Lying:
+    __dlpack_c_exchange_api__ = new(ctypes.addressof(api), b"dlpack_exchange_api", None)
+try:
+    print(r.check_exchange_allocator(Lying(), device=r.ABSENT_DEVICE))
+except Violation as v:
+    print(v.spec, made.calls)
+print(r.Producer(dtype=(0, 4, 1), shape=(2, 3), values=[[1, 2, 3], [-1, -2, -3]]).dtype)
+"""
+
+
+def test_the_review_s_mends(kit):
+    """An allocator that succeeds on a device no library has fails
+    exchange-api-allocator (its deleter still called, once); a Producer of a
+    sub-byte integer dtype (int4) is made, not a TypeError."""
+    assert _in_kit(kit, LYING_ALLOCATOR).split() == ["exchange-api-allocator", "1", "(0,", "4,", "1)"]

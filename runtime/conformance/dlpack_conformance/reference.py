@@ -390,6 +390,14 @@ def _put_subbyte(base, index, bits, word, padded):
         cell[0] = cell[0] | mask if word >> k & 1 else cell[0] & ~mask & 0xFF
 
 
+def _subbyte_bits(code, bits, value):
+    """The bits of a sub-byte element: a small float's word, or an integer's
+    (bool, int4, uint2, ...) low bits, two's complement."""
+    if code in MINIFLOAT_CODES:
+        return minifloat_word(code, value)
+    return int(value) & ((1 << bits) - 1)
+
+
 def decodable(dtype):
     """Whether the kit can read elements of dtype as Python values."""
     if dtype[2] == 1 and _minifloat_width(dtype[0]) == dtype[1]:
@@ -914,7 +922,7 @@ class Producer:
             padded = bool(self.versioned and self.managed.flags & SUBBYTE_PADDED)
             code, bits = self.dtype[0], self.dtype[1]
             for i, v in zip(_flat(offsets), _flat(values), strict=True):
-                _put_subbyte(base, i, bits, minifloat_word(code, v), padded)
+                _put_subbyte(base, i, bits, _subbyte_bits(code, bits, v), padded)
             return
         size = self.dtype[1] // 8
         for i, v in zip(_flat(offsets), _flat(values), strict=True):
@@ -1384,6 +1392,7 @@ def check_exchange_allocator(x, device=CPU):
     except Exception as e:  # noqa: BLE001 - a Python exception instead of SetError
         words = f"{type(e).__name__}: {_first_line(e)}"
         if len(errors) == 1:
+            _allocator_failed(asked, device, f"SetError{errors[0]} (and raised {words})")
             return f"failed, calling SetError {errors[0]} (and raising {words})"
         raise Violation(
             "exchange-api-allocator",
@@ -1397,11 +1406,7 @@ def check_exchange_allocator(x, device=CPU):
                 f"managed_tensor_allocator of {asked} returned {status} and called SetError "
                 f"{len(errors)} times; a failure calls it exactly once",
             )
-        if device == CPU:
-            raise Violation(
-                "exchange-api-allocate-cpu",
-                f"managed_tensor_allocator of {asked} failed: SetError{errors[0]}",
-            )
+        _allocator_failed(asked, device, f"SetError{errors[0]}")
         return f"refused: SetError{errors[0]}"
     if errors:
         raise Violation(
@@ -1431,9 +1436,21 @@ def check_exchange_allocator(x, device=CPU):
             )
         if not got.data:
             raise Violation("data-null", "the allocated 2x3 tensor's data is NULL")
+        if device == ABSENT_DEVICE:
+            raise Violation(
+                "exchange-api-allocator",
+                f"managed_tensor_allocator of {asked}, a device no library has, returned 0 and a tensor "
+                "there: an allocation it cannot make fails, returning -1 after SetError",
+            )
     finally:
         got.call_deleter()
     return None
+
+
+def _allocator_failed(asked, device, how):
+    """A failed allocation on the CPU, which every library can allocate on."""
+    if device == CPU:
+        raise Violation("exchange-api-allocate-cpu", f"managed_tensor_allocator of {asked} failed: {how}")
 
 
 def check_exchange_to_py(x, values):
@@ -1504,8 +1521,10 @@ def check_exchange_dltensor(x, export):
         want = Capsule(export())
     except Violation:
         raise
-    except Exception as e:  # noqa: BLE001 - __dlpack__ refused: nothing to compare
-        raise Skip(f"__dlpack__ refused: {type(e).__name__}: {_first_line(e)}") from None
+    except Exception as e:  # noqa: BLE001 - __dlpack__ refused: the entry must too
+        keyword_precondition(e)
+        _refuses_too(entry, x, e)
+        return f"both refused: {type(e).__name__}: {_first_line(e)}"
     t = dl.DLTensor()
     try:
         status = _DLTENSOR_FROM_PY(entry)(x, ctypes.addressof(t))
@@ -1545,6 +1564,21 @@ def check_exchange_dltensor(x, export):
                 f"dltensor_from_py_object_no_sync's elements are {elements}, __dlpack__'s are "
                 f"{want.elements()}",
             )
+
+
+def _refuses_too(entry, x, refusal):
+    """dltensor_from_py_object_no_sync refuses what __dlpack__ refused."""
+    t = dl.DLTensor()
+    try:
+        status = _DLTENSOR_FROM_PY(entry)(x, ctypes.addressof(t))
+    except Exception:  # noqa: BLE001 - it refused too
+        return
+    if status == 0:
+        raise Violation(
+            "exchange-api-refusal",
+            f"__dlpack__ refused ({type(refusal).__name__}: {_first_line(refusal)}), "
+            "dltensor_from_py_object_no_sync filled a DLTensor",
+        )
 
 
 def check_exchange_stream(x):

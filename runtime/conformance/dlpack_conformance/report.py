@@ -217,7 +217,7 @@ def _markdown_group(n, verdict, key, rs, library, malformed_crashes):
         strength = first["basis"]
         words = (
             "the kit's own policy, not a text's words"
-            if "policy" in strength
+            if strength != first["strength"]  # "must, the kit's policy"
             else ("required by the text" if strength == "must" else "recommended by the text")
         )
         lines += [
