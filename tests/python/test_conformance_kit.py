@@ -877,3 +877,20 @@ def test_the_review_s_mends(kit):
     exchange-api-allocator (its deleter still called, once); a Producer of a
     sub-byte integer dtype (int4) is made, not a TypeError."""
     assert _in_kit(kit, LYING_ALLOCATOR).split() == ["exchange-api-allocator", "1", "(0,", "4,", "1)"]
+
+
+def test_a_forked_case_that_hangs_is_run_again_unforked(kit, tmp_path):
+    """A child forked from a multithreaded library may deadlock (JAX warns
+    so at every fork): a forked case that hangs is run again in a worker of
+    its own, and its verdict is that run's, not a crash."""
+    # A forked child: its pid is not the worker's, recorded at import.
+    helper = ("import os, time\n"
+              "WORKER = os.getpid()\n"
+              "def consumer(xp, p):\n"
+              "    if os.getpid() != WORKER:\n"
+              "        time.sleep(3600)\n"
+              "    return xp.from_dlpack(p)\n")
+    results, changed = _against_numpy(kit, tmp_path, "deadlocking", helper, "--case", "consumer/versioned/contiguous",
+                                      env=dict(os.environ, DLPACK_CONFORMANCE_ISOLATE="1",
+                                               DLPACK_CONFORMANCE_TIMEOUT="3"))
+    assert not changed, [x["message"] for x in results]
