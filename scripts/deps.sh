@@ -99,6 +99,16 @@ if ! cmp -s tests/requirements-libs.txt .venv-libs/.requirements 2>/dev/null; th
   cp tests/requirements-libs.txt .venv-libs/.requirements
 fi
 
+# NumPy 1.26 and JAX 0.4, the older releases the conformance kit's adapters
+# must still drive (the matrix's rows numpy-1.26 and jax-0.4): their own venv.
+if ! cmp -s tests/requirements-oldlibs.txt .venv-oldlibs/.requirements 2>/dev/null; then
+  echo "deps: NumPy 1.26 and JAX 0.4 venv in .venv-oldlibs"
+  rm -rf .venv-oldlibs
+  python3.11 -m venv .venv-oldlibs
+  .venv-oldlibs/bin/pip install -q --disable-pip-version-check -r tests/requirements-oldlibs.txt
+  cp tests/requirements-oldlibs.txt .venv-oldlibs/.requirements
+fi
+
 # pre-commit from PyPI, for the test that runs the dlgen-check hook
 # (tests/dist): its own venv, so that a pin here never rebuilds .venv.
 if ! cmp -s tests/requirements-precommit.txt .venv-precommit/.requirements 2>/dev/null; then

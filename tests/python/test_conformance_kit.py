@@ -270,23 +270,29 @@ def _run_kit(kit, tmp_path, library, *args, python=sys.executable, env=None):
     return results, verdicts
 
 
+def _against_numpy(kit, tmp_path, name, helper, *args, env=None):
+    """Runs an adapter whose from_dlpack is the helper's `consumer(xp,
+    producer)` and NumPy's, on the same cases: (the adapter's results, the
+    verdicts that differ as {case: (NumPy's, the adapter's)})."""
+    body = "    def from_dlpack(self, producer):\n        return f'consumer(xp, {producer})'\n"
+    results, got = _run_kit(kit, tmp_path, _adapter(tmp_path, name, helper, body), *args, env=env)
+    _, want = _run_kit(kit, tmp_path, "numpy", *args, env=env)
+    return results, {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+
+
 def test_a_trait_real_producers_lack_is_one_precise_failure(kit, tmp_path):
     """A consumer that mishandles one spec-allowed trait (this one never
     calls the deleter of a tensor whose manager_ctx is NULL, as Paddle 3.3.1
     does) fails the cases of that trait, naming it, and no other."""
     helper = (
         "from dlpack_conformance import reference\n"
-        "def leaky(xp, p):\n"
+        "def consumer(xp, p):\n"
         "    if not p.managed.manager_ctx:\n"
         "        capsule = p.__dlpack__(max_version=reference.VERSION)\n"
         "        reference.Capsule(capsule).consume()\n"
         "        return xp.asarray(p.elements())\n"
         "    return xp.from_dlpack(p)\n")
-    body = "    def from_dlpack(self, producer):\n        return f'leaky(xp, {producer})'\n"
-    adapter = _adapter(tmp_path, "leaky", helper, body)
-    results, got = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
-    _, want = _run_kit(kit, tmp_path, "numpy", "--case", "consumer/versioned/")
-    changed = {c: (want[c], v) for c, v in got.items() if v != want[c]}
+    results, changed = _against_numpy(kit, tmp_path, "leaky", helper, "--case", "consumer/versioned/")
     assert changed == {"consumer/versioned/manager_ctx-null": ("pass", "fail")}, changed
     message = next(x["message"] for x in results if x["case"] == "consumer/versioned/manager_ctx-null")
     assert "deleter ran never" in message and "manager_ctx NULL" in message, message
@@ -528,3 +534,357 @@ print(spec(lambda: r.check_stream_passed(q, 5)), spec(lambda: r.check_requests(q
 """)
     assert out.split() == ["pass", "subbyte-padded", "subbyte-order", "dl-device-unsupported",
                            "consumer-stream-passed", "consumer-stream-zero", "pass"]
+
+
+# ---- nothing a library does to its process is blamed on it (#38) -------------
+
+ISOLATED_ATTACKS = {
+    # SIGCHLD ignored: the kernel reaps the kit's own children, and
+    # os.waitpid on them fails with ECHILD.
+    "sigchld-ignored": ("import signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                        "def consumer(xp, p):\n    return xp.from_dlpack(p)\n"),
+    # A helper process that outlives the case (longer than the kit's case
+    # timeout) and holds every descriptor of the process it was forked from.
+    "lingering-helper": ("import os, time\n"
+                         "def consumer(xp, p):\n"
+                         "    if os.fork() == 0:\n"
+                         "        time.sleep(75)\n"
+                         "        os._exit(0)\n"
+                         "    return xp.from_dlpack(p)\n"),
+    # A library that reads its stdin (a prompt, a REPL helper): it reads
+    # nothing of the kit's requests, and does not block.
+    "reads-stdin": ("import os\n"
+                    "def consumer(xp, p):\n"
+                    "    os.read(0, 1 << 16)\n"
+                    "    return xp.from_dlpack(p)\n"),
+}
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["whole", "case-by-case"])
+@pytest.mark.parametrize("attack", list(ISOLATED_ATTACKS))
+def test_a_library_s_process_tricks_are_not_its_verdict(kit, tmp_path, attack, isolate):
+    """A library that ignores SIGCHLD, forks a helper that lingers, or reads
+    stdin gets NumPy's verdicts, run whole and case by case (each case in a
+    child of the worker)."""
+    env = dict(os.environ, DLPACK_CONFORMANCE_ISOLATE="1" if isolate else "0")
+    cases = ("--case", "consumer/versioned/contiguous", "--case", "consumer/versioned/1-d")
+    results, changed = _against_numpy(kit, tmp_path, attack.replace("-", "_"), ISOLATED_ATTACKS[attack], *cases,
+                                      env=env)
+    assert not changed, [f"{x['case']}: {x['verdict']}: {x['message']}" for x in results]
+
+
+def test_a_library_that_patches_ctypes_memory_functions_gets_the_same_verdicts(kit, tmp_path):
+    """ctypes.string_at and ctypes.memmove are module attributes every
+    library shares: one that replaces them (here with functions that read
+    zeros and write nothing) changes no verdict, the kit having bound its own
+    at import."""
+    helper = ("import ctypes\n"
+              "def consumer(xp, p):\n"
+              "    ctypes.string_at = ctypes._string_at = lambda address, size=-1: bytes(max(size, 0))\n"
+              "    ctypes.memmove = lambda *a: None\n"
+              "    return xp.from_dlpack(p)\n")
+    _, changed = _against_numpy(kit, tmp_path, "patching", helper, "--case", "consumer/")
+    assert not changed, changed
+
+
+def test_taking_a_tensor_without_renaming_is_warned_with_its_harm(kit):
+    """A consumer that takes the tensor by clearing the capsule's destructor
+    (nanobind's way) is a warning, consumer-rename, on the texts' words (the
+    rename is how the Python specification's transfer is done, and a
+    recommendation of the array API's), and the warning names what it
+    breaks: a producer that tells consumption by the capsule's name."""
+    out = _in_kit(kit, """
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import REQUIREMENTS, Violation
+p = r.Producer(values=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+r._capsule_set_destructor(p.capsule, None)
+r.Capsule(p.capsule).call_deleter()
+try:
+    r.check_released(p)
+except Violation as v:
+    print(v.spec, REQUIREMENTS[v.spec][0], "|", REQUIREMENTS[v.spec][1], "|", v)
+""")
+    spec, strength, source, message = (w.strip() for w in out.replace(" ", " | ", 1).split("|", 3))
+    assert (spec, strength) == ("consumer-rename", "should"), out
+    assert "DLPack Python specification" in source and "array.__dlpack__" in source, out
+    assert "a producer that tells a consumed capsule by its name frees the tensor" in message, out
+
+
+# ---- one cause, one entry; a pass judged something (#41) --------------------
+
+OLD_NUMPY = (
+    "class Legacy:\n"
+    "    '''What NumPy 1.26's from_dlpack does: asks __dlpack__(), never max_version.'''\n"
+    "    def __init__(self, p):\n"
+    "        self.p = p\n"
+    "    def __dlpack__(self, **kw):\n"
+    "        return self.p.__dlpack__()\n"
+    "    def __dlpack_device__(self):\n"
+    "        return self.p.__dlpack_device__()\n"
+    "def consumer(xp, p):\n"
+    "    return xp.from_dlpack(Legacy(p))\n"
+    "def export(x, **kw):\n"
+    "    '''What NumPy 1.26's __dlpack__ does: takes stream only.'''\n"
+    "    for k in kw:\n"
+    "        if k != 'stream':\n"
+    "            raise TypeError(f\"__dlpack__() got an unexpected keyword argument '{k}'\")\n"
+    "    return x.__dlpack__(**kw)\n")
+
+
+def test_a_producer_without_max_version_is_one_entry_naming_it(kit, tmp_path):
+    """NumPy 1.26's __dlpack__ takes no max_version: one entry,
+    export-keywords, names it; no other entry's words come from that
+    TypeError (before: export-basic, dl-device-unsupported, copy-needed,
+    export-error-type x43, ...); the dtype and device protocol cases, which
+    judge nothing when the export is refused, skip; the skips are one line."""
+    body = ("    def export(self, x, keywords):\n"
+            "        args = ''.join(f', {k}={v!r}' for k, v in keywords.items())\n"
+            "        return f'export({x}{args})'\n")
+    adapter = _adapter(tmp_path, "old_numpy", OLD_NUMPY, body)
+    results, verdicts = _run_kit(kit, tmp_path, adapter, "--case", "producer/")
+    entries = [x for x in results if x["verdict"] in ("fail", "warn", "crash", "error")
+               and "unexpected keyword" in x["message"]]
+    assert [(x["case"], x["spec"]) for x in entries] == [("producer/keywords/takes-max_version", "export-keywords")]
+    assert "does not take max_version" in entries[0]["message"]
+    protocol = {c: v for c, v in verdicts.items() if "protocol" in c}
+    assert protocol and set(protocol.values()) == {"skip"}, protocol
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), "--case", "producer/"], cwd=kit,
+                       capture_output=True, text=True)
+    skips = [line for line in r.stdout.splitlines() if "does not take max_version (" in line]
+    assert len(skips) == 1 and skips[0].lstrip().split(" x ")[0].isdigit(), r.stdout
+    assert r.returncode == 0, r.stdout
+
+
+def test_a_legacy_only_consumer_is_one_entry_quoting_its_call(kit, tmp_path):
+    """A from_dlpack that asks __dlpack__() only (NumPy 1.26, JAX 0.4): one
+    entry, consumer-max-version, on the plain versioned tensor; every other
+    versioned case skips with one reason, which quotes the call it made."""
+    adapter = _adapter(tmp_path, "old_numpy", OLD_NUMPY,
+                       "    def from_dlpack(self, producer):\n        return f'consumer(xp, {producer})'\n")
+    results, _ = _run_kit(kit, tmp_path, adapter, "--case", "consumer/versioned/")
+    entries = {x["spec"] for x in results if x["verdict"] not in ("pass", "skip")}
+    assert entries == {"consumer-max-version"}, entries
+    reasons = {x["message"] for x in results if x["verdict"] == "skip"}
+    assert len(reasons) == 1 and "(__dlpack__())" in reasons.pop()
+
+
+def test_every_built_in_adapter_states_the_releases_it_was_tried_on(kit):
+    """Each matrix row's release is among those its adapter names
+    (tried_on): an adapter drives every release the matrix records."""
+    import json
+    rows = {row: (matrix.OLDER_RELEASES.get(row, row), m["version"]) for row, m in matrix.load().items()}
+    out = _in_kit(kit, f"""
+import json
+from dlpack_conformance.adapters import adapter_for
+rows = {rows!r}
+print(json.dumps([f"{{row}} {{v}}: its adapter was tried on {{adapter_for(lib).tried_on}}"
+                  for row, (lib, v) in rows.items() if v and v not in adapter_for(lib).tried_on]))
+""")
+    assert json.loads(out) == []
+
+
+def test_an_adapter_s_spelling_is_not_the_library_s_verdict(kit, tmp_path):
+    """An adapter whose permute reverses every axis makes NumPy a (4, 3, 2)
+    array where the case asks for (4, 2, 3): NumPy's capsule describes the
+    array exactly, so the case passes, saying the array is not the one the
+    case asked for (before: FAIL shape, "the array's is (4, 2, 3)")."""
+    body = "    def permute(self, x, axes):\n        return f'xp.transpose({x})'\n"
+    adapter = _adapter(tmp_path, "reversing", "", body)
+    results, verdicts = _run_kit(kit, tmp_path, adapter, "--case", "producer/layout/3-d-permuted/")
+    assert set(verdicts.values()) == {"pass"}, [f"{x['case']}: {x['message']}" for x in results]
+    assert all("the library made another array than the case asked for: it holds shape (4, 3, 2)" in x["message"]
+               for x in results), results[0]["message"]
+
+
+def test_a_library_s_own_exception_is_its_verdict_not_the_kit_s(kit, tmp_path):
+    """A consumer that takes the tensor and then raises in its own code
+    (here its array's tolist) is judged by the case's rule (consumer-basic:
+    a fail), naming where it raised; before, a KIT ERROR and exit 3."""
+    helper = ("class Broken:\n"
+              "    def __init__(self, a):\n"
+              "        self.a = a\n"
+              "    def sum(self):\n"
+              "        return self.a.sum()\n"
+              "    def tolist(self):\n"
+              "        raise ValueError('a bug of the library')\n"
+              "def consumer(xp, p):\n"
+              "    return Broken(xp.from_dlpack(p))\n")
+    adapter = _adapter(tmp_path, "raising", helper,
+                       "    def from_dlpack(self, producer):\n        return f'consumer(xp, {producer})'\n")
+    r = subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), "--case",
+                        "consumer/versioned/contiguous", "--json", str(tmp_path / "out.json")],
+                       cwd=kit, capture_output=True, text=True)
+    import json
+    [got] = json.loads((tmp_path / "out.json").read_text())
+    assert (got["verdict"], got["spec"], r.returncode) == ("fail", "consumer-basic", 1), (got, r.stdout)
+    assert "the library raised ValueError: a bug of the library (raised in the library's code, raising_helper.py" \
+        in got["message"], got["message"]
+
+
+def test_the_exit_status_follows_the_verdicts_of_the_cases_run(kit, tmp_path):
+    """A library that cannot make bool: the bool case alone skips and exits
+    0, as it does with passing neighbours (before: 1, "most producer cases
+    were not judged: 1 of 1 skipped"); the rule stays for a whole side."""
+    body = ("    def dtype(self, name):\n"
+            "        return 'xp.no_such_bool' if name == 'bool' else super().dtype(name)\n")
+    adapter = _adapter(tmp_path, "nobool", "", body)
+
+    def status(*cases):
+        args = [a for c in cases for a in ("--case", c)]
+        return subprocess.run([sys.executable, "-m", "dlpack_conformance", str(adapter), *args], cwd=kit,
+                              capture_output=True, text=True).returncode
+    assert status("producer/dtype/bool/max_version=none") == 0
+    assert status("producer/dtype/bool/max_version=none", "producer/dtype/int8/max_version=none",
+                  "producer/dtype/int16/max_version=none") == 0
+
+
+def test_a_versioned_tensor_in_a_legacy_capsule_is_named_so(kit):
+    """A DLManagedTensorVersioned in a capsule named 'dltensor' is reported
+    as that, capsule-name, not as the ndim its bytes give read the legacy
+    way ("ndim is 1085096016")."""
+    out = _in_kit(kit, """
+import ctypes
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+p = r.Producer(values=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+wrong = r._capsule_new(ctypes.addressof(p.managed), b"dltensor", None)
+try:
+    r.Capsule(wrong)
+except Violation as v:
+    print(v.spec, "|", v)
+""")
+    assert out.startswith("capsule-name | the capsule is named 'dltensor' but holds a DLManagedTensorVersioned"), out
+
+
+def test_the_adapter_api_as_documented(kit, tmp_path):
+    """An adapter on Adapter that defines make_readonly runs the read-only
+    cases (lacks follows what it defines; before, {"readonly"} skipped them
+    silently); ViaNumPy is exported; read() may return the library's own
+    array (the kit converts it); a typed importer's from_dlpack is told the
+    tensor's dtype."""
+    (tmp_path / "api_adapter.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from dlpack_conformance import Adapter, ViaNumPy\n"
+        "assert issubclass(ViaNumPy, Adapter)\n\n"
+        "class Api(Adapter):\n"
+        "    module = 'numpy'\n"
+        "    imports = ('from api_helper import typed',)\n"
+        "    def dtype(self, name):\n"
+        "        return 'xp.bool_' if name == 'bool' else f'xp.{name}'\n"
+        "    def permute(self, x, axes):\n"
+        "        return f'xp.transpose({x}, {axes!r})'\n"
+        "    def make_readonly(self, x):\n"
+        "        return f'{x}.flags.writeable = False'\n"
+        "    def read(self):\n"
+        "        return 'y'\n"
+        "    def from_dlpack(self, producer, dtype=None):\n"
+        "        return f'typed(xp, {producer}, {dtype!r})'\n\n"
+        "ADAPTER = Api()\n")
+    (tmp_path / "api_helper.py").write_text(
+        "from dlpack_conformance import reference\n"
+        "def typed(xp, p, dtype):\n"
+        "    y = xp.from_dlpack(p)\n"
+        "    if p.dtype in [(*c, 1) for c in reference.DTYPES.values()]:\n"
+        "        assert dtype is not None and (*reference.DTYPES[dtype], 1) == tuple(p.dtype), (dtype, p.dtype)\n"
+        "    return y\n")
+    results, got = _run_kit(kit, tmp_path, tmp_path / "api_adapter.py")
+    _, want = _run_kit(kit, tmp_path, "numpy")
+    assert [c for c in got if c.startswith("producer/read-only/")] and \
+        all(got[c] == want[c] for c in got if c.startswith("producer/read-only/")), got
+    changed = {c: (want.get(c), v) for c, v in got.items() if v != want.get(c)}
+    assert not changed, {c: next(x["message"] for x in results if x["case"] == c) for c in changed}
+
+
+def test_the_readme_counts_the_matrix_s_libraries():
+    """The README's count of the matrix's libraries is the matrix's (it said
+    sixteen of 19)."""
+    import re
+    with open(os.path.join(ROOT, "README.md")) as f:
+        said = re.findall(r"results for (\d+) libraries\]\(docs/conformance-matrix\.md\)", f.read())
+    assert said == [str(len(set(matrix.LIBRARIES) - set(matrix.OLDER_RELEASES)))], said
+
+
+def test_a_consumer_that_relies_on_alignment_crashes_where_numpy_s_arrays_would_crash_it(kit, tmp_path):
+    """The kit's tensors are aligned as NumPy's small arrays are (16 bytes,
+    no more), one case's to 64; the adapter's operation runs on every
+    imported tensor. A consumer that aborts computing on data not 64-byte
+    aligned (TensorFlow 2.21's tf.reduce_sum: "Check failed: IsAligned()")
+    crashes on the plain tensor, caught in the worker, and passes the
+    64-byte one (before: no operation ran and every tensor was 64-aligned)."""
+    helper = ("import os\n"
+              "def total(y):\n"
+              "    if y.ctypes.data % 64:\n"
+              "        os.abort()\n"
+              "    return y.sum()\n")
+    adapter = _adapter(tmp_path, "aligned", helper, "    def operate(self, y):\n        return f'total({y})'\n")
+    cases = ("--case", "consumer/versioned/contiguous", "--case", "consumer/versioned/data-aligned-to-64-bytes")
+    for isolate in ("0", "1"):
+        results, verdicts = _run_kit(kit, tmp_path, adapter, *cases, env=dict(os.environ, DLPACK_CONFORMANCE_ISOLATE=isolate))
+        assert verdicts == {"consumer/versioned/contiguous": "crash",
+                            "consumer/versioned/data-aligned-to-64-bytes": "pass"}, results
+        assert "SIGABRT" in results[0]["message"]
+    out = _in_kit(kit, "from dlpack_conformance import reference as r\n"
+                       "print(r.Producer().managed.dl_tensor.data % 32, r.Producer(align=64).managed.dl_tensor.data % 64)")
+    assert out.split() == ["16", "0"]
+
+
+def test_a_library_that_crashes_often_is_imported_twice(kit, tmp_path):
+    """After the first crash the fresh worker forks each case after the
+    import: a library crashing on every consumer case costs two imports,
+    not one per crash (TensorFlow 2.21 crashes on 30)."""
+    imports = tmp_path / "imports.txt"
+    helper = (f"with open({str(imports)!r}, 'a') as f:\n"
+              "    f.write('imported\\n')\n"
+              "import ctypes\n"
+              "def consumer(xp, p):\n"
+              "    ctypes.string_at(0)\n")
+    _, changed = _against_numpy(kit, tmp_path, "crashing", helper, "--case", "consumer/versioned/")
+    assert len(changed) > 5 and {v for _, v in changed.values()} == {"crash"}, changed
+    assert imports.read_text().count("imported") == 2
+
+
+LYING_ALLOCATOR = """
+import ctypes
+from dlpack_conformance import reference as r, dlpack_ctypes as dl
+from dlpack_conformance.spec import Violation
+api = dl.DLPackExchangeAPI()
+api.header.version.major, api.header.version.minor = r.VERSION
+made = r.Producer(device=r.ABSENT_DEVICE, data=4096, shape=(2, 3))
+def alloc(proto, out, ctx, set_error):
+    ctypes.cast(out, ctypes.POINTER(ctypes.c_void_p))[0] = ctypes.addressof(made.managed)
+    return 0
+api.managed_tensor_allocator = dl.DLPackManagedTensorAllocator(alloc)
+new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(("PyCapsule_New", ctypes.pythonapi))
+class Lying:
+    __dlpack_c_exchange_api__ = new(ctypes.addressof(api), b"dlpack_exchange_api", None)
+try:
+    print(r.check_exchange_allocator(Lying(), device=r.ABSENT_DEVICE))
+except Violation as v:
+    print(v.spec, made.calls)
+print(r.Producer(dtype=(0, 4, 1), shape=(2, 3), values=[[1, 2, 3], [-1, -2, -3]]).dtype)
+"""
+
+
+def test_the_review_s_mends(kit):
+    """An allocator that succeeds on a device no library has fails
+    exchange-api-allocator (its deleter still called, once); a Producer of a
+    sub-byte integer dtype (int4) is made, not a TypeError."""
+    assert _in_kit(kit, LYING_ALLOCATOR).split() == ["exchange-api-allocator", "1", "(0,", "4,", "1)"]
+
+
+def test_a_forked_case_that_hangs_is_run_again_unforked(kit, tmp_path):
+    """A child forked from a multithreaded library may deadlock (JAX warns
+    so at every fork): a forked case that hangs is run again in a worker of
+    its own, and its verdict is that run's, not a crash."""
+    # A forked child: its pid is not the worker's, recorded at import.
+    helper = ("import os, time\n"
+              "WORKER = os.getpid()\n"
+              "def consumer(xp, p):\n"
+              "    if os.getpid() != WORKER:\n"
+              "        time.sleep(3600)\n"
+              "    return xp.from_dlpack(p)\n")
+    results, changed = _against_numpy(kit, tmp_path, "deadlocking", helper, "--case", "consumer/versioned/contiguous",
+                                      env=dict(os.environ, DLPACK_CONFORMANCE_ISOLATE="1",
+                                               DLPACK_CONFORMANCE_TIMEOUT="3"))
+    assert not changed, [x["message"] for x in results]

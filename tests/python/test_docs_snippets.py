@@ -171,6 +171,11 @@ def test_tested_by_names_a_test_that_reads_the_page(b):
     assert os.path.basename(b.page) in source, f"{b.where}: {path} does not read {b.page}"
 
 
+@pytest.mark.parametrize("b", of("given"), ids=ident)
+def test_given_is_on_a_shell_block(b):
+    assert b.lang in ("sh", "console"), f"{b.where}: given runs before shell blocks only, not a {b.lang or 'plain'} block"
+
+
 # A Python block may need modules (it runs where they import); any other
 # block may need only what UNRUNNABLE names, and must show it.
 @pytest.mark.parametrize("b", [b for b in of("needs") if b.lang != "python" or set(b.arg.split(", ")) & set(UNRUNNABLE)],

@@ -1,7 +1,7 @@
 # mlx 0.32.4: consumer/corpus/uint8-2x2-spread-2^63+1 (crash)
 # requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
 # source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
-# got: the process died of SIGSEGV while running this case; its last words: (none)
+# got: the process died of SIGSEGV without an answer while running this case
 # Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import mlx.core as xp
 from dlpack_conformance import reference

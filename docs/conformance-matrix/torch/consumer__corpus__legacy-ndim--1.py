@@ -1,7 +1,7 @@
 # torch 2.15.0: consumer/corpus/legacy-ndim--1 (crash)
 # requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
 # source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
-# got: the process died of SIGSEGV while running this case; its last words: (none)
+# got: the process died of SIGSEGV without an answer while running this case
 # Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
 import torch as xp
 from dlpack_conformance import reference

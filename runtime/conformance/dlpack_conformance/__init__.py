@@ -7,7 +7,7 @@ dlpack_conformance --dlpack-library LIBRARY`; not installed, run `python -m
 dlpack_conformance` from the directory holding this package. See its
 README.md."""
 
-from .adapters import Adapter
+from .adapters import Adapter, ViaNumPy
 from .runner import run_library
 
-__all__ = ["Adapter", "run_library"]
+__all__ = ["Adapter", "ViaNumPy", "run_library"]

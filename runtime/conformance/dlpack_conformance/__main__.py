@@ -69,9 +69,10 @@ def main(argv=None, prog=MODULE):
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result-fd", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--request-fd", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        runner.worker(args.worker, args.result_fd)
+        runner.worker(args.worker, args.result_fd, args.request_fd)
         return 0
     if not args.libraries:
         parser.print_usage(sys.stderr)
@@ -111,19 +112,21 @@ def main(argv=None, prog=MODULE):
                 continue
             start = time.monotonic()
             try:
-                got = runner.run_library(library, args.case)
+                got = runner.run_library(library, args.case, isolate=runner.isolated_by_environment())
             except runner.CannotRun as e:
                 cannot.append(f"cannot run against {library}: {e}")
                 continue
             runner.apply_xfail(got, xfail, library)
             results += got
-            summaries.append(runner.summarize(got, args.malformed_crashes))
-            pages.append(report.markdown(got, args.malformed_crashes, _command(library, args)))
+            whole = runner.whole_sides(library, got)
+            summaries.append(runner.summarize(got, args.malformed_crashes, whole))
+            pages.append(report.markdown(got, args.malformed_crashes, _command(prog, library, args), whole))
             report.print_library(
                 got,
                 time.monotonic() - start,
                 quiet=args.quiet,
                 malformed_crashes=args.malformed_crashes,
+                whole_sides=whole,
             )
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the results so far follow", file=sys.stderr)
@@ -143,11 +146,22 @@ def main(argv=None, prog=MODULE):
     return runner.exit_status(summaries)
 
 
-def _command(library, args):
-    words = [MODULE, os.path.basename(library)]
+def _command(prog, library, args):
+    """The command that ran library, as typed: how the kit was called, the
+    library as named, and every option that changes a verdict (the output
+    options, --json, --markdown and -q, change none and are left out)."""
+    import shlex
+
+    words = [prog, library]
     if args.malformed_crashes != "fail":
-        words.append(f"--malformed-crashes {args.malformed_crashes}")
-    return " ".join(words + [f"--case {p}" for p in args.case])
+        words += ["--malformed-crashes", args.malformed_crashes]
+    if args.xfail:
+        words += ["--xfail", args.xfail]
+    for pattern in args.case:
+        words += ["--case", pattern]
+    command = shlex.join(words[1:])
+    isolated = "DLPACK_CONFORMANCE_ISOLATE=1 " if runner.isolated_by_environment() else ""
+    return f"{isolated}{prog} {command}"
 
 
 def run(argv=None, prog=MODULE):

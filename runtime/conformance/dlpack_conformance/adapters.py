@@ -56,8 +56,10 @@ class Adapter:
     layout_dtype = "float32"
     #: what the library cannot do: "negative-step", "broadcast", "keywords"
     #: (__dlpack__ takes no max_version, dl_device, copy), "readonly" (no
-    #: read-only arrays); the cases that need it are skipped
-    lacks = frozenset({"readonly"})
+    #: read-only arrays); the cases that need it are skipped. None (the
+    #: default): "readonly" where the adapter defines no make_readonly,
+    #: nothing else
+    lacks = None
     #: the imports a script needs before `xp` is used
     imports = ()
     #: what the library is: ("producer", "consumer") exports and imports;
@@ -80,11 +82,17 @@ class Adapter:
     #: the library's name in reports and the matrix, where the module's is
     #: not it (jax for jax.numpy)
     label = None
+    #: the releases of the library this adapter was tried on (the built-in
+    #: adapters: those of dlgen's conformance matrix, docs/conformance-matrix.md)
+    tried_on = ()
 
     def __init__(self, module=None):
         if module is not None:
             self.module = module
         self.name = type(self).label or self.module
+        if self.lacks is None:
+            own = type(self).make_readonly is not Adapter.make_readonly
+            self.lacks = frozenset() if own else frozenset({"readonly"})
 
     # -- spelling -----------------------------------------------------------
     def dtype(self, name):
@@ -140,6 +148,11 @@ class Adapter:
         """A statement that writes value at index of y."""
         return f"{y}[{index!r}] = {value!r}"
 
+    def operate(self, y):
+        """An expression computing on an imported array y (a sum), run in
+        every consumer case whose tensor the kit reads; None: none."""
+        return None  # noqa: RET501 - the default: no operation
+
     def read(self):
         """An expression of y giving its values as nested lists."""
         return "reference.values_of(y)"
@@ -159,15 +172,34 @@ class Adapter:
 
 
 class NumPy(Adapter):
+    """NumPy, spelled as both 1.x and 2.x have it (transpose, bool_: 1.x has
+    no permute_dims, and its numpy.bool is deprecated). Tried on NumPy 1.26.4
+    (__dlpack__ takes stream only, from_dlpack asks for legacy capsules) and
+    2.4.6."""
+
     def read(self):
         return "y.tolist()"
 
     module = "numpy"
+    tried_on = ("1.26.4", "2.4.6")
     dtypes = (*ARRAY_API_DTYPES, "float16")
-    lacks = frozenset()
+
+    def dtype(self, name):
+        return f"xp.{numpy_dtype(name)}"
+
+    def permute(self, x, axes):
+        return f"xp.transpose({x}, {axes!r})"
 
     def make_readonly(self, x):
         return f"{x}.flags.writeable = False"
+
+    def operate(self, y):
+        return f"{y}.sum()"
+
+
+def numpy_dtype(name):
+    """A dtype's name in every NumPy release (bool_, where 2.x also has bool)."""
+    return "bool_" if name == "bool" else name
 
 
 class Torch(Adapter):
@@ -175,6 +207,7 @@ class Torch(Adapter):
         return "y.tolist()"
 
     module = "torch"
+    tried_on = ("2.15.0",)
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16", *FLOAT8)
     lacks = frozenset({"negative-step", "readonly"})
 
@@ -205,10 +238,15 @@ class Torch(Adapter):
 
 
 class Jax(Adapter):
+    """jax.numpy. JAX 0.4 lacks the float8_e3m4, float8_e4m3, float8_e8m0fnu
+    and float4_e2m1fn arrays of later releases (their cases skip: it cannot
+    make the input), and its from_dlpack asks for legacy capsules only."""
+
     def read(self):
         return "y.tolist()"
 
     module = "jax.numpy"
+    tried_on = ("0.4.30", "0.10.2")
     # ml_dtypes' float8 types, and float4 (XLA has no float6 arrays: it
     # refuses to make them)
     dtypes = (
@@ -229,6 +267,7 @@ class Jax(Adapter):
 
 class TensorFlow(Adapter):
     module = "tensorflow"
+    tried_on = ("2.21.0",)
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"readonly", "keywords"})
     layout_dtype = "float32"
@@ -244,6 +283,10 @@ class TensorFlow(Adapter):
 
     def from_dlpack(self, producer):
         return f"xp.experimental.dlpack.from_dlpack({producer}.__dlpack__())"
+
+    def operate(self, y):
+        # a sum, in float64 (reduce_sum takes no bool; complex keeps its real part)
+        return f"xp.reduce_sum(xp.cast({y}, xp.float64))"
 
     def export(self, x, keywords):
         if keywords:
@@ -263,6 +306,7 @@ class Paddle(Adapter):
         )
 
     module = "paddle"
+    tried_on = ("3.3.1",)
     # paddle.uint16 is paddle.bfloat16 (Paddle 3.3): to_tensor(..., dtype="uint16")
     # makes a bfloat16 tensor, which Paddle exports, rightly, as bfloat16.
     dtypes = (
@@ -300,6 +344,7 @@ class Paddle(Adapter):
 
 class MXNet(Adapter):
     module = "mxnet"
+    tried_on = ("1.9.1",)
     dtypes = ("int8", "int32", "int64", "uint8", "float16", "float32", "float64")
     lacks = frozenset({"readonly", "keywords", "negative-step"})
 
@@ -332,6 +377,7 @@ class MXNet(Adapter):
 
 class Dpnp(Adapter):
     module = "dpnp"
+    tried_on = ("0.20.0",)
     dtypes = (
         "bool",
         "int8",
@@ -380,10 +426,10 @@ class ViaNumPy(Adapter):
         ]
 
     def asarray(self, values, dtype):
-        return f"numpy.asarray({values!r}, dtype=numpy.{dtype})"
+        return f"numpy.asarray({values!r}, dtype=numpy.{numpy_dtype(dtype)})"
 
     def permute(self, x, axes):
-        return f"numpy.permute_dims({x}, {axes!r})"
+        return f"numpy.transpose({x}, {axes!r})"
 
     def reshape(self, x, shape):
         return f"numpy.reshape({x}, {shape!r})"
@@ -410,6 +456,7 @@ class ViaNumPy(Adapter):
 
 class TvmFfi(ViaNumPy):
     module = "tvm_ffi"
+    tried_on = ("0.1.15.post2",)
 
 
 class DlgenModule(ViaNumPy):
@@ -440,6 +487,7 @@ class Nanobind(ViaNumPy):
     suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's."""
 
     module = "dlpack_nanobind"
+    tried_on = ("3.1.0",)
     lacks = frozenset()
 
 
@@ -450,6 +498,7 @@ class OnnxRuntime(ViaNumPy):
     OrtValue.from_dlpack, which asks for a legacy capsule."""
 
     module = "onnxruntime"
+    tried_on = ("1.32.0",)
     dtypes = (*REAL_DTYPES, "float16")
     lacks = frozenset({"readonly", "keywords"})
 
@@ -465,6 +514,7 @@ class OnnxRuntime(ViaNumPy):
 
 class ArrayApiStrict(Adapter):
     module = "array_api_strict"
+    tried_on = ("2.6.1",)
     lacks = frozenset({"readonly", "negative-step"})
 
 
@@ -474,6 +524,7 @@ class NdOnnx(Adapter):
     finds it has neither side."""
 
     module = "ndonnx"
+    tried_on = ("0.23.0",)
     dtypes = (*REAL_DTYPES, "float16")
 
 
@@ -484,6 +535,7 @@ class PyArrow(Adapter):
     are immutable, so every array is a read-only one."""
 
     module = "pyarrow"
+    tried_on = ("26.0.1",)
     sides = ("producer",)
     ndims = (1,)
     dtypes = PYARROW_DTYPES
@@ -506,6 +558,7 @@ class PyArrowTensor(ViaNumPy):
     no bool."""
 
     module = "pyarrow"
+    tried_on = ("26.0.1",)
     dtypes = PYARROW_DTYPES
     lacks = frozenset({"negative-step"})
 
@@ -525,6 +578,7 @@ class Mlx(Adapter):
     """mlx.core (`pip install "mlx[cpu]"` on Linux): arrays on the CPU."""
 
     module = "mlx.core"
+    tried_on = ("0.32.4",)
     dtypes = (
         *(d for d in ARRAY_API_DTYPES if d != "complex128"),
         "float16",
@@ -551,6 +605,7 @@ class Warp(Adapter):
     dimensions, legacy capsules only (__dlpack__ takes stream alone)."""
 
     module = "warp"
+    tried_on = ("1.19.0",)
     dtypes = (*REAL_DTYPES, "float16")
     lacks = frozenset({"readonly", "keywords", "negative-step", "broadcast"})
     ndims = (1, 2, 3, 4)
@@ -578,6 +633,7 @@ class Open3D(Adapter):
     transpose of two dimensions only (Tensor.T())."""
 
     module = "open3d.core"
+    tried_on = ("0.20.0",)
     dtypes = REAL_DTYPES
     lacks = frozenset({"readonly", "keywords", "broadcast"})
 

@@ -19,6 +19,7 @@ refusal exactly as the kit does. The policies (reference.refused):
   - ("raise", spec): the body must raise BufferError; returning breaks spec,
     another exception type breaks spec too."""
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -235,8 +236,18 @@ def _export_policy(basic, max_version):
     return "export-basic" if basic else "export"
 
 
-def _check(expected, shape, dtype, **keywords):
+def _own_reading(adapter):
+    """How the library reads its own array (None for an adapter whose arrays
+    are NumPy's, adopted: the layout is the kit's own spelling)."""
+    return None if hasattr(adapter, "adopt") else adapter.read()
+
+
+def _check(expected, shape, dtype, made=None, **keywords):
+    """The check of an export; made: the adapter's read(), to check first
+    that the library made the array the case asks for."""
     args = "".join(f", {k}={v!r}" for k, v in keywords.items() if v is not None)
+    if made:
+        args += f", made=lambda y: {made}"
     return f"reference.check_export(x, capsule, expected={expected!r}, shape={shape!r}, dtype={dtype!r}{args})"
 
 
@@ -255,7 +266,7 @@ def producer_cases(adapter):
             kw = {} if mv is None else {"max_version": mv}
             body = [
                 f"capsule = {adapter.export('x', kw)}",
-                _check(expected, shape, dtype, max_version=mv),
+                _check(expected, shape, dtype, _own_reading(adapter), max_version=mv),
             ]
             refusal = _export_policy(layout is plain, mv)
             cases.append(
@@ -303,7 +314,7 @@ def producer_cases(adapter):
                     f"capsule = {adapter.export('x', kw)}",
                     f"reference.check_dtype_protocol(capsule, lambda: {adapter.dtype_of('x')})",
                 ],
-                "ok",
+                "precondition",
                 f"the {dt} dtype object's __dlpack_data_type__() against the capsule",
             )
         )
@@ -317,7 +328,7 @@ def producer_cases(adapter):
                 f"capsule = {adapter.export('x', kw)}",
                 f"reference.check_device_protocol(x, capsule, lambda: {adapter.device_of('x')})",
             ],
-            "ok",
+            "precondition",
             "the device object's __dlpack_device__() against the capsule",
         )
     )
@@ -356,6 +367,21 @@ def producer_cases(adapter):
         )
     )
     if keywords:
+        # Whether __dlpack__ takes each keyword at all: the one case that
+        # reports a keyword it does not take (the others that pass it skip).
+        for keyword, value in zip(reference.KEYWORDS, (VERSION, CPU, None), strict=True):
+            kw = {"max_version": VERSION, keyword: value}
+            body = [f"capsule = {adapter.export('x', kw)}", _check(expected, shape, dtype, **kw)]
+            cases.append(
+                Case(
+                    f"producer/keywords/takes-{keyword}",
+                    "producer",
+                    setup,
+                    body,
+                    ("keyword", keyword),
+                    f"{size} {dtype} array, __dlpack__({_kw(kw)}): the keyword is taken",
+                )
+            )
         for name, kw, refusal in [
             ("copy=True", {"max_version": VERSION, "copy": True}, "export"),
             ("copy=False", {"max_version": VERSION, "copy": False}, "export"),
@@ -680,6 +706,7 @@ def _tensors(dtype):
             "data aligned to the element size only",
             {"shape": (2, 3), "values": v23, "align": "element"},
         ),
+        Tensor("data aligned to 64 bytes", {"shape": (2, 3), "values": v23, "align": 64}),
         Tensor("deleter NULL", {"shape": (2, 3), "values": v23, "deleter": False}),
         # Memory the CPU reads, of a device with streams: imported (the
         # values right, no stream 0 asked for) or refused with BufferError.
@@ -897,6 +924,17 @@ def _tensor_ndims(kw):
     return frozenset({len(shape) if ndim is None and shape is not None else ndim or 0})
 
 
+def importing(adapter, producer, dtype):
+    """The adapter's import of producer, a tensor of dtype (code, bits,
+    lanes); an adapter whose from_dlpack takes dtype= (a typed importer, one
+    from_dlpack per dtype) is told the dtype's name (None for one the kit
+    has no name for)."""
+    if "dtype" not in inspect.signature(adapter.from_dlpack).parameters:
+        return adapter.from_dlpack(producer)
+    names = {(*code, 1): name for name, code in DTYPES.items()}
+    return adapter.from_dlpack(producer, dtype=names.get(tuple(dtype)))
+
+
 def _consumer_case_of(adapter, id, kw, t, read):
     values = kw.pop("values", None)
     keywords = kw.pop("keywords", True)
@@ -906,7 +944,7 @@ def _consumer_case_of(adapter, id, kw, t, read):
     if not keywords:
         args += ", keywords=False"
     setup = [f"producer = reference.Producer({args})"]
-    body = [f"y = {adapter.from_dlpack('producer')}"]
+    body = [f"y = {importing(adapter, 'producer', kw['dtype'])}"]
     if t.must_refuse:
         body += [f"reference.accepted(producer, y, {t.must_refuse!r})"]
         return Case(id, "consumer", setup, body, "ok", t.name)
@@ -924,7 +962,7 @@ def _consumer_case_of(adapter, id, kw, t, read):
         return Case(id, "consumer", setup, body, ("raise", spec), t.name)
     if values is None:
         values = [[] for _ in range(kw["shape"][0])] if kw.get("shape") and kw["shape"][0] else []
-    body += [f"reference.check_values(producer, y, lambda y: {read}, {values!r})"]
+    body += [*_operating(adapter), f"reference.check_values(producer, y, lambda y: {read}, {values!r})"]
     if t.write:
         stmt = adapter.write("y", (0,) * len(kw["shape"]), _other(values))
         if stmt:
@@ -938,6 +976,12 @@ def _consumer_case_of(adapter, id, kw, t, read):
     body += ["del y", "reference.check_released(producer)"]
     refusal = "consumer-legacy-producer" if not keywords else t.refusal
     return Case(id, "consumer", setup, body, refusal, t.name)
+
+
+def _operating(adapter):
+    """The line running the adapter's operation on the imported y, if any."""
+    operation = adapter.operate("y")
+    return [f"reference.check_usable(lambda: {operation})"] if operation else []
 
 
 def _other(values):
@@ -988,7 +1032,7 @@ def corpus_cases(adapter):
                 "dtype_unknown": "consumer-unknown-dtype",
             }.get(c["rule"], "consumer-malformed")
             body = [
-                f"y = {adapter.from_dlpack('producer')}",
+                f"y = {importing(adapter, 'producer', kw['dtype'])}",
                 f"reference.accepted(producer, y, {spec!r})",
             ]
             cases.append(
@@ -1015,14 +1059,15 @@ def corpus_cases(adapter):
         if readable:
             setup.append("expected = producer.fill()")
             body = [
-                f"y = {adapter.from_dlpack('producer')}",
+                f"y = {importing(adapter, 'producer', kw['dtype'])}",
+                *_operating(adapter),
                 f"reference.check_values(producer, y, lambda y: {read}, expected)",
                 "del y",
                 "reference.check_released(producer)",
             ]
         else:
             body = [
-                f"y = {adapter.from_dlpack('producer')}",
+                f"y = {importing(adapter, 'producer', kw['dtype'])}",
                 "del y",
                 "reference.check_released(producer)",
             ]

@@ -60,6 +60,24 @@ _capsule_get_destructor = _proto("PyCapsule_GetDestructor", ctypes.c_void_p, cty
 _capsule_set_destructor = _proto(
     "PyCapsule_SetDestructor", ctypes.c_int, ctypes.py_object, ctypes.c_void_p
 )
+# How the kit reads and writes memory, bound now, before the library under
+# test loads: ctypes.string_at and ctypes.memmove are attributes of the
+# ctypes module every library shares (and string_at looks its C function up
+# in that module at each call), so a library that replaced them would change
+# what the kit reads; ctypes.cast, a Python function calling one, too.
+_string_at = ctypes.PYFUNCTYPE(ctypes.py_object, *ctypes._string_at.argtypes)(ctypes._string_at_addr)
+_memmove = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)(
+    ctypes._memmove_addr
+)
+_cast_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)(
+    ctypes._cast_addr
+)
+
+
+def _cast(obj, typ):
+    return _cast_function(obj, obj, typ)
+
+
 # In a capsule's destructor the capsule is dying: it is passed by address.
 _capsule_name_at = _proto("PyCapsule_GetName", ctypes.c_char_p, ctypes.c_void_p)
 _incref = _proto("Py_IncRef", None, ctypes.py_object)
@@ -78,7 +96,7 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 def _name_ptr(name):
-    return ctypes.cast(_NAMES[name], ctypes.c_char_p)
+    return _cast(_NAMES[name], ctypes.c_char_p)
 
 
 def capsule_name(capsule):
@@ -120,12 +138,13 @@ class Capsule:
         self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
         self.byte_offset = t.byte_offset
         self.data = t.data or 0
-        self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
+        self.deleter = _cast(m.deleter, ctypes.c_void_p).value or 0
         if self.versioned and self.version[0] != VERSION[0]:
             # The layout past the version is unknown: read nothing more.
             self.shape = self.strides = None
             return
         if not 0 <= self.ndim <= dl._MAX_NDIM:
+            _versioned_in_legacy(self)
             raise Violation("ndim", f"ndim is {self.ndim}")
         self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
@@ -150,7 +169,7 @@ class Capsule:
 
     def call_deleter(self):
         """Calls the managed tensor's deleter once (after consume)."""
-        deleter = ctypes.cast(self.managed.deleter, ctypes.c_void_p).value
+        deleter = _cast(self.managed.deleter, ctypes.c_void_p).value
         if deleter:
             _DELETER(deleter)(self.address)
 
@@ -170,6 +189,24 @@ class Capsule:
         )
 
 
+def _versioned_in_legacy(cap):
+    """A Violation when a capsule named 'dltensor' holds what reads as a
+    DLManagedTensorVersioned (its version field this release's major, its
+    ndim in range): the name and the struct do not fit."""
+    if cap.versioned:
+        return
+    m = dl.DLManagedTensorVersioned.from_address(cap.address)
+    version = (m.version.major, m.version.minor)
+    if version[0] == VERSION[0] and 0 <= m.dl_tensor.ndim <= dl._MAX_NDIM:
+        raise Violation(
+            "capsule-name",
+            f"the capsule is named {dl.CAPSULE_NAME!r} but holds a DLManagedTensorVersioned (version "
+            f"{version[0]}.{version[1]}, ndim {m.dl_tensor.ndim}): read as the DLManagedTensor its name "
+            f"says, its ndim is {cap.ndim}; a versioned tensor's capsule is named "
+            f"{dl.VERSIONED_CAPSULE_NAME!r}",
+        )
+
+
 class _Counter:
     """Replaces the deleter field with a ctypes callback that counts, then
     forwards to the producer's deleter."""
@@ -180,7 +217,7 @@ class _Counter:
         self._forward = _DELETER(self.original) if self.original else None
         self._callback = _DELETER(self._called)
         _KEEP.append(self)  # the library may call it after this object is dropped
-        cap.managed.deleter = ctypes.cast(self._callback, type(cap.managed.deleter))
+        cap.managed.deleter = _cast(self._callback, type(cap.managed.deleter))
 
     def _called(self, address):
         self.calls += 1
@@ -330,11 +367,11 @@ def _subbyte_word(base, index, bits, padded, order):
     when padded (in its low bits), else packed one after the other, from the
     low bits of each byte up ("lsb") or from the high bits down ("msb")."""
     if padded:
-        return ctypes.string_at(base + index, 1)[0] & ((1 << bits) - 1)
+        return _string_at(base + index, 1)[0] & ((1 << bits) - 1)
     word = 0
     for k in range(bits):
         at = index * bits + k
-        byte = ctypes.string_at(base + at // 8, 1)[0]
+        byte = _string_at(base + at // 8, 1)[0]
         shift = at % 8 if order == "lsb" else 7 - at % 8
         bit = byte >> shift & 1
         word |= bit << (k if order == "lsb" else bits - 1 - k)
@@ -344,13 +381,21 @@ def _subbyte_word(base, index, bits, padded, order):
 def _put_subbyte(base, index, bits, word, padded):
     """Writes element index as _subbyte_word reads it ("lsb" when packed)."""
     if padded:
-        ctypes.memmove(base + index, bytes([word]), 1)
+        _memmove(base + index, bytes([word]), 1)
         return
     for k in range(bits):
         at = index * bits + k
         cell = (ctypes.c_ubyte * 1).from_address(base + at // 8)
         mask = 1 << (at % 8)
         cell[0] = cell[0] | mask if word >> k & 1 else cell[0] & ~mask & 0xFF
+
+
+def _subbyte_bits(code, bits, value):
+    """The bits of a sub-byte element: a small float's word, or an integer's
+    (bool, int4, uint2, ...) low bits, two's complement."""
+    if code in MINIFLOAT_CODES:
+        return minifloat_word(code, value)
+    return int(value) & ((1 << bits) - 1)
 
 
 def decodable(dtype):
@@ -396,7 +441,7 @@ def read_elements(data, byte_offset, shape, strides, dtype, flags=0, order="lsb"
     if decode is None:
         raise ValueError(f"the kit does not read elements of dtype {dtype}")
     base = data + byte_offset
-    return map_nested(lambda i: decode(ctypes.string_at(base + i * size, size)), _offsets(shape, strides))
+    return map_nested(lambda i: decode(_string_at(base + i * size, size)), _offsets(shape, strides))
 
 
 def _empty(shape):
@@ -441,11 +486,27 @@ def check_export(
     copy=None,
     readonly=False,
     dl_device=None,
+    made=None,
 ):
     """Checks a capsule x.__dlpack__(...) returned: name against max_version,
     version, flags, dtype, device against x.__dlpack_device__(), shape, and
     every element against expected (nested lists) when the CPU can read
-    them. Returns the Capsule."""
+    them. Returns the Capsule. With made (x -> its values, read by the
+    library itself), the array is checked first: where the library made
+    another array than the case asked for (the adapter's spelling of the
+    layout, or the library's own indexing, differs from the case's), the
+    capsule is judged against the array as it is, and the verdict says so."""
+    differs = _made_otherwise(x, made, expected, shape)
+    if differs:
+        expected, shape = differs[0], differs[1]
+        try:
+            check_export(
+                x, capsule, expected=expected, shape=shape, dtype=dtype, max_version=max_version,
+                copy=copy, readonly=readonly, dl_device=dl_device,
+            )
+        except Violation as v:
+            raise Violation(v.spec, f"{v} ({differs[2]})") from None
+        raise Refused(f"the capsule describes the array exactly ({differs[2]})")
     cap = check_capsule(x, capsule, max_version=max_version, dl_device=dl_device)
     want_dtype = (*DTYPES[dtype], 1)
     if cap.dtype != want_dtype:
@@ -539,6 +600,39 @@ def check_strides_and_flags(cap, *, copy=None, readonly=False):
             raise Violation("copy-false", "copy=False, yet the capsule's flags say IS_COPIED")
         if copy is True and not cap.flags & IS_COPIED:
             raise Violation("is-copied-flag", "copy=True, the capsule's flags lack IS_COPIED")
+
+
+def _made_otherwise(x, made, expected, shape):
+    """None when x is the array the case asked for (or the library cannot
+    read it), else (its values, its shape, the difference in words)."""
+    if made is None:
+        return None
+    try:
+        values = python_values(made(x))
+        own = tuple(int(n) for n in x.shape) if hasattr(x, "shape") else None
+    except Exception:  # noqa: BLE001 - the library cannot read it: the case's intent stands
+        return None
+    shape = tuple(shape)
+    if own is None:
+        own = _shape_of(values) if math.prod(shape) else shape
+    if own == shape and same_values(values, expected):
+        return None
+    what = f"shape {own}" if own != shape else f"{values}"
+    asked = f"shape {shape}" if own != shape else f"{expected}"
+    words = (
+        f"the library made another array than the case asked for: it holds {what}, read by the library "
+        f"itself, where the case asks for {asked}; the adapter's spelling of the layout or the library's own "
+        "indexing makes it so, and the capsule was judged against the array as it is"
+    )
+    return values, own, words
+
+
+def _shape_of(values):
+    shape = []
+    while isinstance(values, list):
+        shape.append(len(values))
+        values = values[0] if values else None
+    return tuple(shape)
 
 
 def _subbyte_layout(cap, expected):
@@ -664,12 +758,13 @@ class Producer:
     By default the tensor has the traits of what real producers (NumPy,
     PyTorch) export, so that a consumer meets what it meets in use: a
     non-NULL manager_ctx (this object's address, as NumPy's is its array's),
-    data 64-byte aligned, a capsule destructor that calls the deleter when the
+    data 16-byte aligned and no more (as NumPy's small arrays: malloc's), a
+    capsule destructor that calls the deleter when the
     capsule dies unconsumed, NULL capsule context, strides set whenever ndim
     is. Each trait the text allows that real producers rarely have is asked
     for by a keyword, and a case of its own: manager_ctx=None,
     destructor=False, align="element" (data aligned to the element size
-    only), deleter=False (a NULL deleter), data=None.
+    only), align=64 (aligned to 64 bytes, as large arrays are), deleter=False (a NULL deleter), data=None.
 
     The kit keeps the capsule until the case's checks release it
     (check_released), so its destructor runs in the kit's own code, never
@@ -693,7 +788,7 @@ class Producer:
         keywords=True,
         manager_ctx="object",
         destructor=True,
-        align=64,
+        align=16,
         deleter=True,
     ):
         self.calls = 0
@@ -730,7 +825,7 @@ class Producer:
                 if array is None:
                     array = (ctypes.c_int64 * max(len(entries), 1))(*entries)
                 self._dims.append(array)
-                setattr(t, field, ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)))
+                setattr(t, field, _cast(array, ctypes.POINTER(ctypes.c_int64)))
         self.buffer = None
         self.align = align
         if data == "buffer":
@@ -741,6 +836,8 @@ class Producer:
             address = -(-ctypes.addressof(self.buffer) // _ALIGN) * _ALIGN
             if align == "element":  # aligned to the element size, and to nothing larger
                 address += itemsize if itemsize < _ALIGN else 0
+            elif align < _ALIGN:  # aligned to align, and to nothing larger (NumPy's small arrays: 16)
+                address += align
             t.data = address
         elif data is not None:
             t.data = data
@@ -757,7 +854,7 @@ class Producer:
         self.capsule = _capsule_new(
             ctypes.addressof(m),
             _name_ptr(name),
-            ctypes.cast(self._destructor, ctypes.c_void_p) if destructor else None,
+            _cast(self._destructor, ctypes.c_void_p) if destructor else None,
         )
         self._consumed = None  # the capsule's fate, once the kit has let it go
         self.requests = []
@@ -779,7 +876,7 @@ class Producer:
         self._consumed = name is not None and name.decode(errors="replace") == used
         if self._consumed:
             return
-        deleter = ctypes.cast(self.managed.deleter, ctypes.c_void_p).value
+        deleter = _cast(self.managed.deleter, ctypes.c_void_p).value
         if deleter:
             self.destructor_calls += 1
             _DELETER(deleter)(ctypes.addressof(self.managed))
@@ -795,8 +892,9 @@ class Producer:
             out.append("a capsule without destructor")
         if not m.deleter:
             out.append("deleter NULL")
-        if self.buffer is not None and self.align == "element":
-            out.append(f"data aligned to {t.data & -t.data} bytes only")
+        if self.buffer is not None and self.align != 16:
+            only = " only" if self.align == "element" else ""
+            out.append(f"data aligned to {t.data & -t.data} bytes{only}")
         if not t.data:
             out.append("data NULL")
         if t.byte_offset:
@@ -838,11 +936,11 @@ class Producer:
             padded = bool(self.versioned and self.managed.flags & SUBBYTE_PADDED)
             code, bits = self.dtype[0], self.dtype[1]
             for i, v in zip(_flat(offsets), _flat(values), strict=True):
-                _put_subbyte(base, i, bits, minifloat_word(code, v), padded)
+                _put_subbyte(base, i, bits, _subbyte_bits(code, bits, v), padded)
             return
         size = self.dtype[1] // 8
         for i, v in zip(_flat(offsets), _flat(values), strict=True):
-            ctypes.memmove(base + i * size, encode(v, self.dtype), size)
+            _memmove(base + i * size, encode(v, self.dtype), size)
 
     def fill(self):
         """Writes distinct values at every element (aliased ones end up
@@ -883,7 +981,8 @@ class Producer:
         if self.versioned:
             max_version = kwargs.get("max_version")
             if max_version is None or max_version[0] < 1:
-                self.refused_request = f"__dlpack__(max_version={max_version!r})"
+                made = [*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())]
+                self.refused_request = f"__dlpack__({', '.join(made)})"
                 raise BufferError(
                     "this producer exports versioned capsules only: pass max_version=(1, x)"
                 )
@@ -911,7 +1010,7 @@ class Producer:
         if self.capsule is None:
             return bool(self._consumed), False, False
         consumed = self.consumed
-        ours = self._destructor is not None and _capsule_get_destructor(self.capsule) == ctypes.cast(
+        ours = self._destructor is not None and _capsule_get_destructor(self.capsule) == _cast(
             self._destructor, ctypes.c_void_p
         ).value
         held = sys.getrefcount(self.capsule) > 2  # the attribute, getrefcount's argument
@@ -992,11 +1091,25 @@ def encode(value, dtype):
 # ---- the consumer's side: checking an import --------------------------------
 
 
+def check_usable(operate):
+    """Runs the adapter's operation on an imported tensor (a sum): a consumer
+    that imports a tensor it cannot compute on (one whose alignment it
+    relies on) breaks consumer-usable; one that dies there crashes."""
+    try:
+        operate()
+    except Exception as e:  # noqa: BLE001 - the library's answer
+        raise Violation(
+            "consumer-usable",
+            f"the imported array cannot be computed on: the adapter's operation raised "
+            f"{type(e).__name__}: {_first_line(e)}",
+        ) from None
+
+
 def check_values(producer, y, read, expected):
     """Checks what a consumer imported: its values (read(y), nested lists)
     equal the producer's, and the deleter has not run while y still views
     the producer's memory."""
-    got = read(y)
+    got = python_values(read(y))
     if not same_values(got, expected) and subbyte(producer.dtype) and producer.buffer is not None:
         _subbyte_misread(producer, got, expected)
     if not same_values(got, expected):
@@ -1133,8 +1246,9 @@ def judge_release(*, consumed, by_consumer, destructor_calls, had_destructor, ou
         "consumer-rename",
         f"the consumer called the deleter once but left the capsule named {name!r}: it "
         "took the tensor without renaming the capsule (it cleared the capsule's destructor), so "
-        "the capsule still reads as unconsumed and a second from_dlpack of it would take a freed "
-        f"tensor ({about})",
+        "the capsule still reads as unconsumed: a second from_dlpack of it would take a freed "
+        "tensor, and a producer that tells a consumed capsule by its name frees the tensor while "
+        f"this consumer uses it ({about})",
     )
 
 
@@ -1178,7 +1292,7 @@ def check_exchange_api(x, export, expected=None):
     api = exchange_api(x)
     if api is None:
         raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
-    entry = ctypes.cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value
+    entry = _cast(api.managed_tensor_from_py_object_no_sync, ctypes.c_void_p).value
     if not entry:
         raise Violation("exchange-api", "managed_tensor_from_py_object_no_sync is NULL")
     try:
@@ -1268,7 +1382,7 @@ def _entry(x, name):
     api = exchange_api(x)
     if api is None:
         raise Skip(f"{type(x).__name__} publishes no __dlpack_c_exchange_api__")
-    return ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+    return _cast(getattr(api, name), ctypes.c_void_p).value
 
 
 def check_exchange_table(x):
@@ -1296,16 +1410,17 @@ def check_exchange_allocator(x, device=CPU):
     proto.device.device_type, proto.device.device_id = device
     proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = 2, 32, 1
     dims = (ctypes.c_int64 * 2)(2, 3)
-    proto.ndim, proto.shape = 2, ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+    proto.ndim, proto.shape = 2, _cast(dims, ctypes.POINTER(ctypes.c_int64))
     out = ctypes.c_void_p()
     asked = f"a 2x3 float32 prototype on {device}"
     try:
         status = _ALLOCATE(entry)(
-            ctypes.addressof(proto), ctypes.byref(out), None, ctypes.cast(set_error, ctypes.c_void_p)
+            ctypes.addressof(proto), ctypes.byref(out), None, _cast(set_error, ctypes.c_void_p)
         )
     except Exception as e:  # noqa: BLE001 - a Python exception instead of SetError
         words = f"{type(e).__name__}: {_first_line(e)}"
         if len(errors) == 1:
+            _allocator_failed(asked, device, f"SetError{errors[0]} (and raised {words})")
             return f"failed, calling SetError {errors[0]} (and raising {words})"
         raise Violation(
             "exchange-api-allocator",
@@ -1319,11 +1434,7 @@ def check_exchange_allocator(x, device=CPU):
                 f"managed_tensor_allocator of {asked} returned {status} and called SetError "
                 f"{len(errors)} times; a failure calls it exactly once",
             )
-        if device == CPU:
-            raise Violation(
-                "exchange-api-allocate-cpu",
-                f"managed_tensor_allocator of {asked} failed: SetError{errors[0]}",
-            )
+        _allocator_failed(asked, device, f"SetError{errors[0]}")
         return f"refused: SetError{errors[0]}"
     if errors:
         raise Violation(
@@ -1353,9 +1464,21 @@ def check_exchange_allocator(x, device=CPU):
             )
         if not got.data:
             raise Violation("data-null", "the allocated 2x3 tensor's data is NULL")
+        if device == ABSENT_DEVICE:
+            raise Violation(
+                "exchange-api-allocator",
+                f"managed_tensor_allocator of {asked}, a device no library has, returned 0 and a tensor "
+                "there: an allocation it cannot make fails, returning -1 after SetError",
+            )
     finally:
         got.call_deleter()
     return None
+
+
+def _allocator_failed(asked, device, how):
+    """A failed allocation on the CPU, which every library can allocate on."""
+    if device == CPU:
+        raise Violation("exchange-api-allocate-cpu", f"managed_tensor_allocator of {asked} failed: {how}")
 
 
 def check_exchange_to_py(x, values):
@@ -1382,7 +1505,7 @@ def check_exchange_to_py(x, values):
             f"managed_tensor_to_py_object_no_sync returned {status} and object {out.value} without "
             "raising (the header: 0, or -1 with a Python exception set)",
         )
-    y = ctypes.cast(out, ctypes.py_object).value
+    y = _cast(out, ctypes.py_object).value
     _decref(out.value)  # the entry's own reference: y holds one now
     if not isinstance(y, type(x)):
         raise Violation(
@@ -1426,8 +1549,10 @@ def check_exchange_dltensor(x, export):
         want = Capsule(export())
     except Violation:
         raise
-    except Exception as e:  # noqa: BLE001 - __dlpack__ refused: nothing to compare
-        raise Skip(f"__dlpack__ refused: {type(e).__name__}: {_first_line(e)}") from None
+    except Exception as e:  # noqa: BLE001 - __dlpack__ refused: the entry must too
+        keyword_precondition(e)
+        _refuses_too(entry, x, e)
+        return f"both refused: {type(e).__name__}: {_first_line(e)}"
     t = dl.DLTensor()
     try:
         status = _DLTENSOR_FROM_PY(entry)(x, ctypes.addressof(t))
@@ -1469,6 +1594,21 @@ def check_exchange_dltensor(x, export):
             )
 
 
+def _refuses_too(entry, x, refusal):
+    """dltensor_from_py_object_no_sync refuses what __dlpack__ refused."""
+    t = dl.DLTensor()
+    try:
+        status = _DLTENSOR_FROM_PY(entry)(x, ctypes.addressof(t))
+    except Exception:  # noqa: BLE001 - it refused too
+        return
+    if status == 0:
+        raise Violation(
+            "exchange-api-refusal",
+            f"__dlpack__ refused ({type(refusal).__name__}: {_first_line(refusal)}), "
+            "dltensor_from_py_object_no_sync filled a DLTensor",
+        )
+
+
 def check_exchange_stream(x):
     """current_work_stream on the CPU: 0 (any stream, NULL included), or
     -1 with a Python exception set."""
@@ -1507,7 +1647,7 @@ class _Managed(Capsule):
         self.ndim, self.device = t.ndim, (int(t.device.device_type), t.device.device_id)
         self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
         self.byte_offset, self.data = t.byte_offset, t.data or 0
-        self.deleter = ctypes.cast(m.deleter, ctypes.c_void_p).value or 0
+        self.deleter = _cast(m.deleter, ctypes.c_void_p).value or 0
         self.shape = None if not t.shape else tuple(t.shape[i] for i in range(self.ndim))
         self.strides = None if not t.strides else tuple(t.strides[i] for i in range(self.ndim))
 
@@ -1653,6 +1793,7 @@ def check_to_device(x, export, *, device, declared, expected, shape, dtype):
             ) from None
         return f"refused: BufferError: {_first_line(e)}"
     except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        keyword_precondition(e)
         raise Violation(
             "dl-device-unsupported",
             f"__dlpack__(dl_device={device}) raised {type(e).__name__}: {_first_line(e)}, not BufferError",
@@ -1667,6 +1808,20 @@ def check_to_device(x, export, *, device, declared, expected, shape, dtype):
         dl_device=device,
     )
     return None
+
+
+def python_values(v):
+    """An adapter's read() as nested lists of Python values: a library's own
+    array (anything with tolist()) and scalars (with item()) are converted."""
+    if isinstance(v, (list, tuple)):
+        return [python_values(e) for e in v]
+    if isinstance(v, (bool, int, float, complex)):
+        return v
+    for method in ("tolist", "item"):
+        if callable(getattr(v, method, None)):
+            got = getattr(v, method)()
+            return python_values(got) if isinstance(got, (list, tuple)) else got
+    return v
 
 
 def values_of(y):
@@ -1799,6 +1954,7 @@ def check_to_cpu(x, export, *, copy, expected, shape, dtype):
             f"__dlpack__(dl_device=(kDLCPU, 0), copy={copy}) of an array on {own} raised BufferError: {e}",
         ) from None
     except Exception as e:  # noqa: BLE001 - the wrong kind of refusal
+        keyword_precondition(e)
         spec = "copy-needed" if own != CPU and copy is False else "dl-device-cpu"
         raise Violation(
             spec, f"__dlpack__(dl_device=(kDLCPU, 0), copy={copy}) raised {type(e).__name__}: {e}"
@@ -1836,16 +1992,66 @@ def _enum_value(v):
 # ---- refusals ---------------------------------------------------------------
 
 
+# The keywords of __dlpack__ the array API added in 2023.12, in the order
+# the kit's calls pass them.
+KEYWORDS = ("max_version", "dl_device", "copy")
+
+
+def rejected_keyword(error):
+    """The keyword of __dlpack__ a TypeError says the producer does not
+    take, or None. Python's words ("got an unexpected keyword argument 'k'",
+    "'k' is an invalid keyword argument"); "takes no keyword arguments"
+    rejects the first the kit passes, max_version."""
+    if not isinstance(error, TypeError):
+        return None
+    text = str(error)
+    if "takes no keyword arguments" in text:
+        return KEYWORDS[0]
+    if "keyword" not in text:
+        return None
+    return next((k for k in KEYWORDS if f"'{k}'" in text), None)
+
+
+def keyword_precondition(error, own=None):
+    """When error says the producer does not take a keyword of __dlpack__:
+    the case judged nothing (a Skip naming the keyword and the one case that
+    reports it), unless it is that case (own, the keyword it is about): then
+    the one entry, export-keywords. Returns when error is something else."""
+    keyword = rejected_keyword(error)
+    if keyword is None:
+        return
+    words = f"{type(error).__name__}: {_first_line(error)}"
+    if keyword == own:
+        raise Violation("export-keywords", f"__dlpack__ does not take {keyword}: it raised {words}")
+    raise Skip(
+        f"__dlpack__ does not take {keyword} ({words}): not judged; reported once, by "
+        f"producer/keywords/takes-{keyword}"
+    )
+
+
 def refused(error, policy, producer=None):
     """Judges an exception the library raised where a case called it, as the
     case's policy says; always raises: Refused (the case passes), Skip, or
-    Violation. A consumer's refusal is first held to the deleter rule."""
+    Violation. A consumer's refusal is first held to the deleter rule; a
+    producer's to the keywords it takes (keyword_precondition)."""
     words = f"{type(error).__name__}: {_first_line(error)}"
+    if producer is None:
+        keyword_precondition(error, policy[1] if isinstance(policy, tuple) and policy[0] == "keyword" else None)
+        if isinstance(policy, tuple) and policy[0] == "keyword":
+            policy = "export"
+        if policy == "precondition":  # the call only makes what the check reads
+            raise Skip(f"the call the check needs was refused ({words}): not judged")
     if producer is not None:
         if producer.refused_request:
+            if policy == "consumer-basic":
+                raise Violation(
+                    "consumer-max-version",
+                    f"from_dlpack asked for a legacy capsule only ({producer.refused_request}): it "
+                    "imports no versioned tensor",
+                )
             raise Skip(
                 f"the library asked for a legacy capsule only ({producer.refused_request}); the tensor "
-                "is versioned"
+                "is versioned: not judged; reported once, by consumer/versioned/contiguous"
             )
         # The exception's traceback keeps the library's frames, and what they
         # hold (an owner of the tensor, say), alive: a consumer frees those

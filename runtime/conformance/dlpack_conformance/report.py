@@ -8,7 +8,6 @@ fit to paste into an issue of the library's tracker."""
 import platform
 import re
 import sys
-from collections import Counter
 
 from .runner import SIDES, VERDICTS, fails_run, summarize
 
@@ -68,12 +67,12 @@ def summary_line(results, seconds=None, malformed_crashes="fail"):
     return f"== {name}: {s['cases']} cases{took}: {counts}; " + "; ".join(sides)
 
 
-def print_library(results, seconds, quiet=False, out=None, malformed_crashes="fail"):
+def print_library(results, seconds, quiet=False, out=None, malformed_crashes="fail", whole_sides=SIDES):
     out = out or sys.stdout
     if not results:
         print("no case matched", file=out)
         return
-    s = summarize(results, malformed_crashes)
+    s = summarize(results, malformed_crashes, whole_sides)
     print(summary_line(results, seconds, malformed_crashes), file=out)
     for problem in s["problems"]:
         print(f"   the run fails: {problem}", file=out)
@@ -92,11 +91,38 @@ def print_library(results, seconds, quiet=False, out=None, malformed_crashes="fa
     if not quiet:
         skipped = [r for r in results if r["verdict"] == "skip"]
         if skipped:
-            reasons = Counter(r["message"] for r in skipped)
             print(f"\nskipped ({len(skipped)}):", file=out)
-            for why, n in reasons.most_common():
-                print(f"  {n} x {why}", file=out)
+            for line in skip_lines(skipped):
+                print(f"  {line}", file=out)
     print(file=out)
+
+
+def skip_lines(skipped):
+    """The skip summary: one line per reason, the reasons that differ only by
+    the case's dtype as one line naming the dtypes."""
+    groups = {}
+    for r in skipped:
+        dtype = _case_dtype(r["case"])
+        why = r["message"]
+        if dtype:
+            why = re.sub(re.escape(dtype), "<dtype>", why, flags=re.IGNORECASE)
+        groups.setdefault(why, []).append(dtype)
+    lines = []
+    for why, dtypes in sorted(groups.items(), key=lambda g: -len(g[1])):
+        named = sorted({d for d in dtypes if d})
+        if "<dtype>" in why and named:
+            why += f" (<dtype>: {', '.join(named)})"
+        lines.append(f"{len(dtypes)} x {why}")
+    return lines
+
+
+def _case_dtype(case):
+    """The dtype a case is about (producer/dtype/int8/..., .../dtype-protocol/int8), or None."""
+    parts = case.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in ("dtype", "dtype-protocol"):
+            return parts[i + 1]
+    return None
 
 
 def _cases(rs):
@@ -136,11 +162,11 @@ def _print_group(verdict, key, rs, out, malformed_crashes):
 # ---- Markdown ---------------------------------------------------------------
 
 
-def markdown(results, malformed_crashes="fail", command=None):
+def markdown(results, malformed_crashes="fail", command=None, whole_sides=SIDES):
     """A report of one library's run fit to paste into an issue: per broken
     rule, the rule, where it is written and how strongly, what the library
     did, the cases, one reproducer."""
-    s = summarize(results, malformed_crashes)
+    s = summarize(results, malformed_crashes, whole_sides)
     name = s["library"] + (f" {s['version']}" if s["version"] else "")
     lines = [f"## DLPack conformance of {name}", ""]
     command = command or f"python -m dlpack_conformance {s['library']}"
@@ -191,7 +217,7 @@ def _markdown_group(n, verdict, key, rs, library, malformed_crashes):
         strength = first["basis"]
         words = (
             "the kit's own policy, not a text's words"
-            if "policy" in strength
+            if strength != first["strength"]  # "must, the kit's policy"
             else ("required by the text" if strength == "must" else "recommended by the text")
         )
         lines += [

@@ -96,6 +96,38 @@ REQUIREMENTS = {
         HEADER + ", DLTensor ndim",
         "ndim is a dimension count, in [0, 64] as every peer limits it.",
     ),
+    "export-keywords": (
+        "should",
+        ARRAY_API_DLPACK + ", max_version, dl_device, copy and Notes",
+        (
+            "__dlpack__ takes the keywords the array API added in 2023.12 (max_version, dl_device, copy). "
+            "A recommendation, not a must: the text tells consumers to retry without them on TypeError "
+            "('except TypeError: x.__dlpack__(...)') because 'producers may implement the support at a "
+            "different point in time'. A producer without one gets this one entry; the cases that pass it "
+            "are skipped, naming it."
+        ),
+    ),
+    "consumer-max-version": (
+        "should",
+        ARRAY_API_DLPACK + ", Notes (the consumer's recommended logic)",
+        (
+            "from_dlpack asks for a versioned capsule first ('x.__dlpack__(max_version=(1, 0), ...)', "
+            "falling back to a legacy one on TypeError), so that it imports versioned tensors. A "
+            "recommendation: a consumer that asks for legacy capsules only gets this one entry, and the "
+            "versioned cases it cannot take are skipped."
+        ),
+    ),
+    "consumer-usable": (
+        "should",
+        HEADER + ", DLTensor data",
+        (
+            "a tensor a consumer imports can be computed on (the adapter's operation, a sum, runs): the "
+            "header says data 'is always aligned to 256 bytes' and then that libraries do not do so, and 'it "
+            "is recommended to not rely on the data pointer being correctly aligned'. The kit's tensors are "
+            "aligned as NumPy's small arrays are (16 bytes), one case's to 64. A consumer that dies there "
+            "crashes."
+        ),
+    ),
     "export-basic": (
         "must",
         ARRAY_API_DLPACK,
@@ -455,13 +487,20 @@ REQUIREMENTS = {
     ),
     "consumer-rename": (
         "should",
-        PYTHON_SPEC + ", Implementation",
+        PYTHON_SPEC + ", Implementation; " + ARRAY_API_DLPACK + ", Notes",
         (
-            "a consumer takes the tensor over by renaming the capsule 'used_dltensor[_versioned]'. The text's "
-            "'must' is on taking ownership ('The consumer must transfer ownership ... from the capsule to its "
-            "own object'); renaming is how it says that is done ('It does so by renaming the capsule'), with "
-            "no 'must' of its own: a consumer that takes the tensor another way (clearing the capsule's "
-            "destructor) is warned, because the capsule still reads as unconsumed to the next consumer."
+            "a consumer takes the tensor over by renaming the capsule 'used_dltensor[_versioned]'. The "
+            "Python specification's 'must' is on taking ownership ('The consumer must transfer ownership ... "
+            "from the capsule to its own object'); renaming is how it says that is done ('It does so by "
+            "renaming the capsule ... to ensure that PyCapsule_Destructor will not get called'), and the array "
+            "API's words for it are in the consumer logic it recommends ('need to set the name to "
+            "used_dltensor_versioned when we're done'): a recommendation, so a consumer that takes the tensor "
+            "another way (clearing the capsule's destructor, which meets the rename's stated purpose with "
+            "every producer that sets the destructor the specification requires) is warned, not failed. The "
+            "warning is about real harm: the capsule still reads as unconsumed, so a second from_dlpack of it "
+            "takes a freed tensor, and a producer that tells a consumed capsule by its name alone (one "
+            "without a destructor that frees an unrenamed, unreferenced capsule's tensor itself) frees the "
+            "tensor while this consumer still uses it."
         ),
     ),
     "crash": (

@@ -1,4 +1,4 @@
-# jax 0.10.2: consumer/legacy/deleter-null (crash)
+# jax-0.4 0.4.30: consumer/legacy/deleter-null (crash)
 # requires: a library answers every input with a result or an exception: it does not kill or hang the process that called it.
 # source: the kit's policy (no DLPack text is about crashes)
 # got: the process died of SIGABRT while running this case; its last words: terminate called after throwing an instance of 'std::bad_function_call' |   what():  bad_function_call

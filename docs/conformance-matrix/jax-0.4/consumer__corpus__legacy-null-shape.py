@@ -1,0 +1,15 @@
+# jax-0.4 0.4.30: consumer/corpus/legacy-null-shape (crash)
+# requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
+# source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
+# got: the process died of SIGSEGV without an answer while running this case
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
+import jax
+jax.config.update('jax_enable_x64', True)
+import jax.numpy as xp
+from dlpack_conformance import reference
+producer = reference.Producer(versioned=False, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=None, strides=(3, 1), byte_offset=0, data='buffer', buffer_bytes=24, ndim=2)
+try:
+    y = xp.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'ok', producer)
+reference.accepted(producer, y, 'consumer-malformed')

@@ -1,0 +1,13 @@
+# numpy-1.26 1.26.4: consumer/corpus/legacy-null-shape (crash)
+# requires: a library answers a malformed tensor with a result or an exception: it does not kill or hang the process. Reported on its own; --malformed-crashes report keeps these crashes from failing the run.
+# source: the kit's policy (no DLPack text says what a consumer does with a malformed tensor)
+# got: the process died of SIGSEGV while running this case; its last words: (none)
+# Runs from any directory with the kit installed (pip install dlpack-conformance, or DIR/conformance that dlgen -lang conformance -out DIR writes).
+import numpy as xp
+from dlpack_conformance import reference
+producer = reference.Producer(versioned=False, flags=0, device=(1, 0), dtype=(2, 32, 1), shape=None, strides=(3, 1), byte_offset=0, data='buffer', buffer_bytes=24, ndim=2)
+try:
+    y = xp.from_dlpack(producer)
+except Exception as error:
+    reference.refused(error, 'ok', producer)
+reference.accepted(producer, y, 'consumer-malformed')
