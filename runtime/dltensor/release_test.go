@@ -218,3 +218,35 @@ func TestAReleaseThatCannotBeAMapKeyIsReadEveryTime(t *testing.T) {
 	assert.Equal(t, dlpack.Version{Major: 1, Minor: 1}, m.Version)
 	dltensor.DeleteVersioned(m)
 }
+
+// heldRelease is comparable as a type, but not as a value when what it
+// holds is not: a map key of it would panic.
+type heldRelease struct {
+	olderRelease
+	Notes any
+}
+
+func TestAReleaseHoldingWhatCannotBeAMapKeyIsReadEveryTime(t *testing.T) {
+	r := dltensor.WithRelease(heldRelease{olderRelease: olderRelease{name: "1.1", major: 1, minor: 1, versioned: true}, Notes: []string{"x"}})
+	tensor, err := dltensor.FromSlice([]float32{1})
+	require.NoError(t, err)
+	m, err := tensor.ExportAndClose(r)
+	require.NoError(t, err)
+	assert.Equal(t, dlpack.Version{Major: 1, Minor: 1}, m.Version)
+	dltensor.DeleteVersioned(m)
+}
+
+// TestWithReleaseOfNilIsAnErrorNotAPanic: a bridge keeps the Option in a
+// package variable, so a panic there would take the host process down as
+// the library loads.
+func TestWithReleaseOfNilIsAnErrorNotAPanic(t *testing.T) {
+	pinned := dltensor.WithRelease(nil)
+	tensor, err := dltensor.FromSlice([]float32{1})
+	require.NoError(t, err)
+	defer tensor.Close()
+	_, err = tensor.Export(pinned)
+	require.ErrorIs(t, err, dltensor.ErrNotInRelease)
+	assert.Contains(t, err.Error(), "WithRelease(nil): pass the Release of the package dlgen -lang go wrote")
+	_, err = tensor.ExportLegacy(pinned)
+	require.ErrorIs(t, err, dltensor.ErrNotInRelease)
+}
