@@ -73,6 +73,7 @@ typedef struct {
 	CUresult (*DeviceGetName)(char *, int, CUdevice);
 	CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
 	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
 	CUresult (*CtxPushCurrent)(CUcontext);
 	CUresult (*CtxPopCurrent)(CUcontext *);
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -113,7 +114,7 @@ static const char *dlgen_cu_load(const char *name, dlgen_cu_api *cu) {
 	DLGEN_CU_SYM(Init, "cuInit") DLGEN_CU_SYM(GetErrorName, "cuGetErrorName")
 	DLGEN_CU_SYM(DeviceGetCount, "cuDeviceGetCount") DLGEN_CU_SYM(DeviceGet, "cuDeviceGet")
 	DLGEN_CU_SYM(DeviceGetName, "cuDeviceGetName") DLGEN_CU_SYM(DeviceGetAttribute, "cuDeviceGetAttribute")
-	DLGEN_CU_SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+	DLGEN_CU_SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") DLGEN_CU_SYM(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
 	DLGEN_CU_SYM(CtxPushCurrent, "cuCtxPushCurrent_v2") DLGEN_CU_SYM(CtxPopCurrent, "cuCtxPopCurrent_v2")
 	DLGEN_CU_SYM(MemAlloc, "cuMemAlloc_v2") DLGEN_CU_SYM(MemFree, "cuMemFree_v2")
 	DLGEN_CU_SYM(MemGetAddressRange, "cuMemGetAddressRange_v2") DLGEN_CU_SYM(MemsetD8Async, "cuMemsetD8Async")
@@ -167,15 +168,22 @@ static CUresult dlgen_cu_device(const dlgen_cu_api *cu, int ordinal, CUdevice *d
 	} \
 	return r;
 
+// dlgen_cu_stream makes the backend's stream in ctx.
+static CUresult dlgen_cu_stream(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t *stream, const char **call) {
+	DLGEN_CU_PUSH(ctx)
+	DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
+	DLGEN_CU_POP
+}
+
+// dlgen_cu_start retains d's primary context and makes the backend's
+// stream in it; if the stream cannot be made, it releases the context, so
+// that a device tried again holds one reference, not one per try.
 static CUresult dlgen_cu_start(const dlgen_cu_api *cu, CUdevice d, CUcontext *ctx, uintptr_t *stream, const char **call) {
 	CUresult r;
 	*call = "cuDevicePrimaryCtxRetain";
 	if ((r = cu->DevicePrimaryCtxRetain(ctx, d)) != 0) return r;
-	{
-		DLGEN_CU_PUSH(*ctx)
-		DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
-		DLGEN_CU_POP
-	}
+	if ((r = dlgen_cu_stream(cu, *ctx, stream, call)) != 0) cu->DevicePrimaryCtxRelease(d);
+	return r;
 }
 
 // dlgen_cu_alloc allocates n bytes and zeroes them on stream, waiting.

@@ -298,6 +298,19 @@ func TestCUDAOnTheFakeDriverErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, b.Free(cuda1, mem))
 
+	// A context whose stream cannot be made is released before the next try.
+	b, err = devices.LoadCUDA(fake.path)
+	require.NoError(t, err)
+	driver.Log()
+	driver.Fail("cuStreamCreate", fakecuda.ErrorOutOfMemory, 0, 1)
+	_, err = b.Allocate(cuda1, 16)
+	assert.EqualError(t, err, "devices: CUDA device 1 (dlgen fake CUDA device 1): cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY (2)")
+	assert.Equal(t, []string{
+		"cuDevicePrimaryCtxRetain(1) = 0",
+		"cuStreamCreate(1) = 2 -",
+		"cuDevicePrimaryCtxRelease_v2(1) = 0",
+	}, calls(driver), "the primary context retained for a stream that failed is released")
+
 	_, err = devices.Allocate(cuda0, 2<<30)
 	assert.EqualError(t, err, "devices: CUDA device 0 (dlgen fake CUDA device 0): allocating 2147483648 bytes: cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)")
 

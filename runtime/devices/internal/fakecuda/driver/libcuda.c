@@ -383,6 +383,17 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
 	END("%d", d)
 }
 
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+	BEGIN("cuDevicePrimaryCtxRelease_v2", 0)
+	if (r == OK && (d < 0 || d >= device_count || contexts[d].retained == 0)) {
+		r = INVALID_CONTEXT;
+	}
+	if (r == OK) {
+		contexts[d].retained--;
+	}
+	END("%d", d)
+}
+
 CUresult cuCtxPushCurrent_v2(CUcontext c) {
 	struct ctx_stack *s;
 	BEGIN("cuCtxPushCurrent_v2", 0)
