@@ -330,8 +330,11 @@ func (b *cudaBackend) names() []string {
 	return names
 }
 
-// cuError says which driver call failed and its CUresult's name.
-func cuError(api *C.dlgen_cu_api, call *C.char, code C.CUresult) error {
+// cuError says which driver call failed (*call, which the C call that
+// returned code set: read here, after that call, as Go does not order the
+// read of a variable among a call's arguments against the calls in them)
+// and its CUresult's name.
+func cuError(api *C.dlgen_cu_api, call **C.char, code C.CUresult) error {
 	if code == 0 {
 		return nil
 	}
@@ -339,7 +342,7 @@ func cuError(api *C.dlgen_cu_api, call *C.char, code C.CUresult) error {
 	if n := C.dlgen_cu_error_name(api, code); n != nil {
 		name = C.GoString(n)
 	}
-	return fmt.Errorf("%s: %s (%d)", C.GoString(call), name, int(code))
+	return fmt.Errorf("%s: %s (%d)", C.GoString(*call), name, int(code))
 }
 
 // loadCUDA opens the first of the libraries that loads, initialises the
@@ -367,11 +370,11 @@ func loadCUDA(names ...string) (*cudaBackend, error) {
 
 func listCUDA(api *C.dlgen_cu_api) (*cudaBackend, error) {
 	var call *C.char
-	if err := cuError(api, call, C.dlgen_cu_init(api, &call)); err != nil {
+	if err := cuError(api, &call, C.dlgen_cu_init(api, &call)); err != nil {
 		return nil, cudaNotAvailable(err.Error())
 	}
 	var n C.int
-	if err := cuError(api, call, C.dlgen_cu_count(api, &n, &call)); err != nil {
+	if err := cuError(api, &call, C.dlgen_cu_count(api, &n, &call)); err != nil {
 		return nil, cudaNotAvailable(err.Error())
 	}
 	if n == 0 {
@@ -382,7 +385,7 @@ func listCUDA(api *C.dlgen_cu_api) (*cudaBackend, error) {
 		d := &cudaDevice{api: api, id: i, pending: map[C.uintptr_t][]*runtime.Pinner{}}
 		var name [256]C.char
 		var pitch C.int
-		if err := cuError(api, call, C.dlgen_cu_device(api, C.int(i), &d.handle, &name[0], C.int(len(name)), &pitch, &call)); err != nil {
+		if err := cuError(api, &call, C.dlgen_cu_device(api, C.int(i), &d.handle, &name[0], C.int(len(name)), &pitch, &call)); err != nil {
 			return nil, cudaNotAvailable(fmt.Sprintf("device %d: %v", i, err))
 		}
 		d.name, d.maxPitch = C.GoString(&name[0]), int64(pitch)
@@ -425,7 +428,7 @@ func (b *cudaBackend) device(dev dlpack.Device) (*cudaDevice, error) {
 		var call *C.char
 		var ctx C.CUcontext
 		var own C.uintptr_t
-		if err := cuError(d.api, call, C.dlgen_cu_start(d.api, d.handle, &ctx, &own, &call)); err != nil {
+		if err := cuError(d.api, &call, C.dlgen_cu_start(d.api, d.handle, &ctx, &own, &call)); err != nil {
 			return nil, d.wrap(err)
 		}
 		d.ctx, d.own = ctx, own
@@ -459,7 +462,7 @@ func (b *cudaBackend) Allocate(dev dlpack.Device, nbytes int) (unsafe.Pointer, e
 	}
 	var call *C.char
 	var p C.uintptr_t
-	if err := cuError(d.api, call, C.dlgen_cu_alloc(d.api, d.ctx, C.size_t(nbytes), d.own, &p, &call)); err != nil {
+	if err := cuError(d.api, &call, C.dlgen_cu_alloc(d.api, d.ctx, C.size_t(nbytes), d.own, &p, &call)); err != nil {
 		if p != 0 {
 			C.dlgen_cu_free(d.api, d.ctx, p, &call)
 		}
@@ -477,7 +480,7 @@ func (b *cudaBackend) Free(dev dlpack.Device, data unsafe.Pointer) error {
 	synced := b.Sync(dev)
 	d := b.devices[dev.DeviceID]
 	var call *C.char
-	return errors.Join(synced, d.wrap(cuError(d.api, call, C.dlgen_cu_free(d.api, d.ctx, C.uintptr_t(uintptr(data)), &call))))
+	return errors.Join(synced, d.wrap(cuError(d.api, &call, C.dlgen_cu_free(d.api, d.ctx, C.uintptr_t(uintptr(data)), &call))))
 }
 
 // Sync waits, with cuStreamSynchronize, for each stream copies went on
@@ -498,7 +501,7 @@ func (b *cudaBackend) Sync(dev dlpack.Device) error {
 	var first error
 	var call *C.char
 	for _, stream := range slices.Sorted(maps.Keys(pending)) {
-		if err := cuError(d.api, call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil && first == nil {
+		if err := cuError(d.api, &call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil && first == nil {
 			first = d.wrap(err)
 		}
 		for _, pin := range pending[stream] {
@@ -540,7 +543,7 @@ func (b *cudaBackend) Handoff(dev dlpack.Device, producer, consumer int64) error
 		return err
 	}
 	var call *C.char
-	return d.wrap(cuError(d.api, call, C.dlgen_cu_handoff(d.api, d.ctx, p, c, &call)))
+	return d.wrap(cuError(d.api, &call, C.dlgen_cu_handoff(d.api, d.ctx, p, c, &call)))
 }
 
 // cuSide is one side of a copy: host memory, or device memory of a device.
@@ -565,7 +568,7 @@ func (b *cudaBackend) side(a Array) (cuSide, error) {
 	var call *C.char
 	var base C.uintptr_t
 	var size C.size_t
-	if err := cuError(d.api, call, C.dlgen_cu_range(d.api, d.ctx, C.uintptr_t(uintptr(a.Data)), &base, &size, &call)); err != nil {
+	if err := cuError(d.api, &call, C.dlgen_cu_range(d.api, d.ctx, C.uintptr_t(uintptr(a.Data)), &base, &size, &call)); err != nil {
 		return cuSide{}, d.wrap(err)
 	}
 	lo, hi, ok := span(a.Shape, a.Strides, int64(a.ItemSize))
@@ -692,7 +695,7 @@ func (d *cudaDevice) stageRead(a cuSide, arr Array, stream C.uintptr_t, empty fu
 		return err
 	}
 	var call *C.char
-	if err := cuError(d.api, call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil {
+	if err := cuError(d.api, &call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil {
 		return d.wrap(err)
 	}
 	empty(stage, packed)
@@ -747,7 +750,7 @@ func (d *cudaDevice) queue(r rect, dst, src cuSide, stream C.uintptr_t) error {
 	code := C.dlgen_cu_copy(d.api, d.ctx, dstDev, dstHost, C.size_t(r.row[0]), C.size_t(r.slice[0]/r.row[0]),
 		srcDev, srcHost, C.size_t(r.row[1]), C.size_t(r.slice[1]/r.row[1]),
 		C.size_t(r.region[0]), C.size_t(r.region[1]), C.size_t(r.region[2]), stream, &call)
-	return d.wrap(cuError(d.api, call, code))
+	return d.wrap(cuError(d.api, &call, code))
 }
 
 // cudaPointer turns a device address into DLTensor's data field.
@@ -766,5 +769,5 @@ func (b *cudaBackend) driverCopy(dev dlpack.Device, toDevice bool, mem, host uns
 		to = 1
 	}
 	var call *C.char
-	return d.wrap(cuError(d.api, call, C.dlgen_cu_driver_copy(d.api, d.ctx, to, C.uintptr_t(uintptr(mem)), host, C.size_t(n), &call)))
+	return d.wrap(cuError(d.api, &call, C.dlgen_cu_driver_copy(d.api, d.ctx, to, C.uintptr_t(uintptr(mem)), host, C.size_t(n), &call)))
 }
