@@ -411,7 +411,10 @@ type cudaDevice struct {
 
 	mu  sync.Mutex
 	ctx C.CUcontext // the primary context, retained on first use
-	own C.uintptr_t // the backend's stream (non-blocking)
+	// syncing lets one Sync run at a time: one that takes the pending
+	// streams while another waits for those it took would return first.
+	syncing sync.Mutex
+	own     C.uintptr_t // the backend's stream (non-blocking)
 	// pending holds the streams used since the last Sync, each with the
 	// host memory its copies may still read or write, pinned.
 	pending map[C.uintptr_t][]*runtime.Pinner
@@ -485,12 +488,14 @@ func (b *cudaBackend) Free(dev dlpack.Device, data unsafe.Pointer) error {
 
 // Sync waits, with cuStreamSynchronize, for each stream copies went on
 // since the last Sync (the backend's own always), then lets go of the host
-// memory they used.
+// memory they used. A Sync begun while another runs waits for it first.
 func (b *cudaBackend) Sync(dev dlpack.Device) error {
 	d, err := b.device(dev)
 	if err != nil {
 		return err
 	}
+	d.syncing.Lock()
+	defer d.syncing.Unlock()
 	d.mu.Lock()
 	pending := d.pending
 	d.pending = map[C.uintptr_t][]*runtime.Pinner{}
