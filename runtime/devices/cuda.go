@@ -73,6 +73,7 @@ typedef struct {
 	CUresult (*DeviceGetName)(char *, int, CUdevice);
 	CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
 	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
 	CUresult (*CtxPushCurrent)(CUcontext);
 	CUresult (*CtxPopCurrent)(CUcontext *);
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -113,7 +114,7 @@ static const char *dlgen_cu_load(const char *name, dlgen_cu_api *cu) {
 	DLGEN_CU_SYM(Init, "cuInit") DLGEN_CU_SYM(GetErrorName, "cuGetErrorName")
 	DLGEN_CU_SYM(DeviceGetCount, "cuDeviceGetCount") DLGEN_CU_SYM(DeviceGet, "cuDeviceGet")
 	DLGEN_CU_SYM(DeviceGetName, "cuDeviceGetName") DLGEN_CU_SYM(DeviceGetAttribute, "cuDeviceGetAttribute")
-	DLGEN_CU_SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+	DLGEN_CU_SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") DLGEN_CU_SYM(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
 	DLGEN_CU_SYM(CtxPushCurrent, "cuCtxPushCurrent_v2") DLGEN_CU_SYM(CtxPopCurrent, "cuCtxPopCurrent_v2")
 	DLGEN_CU_SYM(MemAlloc, "cuMemAlloc_v2") DLGEN_CU_SYM(MemFree, "cuMemFree_v2")
 	DLGEN_CU_SYM(MemGetAddressRange, "cuMemGetAddressRange_v2") DLGEN_CU_SYM(MemsetD8Async, "cuMemsetD8Async")
@@ -167,15 +168,22 @@ static CUresult dlgen_cu_device(const dlgen_cu_api *cu, int ordinal, CUdevice *d
 	} \
 	return r;
 
+// dlgen_cu_stream makes the backend's stream in ctx.
+static CUresult dlgen_cu_stream(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t *stream, const char **call) {
+	DLGEN_CU_PUSH(ctx)
+	DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
+	DLGEN_CU_POP
+}
+
+// dlgen_cu_start retains d's primary context and makes the backend's
+// stream in it; if the stream cannot be made, it releases the context, so
+// that a device tried again holds one reference, not one per try.
 static CUresult dlgen_cu_start(const dlgen_cu_api *cu, CUdevice d, CUcontext *ctx, uintptr_t *stream, const char **call) {
 	CUresult r;
 	*call = "cuDevicePrimaryCtxRetain";
 	if ((r = cu->DevicePrimaryCtxRetain(ctx, d)) != 0) return r;
-	{
-		DLGEN_CU_PUSH(*ctx)
-		DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
-		DLGEN_CU_POP
-	}
+	if ((r = dlgen_cu_stream(cu, *ctx, stream, call)) != 0) cu->DevicePrimaryCtxRelease(d);
+	return r;
 }
 
 // dlgen_cu_alloc allocates n bytes and zeroes them on stream, waiting.
@@ -322,8 +330,11 @@ func (b *cudaBackend) names() []string {
 	return names
 }
 
-// cuError says which driver call failed and its CUresult's name.
-func cuError(api *C.dlgen_cu_api, call *C.char, code C.CUresult) error {
+// cuError says which driver call failed (*call, which the C call that
+// returned code set: read here, after that call, as Go does not order the
+// read of a variable among a call's arguments against the calls in them)
+// and its CUresult's name.
+func cuError(api *C.dlgen_cu_api, call **C.char, code C.CUresult) error {
 	if code == 0 {
 		return nil
 	}
@@ -331,7 +342,7 @@ func cuError(api *C.dlgen_cu_api, call *C.char, code C.CUresult) error {
 	if n := C.dlgen_cu_error_name(api, code); n != nil {
 		name = C.GoString(n)
 	}
-	return fmt.Errorf("%s: %s (%d)", C.GoString(call), name, int(code))
+	return fmt.Errorf("%s: %s (%d)", C.GoString(*call), name, int(code))
 }
 
 // loadCUDA opens the first of the libraries that loads, initialises the
@@ -359,11 +370,11 @@ func loadCUDA(names ...string) (*cudaBackend, error) {
 
 func listCUDA(api *C.dlgen_cu_api) (*cudaBackend, error) {
 	var call *C.char
-	if err := cuError(api, call, C.dlgen_cu_init(api, &call)); err != nil {
+	if err := cuError(api, &call, C.dlgen_cu_init(api, &call)); err != nil {
 		return nil, cudaNotAvailable(err.Error())
 	}
 	var n C.int
-	if err := cuError(api, call, C.dlgen_cu_count(api, &n, &call)); err != nil {
+	if err := cuError(api, &call, C.dlgen_cu_count(api, &n, &call)); err != nil {
 		return nil, cudaNotAvailable(err.Error())
 	}
 	if n == 0 {
@@ -374,7 +385,7 @@ func listCUDA(api *C.dlgen_cu_api) (*cudaBackend, error) {
 		d := &cudaDevice{api: api, id: i, pending: map[C.uintptr_t][]*runtime.Pinner{}}
 		var name [256]C.char
 		var pitch C.int
-		if err := cuError(api, call, C.dlgen_cu_device(api, C.int(i), &d.handle, &name[0], C.int(len(name)), &pitch, &call)); err != nil {
+		if err := cuError(api, &call, C.dlgen_cu_device(api, C.int(i), &d.handle, &name[0], C.int(len(name)), &pitch, &call)); err != nil {
 			return nil, cudaNotAvailable(fmt.Sprintf("device %d: %v", i, err))
 		}
 		d.name, d.maxPitch = C.GoString(&name[0]), int64(pitch)
@@ -400,7 +411,10 @@ type cudaDevice struct {
 
 	mu  sync.Mutex
 	ctx C.CUcontext // the primary context, retained on first use
-	own C.uintptr_t // the backend's stream (non-blocking)
+	// syncing lets one Sync run at a time: one that takes the pending
+	// streams while another waits for those it took would return first.
+	syncing sync.Mutex
+	own     C.uintptr_t // the backend's stream (non-blocking)
 	// pending holds the streams used since the last Sync, each with the
 	// host memory its copies may still read or write, pinned.
 	pending map[C.uintptr_t][]*runtime.Pinner
@@ -417,7 +431,7 @@ func (b *cudaBackend) device(dev dlpack.Device) (*cudaDevice, error) {
 		var call *C.char
 		var ctx C.CUcontext
 		var own C.uintptr_t
-		if err := cuError(d.api, call, C.dlgen_cu_start(d.api, d.handle, &ctx, &own, &call)); err != nil {
+		if err := cuError(d.api, &call, C.dlgen_cu_start(d.api, d.handle, &ctx, &own, &call)); err != nil {
 			return nil, d.wrap(err)
 		}
 		d.ctx, d.own = ctx, own
@@ -451,7 +465,7 @@ func (b *cudaBackend) Allocate(dev dlpack.Device, nbytes int) (unsafe.Pointer, e
 	}
 	var call *C.char
 	var p C.uintptr_t
-	if err := cuError(d.api, call, C.dlgen_cu_alloc(d.api, d.ctx, C.size_t(nbytes), d.own, &p, &call)); err != nil {
+	if err := cuError(d.api, &call, C.dlgen_cu_alloc(d.api, d.ctx, C.size_t(nbytes), d.own, &p, &call)); err != nil {
 		if p != 0 {
 			C.dlgen_cu_free(d.api, d.ctx, p, &call)
 		}
@@ -469,17 +483,19 @@ func (b *cudaBackend) Free(dev dlpack.Device, data unsafe.Pointer) error {
 	synced := b.Sync(dev)
 	d := b.devices[dev.DeviceID]
 	var call *C.char
-	return errors.Join(synced, d.wrap(cuError(d.api, call, C.dlgen_cu_free(d.api, d.ctx, C.uintptr_t(uintptr(data)), &call))))
+	return errors.Join(synced, d.wrap(cuError(d.api, &call, C.dlgen_cu_free(d.api, d.ctx, C.uintptr_t(uintptr(data)), &call))))
 }
 
 // Sync waits, with cuStreamSynchronize, for each stream copies went on
 // since the last Sync (the backend's own always), then lets go of the host
-// memory they used.
+// memory they used. A Sync begun while another runs waits for it first.
 func (b *cudaBackend) Sync(dev dlpack.Device) error {
 	d, err := b.device(dev)
 	if err != nil {
 		return err
 	}
+	d.syncing.Lock()
+	defer d.syncing.Unlock()
 	d.mu.Lock()
 	pending := d.pending
 	d.pending = map[C.uintptr_t][]*runtime.Pinner{}
@@ -490,7 +506,7 @@ func (b *cudaBackend) Sync(dev dlpack.Device) error {
 	var first error
 	var call *C.char
 	for _, stream := range slices.Sorted(maps.Keys(pending)) {
-		if err := cuError(d.api, call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil && first == nil {
+		if err := cuError(d.api, &call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil && first == nil {
 			first = d.wrap(err)
 		}
 		for _, pin := range pending[stream] {
@@ -532,7 +548,7 @@ func (b *cudaBackend) Handoff(dev dlpack.Device, producer, consumer int64) error
 		return err
 	}
 	var call *C.char
-	return d.wrap(cuError(d.api, call, C.dlgen_cu_handoff(d.api, d.ctx, p, c, &call)))
+	return d.wrap(cuError(d.api, &call, C.dlgen_cu_handoff(d.api, d.ctx, p, c, &call)))
 }
 
 // cuSide is one side of a copy: host memory, or device memory of a device.
@@ -557,7 +573,7 @@ func (b *cudaBackend) side(a Array) (cuSide, error) {
 	var call *C.char
 	var base C.uintptr_t
 	var size C.size_t
-	if err := cuError(d.api, call, C.dlgen_cu_range(d.api, d.ctx, C.uintptr_t(uintptr(a.Data)), &base, &size, &call)); err != nil {
+	if err := cuError(d.api, &call, C.dlgen_cu_range(d.api, d.ctx, C.uintptr_t(uintptr(a.Data)), &base, &size, &call)); err != nil {
 		return cuSide{}, d.wrap(err)
 	}
 	lo, hi, ok := span(a.Shape, a.Strides, int64(a.ItemSize))
@@ -684,7 +700,7 @@ func (d *cudaDevice) stageRead(a cuSide, arr Array, stream C.uintptr_t, empty fu
 		return err
 	}
 	var call *C.char
-	if err := cuError(d.api, call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil {
+	if err := cuError(d.api, &call, C.dlgen_cu_sync(d.api, d.ctx, stream, &call)); err != nil {
 		return d.wrap(err)
 	}
 	empty(stage, packed)
@@ -739,7 +755,7 @@ func (d *cudaDevice) queue(r rect, dst, src cuSide, stream C.uintptr_t) error {
 	code := C.dlgen_cu_copy(d.api, d.ctx, dstDev, dstHost, C.size_t(r.row[0]), C.size_t(r.slice[0]/r.row[0]),
 		srcDev, srcHost, C.size_t(r.row[1]), C.size_t(r.slice[1]/r.row[1]),
 		C.size_t(r.region[0]), C.size_t(r.region[1]), C.size_t(r.region[2]), stream, &call)
-	return d.wrap(cuError(d.api, call, code))
+	return d.wrap(cuError(d.api, &call, code))
 }
 
 // cudaPointer turns a device address into DLTensor's data field.
@@ -758,5 +774,5 @@ func (b *cudaBackend) driverCopy(dev dlpack.Device, toDevice bool, mem, host uns
 		to = 1
 	}
 	var call *C.char
-	return d.wrap(cuError(d.api, call, C.dlgen_cu_driver_copy(d.api, d.ctx, to, C.uintptr_t(uintptr(mem)), host, C.size_t(n), &call)))
+	return d.wrap(cuError(d.api, &call, C.dlgen_cu_driver_copy(d.api, d.ctx, to, C.uintptr_t(uintptr(mem)), host, C.size_t(n), &call)))
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/dlgen/dlgen/generated/go/dlpack"
@@ -269,6 +270,45 @@ func TestCUDAOnTheFakeDriverOrdersStreamsWithEvents(t *testing.T) {
 		"has no streams")
 }
 
+// TestCUDAOnTheFakeDriverSyncWaitsForAConcurrentSync: a Sync that begins
+// while another is waiting for a stream returns only once that stream's
+// copies are done, though the other Sync took them from the pending list.
+func TestCUDAOnTheFakeDriverSyncWaitsForAConcurrentSync(t *testing.T) {
+	driver, _ := fakeCUDA(t)
+	const n = 64
+	mem, err := devices.Allocate(cuda0, n)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, devices.Free(cuda0, mem)) }()
+	in, out := make([]byte, n), make([]byte, n)
+	for i := range in {
+		in[i] = byte(i + 1)
+	}
+	require.NoError(t, devices.Copy(on(cuda0, mem, []int64{n}, []int64{1}, 1), on(cpu, unsafe.Pointer(&in[0]), []int64{n}, []int64{1}, 1)))
+	require.NoError(t, devices.Sync(cuda0))
+	// A copy back on the per-thread default stream, which the fake runs
+	// only when something waits for that stream.
+	require.NoError(t, devices.CopyOn(on(cpu, unsafe.Pointer(&out[0]), []int64{n}, []int64{1}, 1), on(cuda0, mem, []int64{n}, []int64{1}, 1), 2))
+	driver.HoldSync()
+	first := make(chan error)
+	go func() { first <- devices.Sync(cuda0) }()
+	driver.HeldSync() // the first Sync holds the per-thread stream's copy, not yet waited for
+	second := make(chan []byte)
+	go func() {
+		assert.NoError(t, devices.Sync(cuda0))
+		second <- append([]byte(nil), out...)
+	}()
+	select {
+	case seen := <-second: // returned while the first still waits: the copy has not run
+		driver.ReleaseSync()
+		require.NoError(t, <-first)
+		assert.Equal(t, in, seen, "the second Sync returned before the copy it had to wait for ran")
+	case <-time.After(100 * time.Millisecond): // it waits, as it should
+		driver.ReleaseSync()
+		require.NoError(t, <-first)
+		assert.Equal(t, in, <-second)
+	}
+}
+
 // TestCUDAOnTheFakeDriverErrors makes each kind of driver call fail: the
 // error names the call and its CUresult, and what failed is undone.
 func TestCUDAOnTheFakeDriverErrors(t *testing.T) {
@@ -297,6 +337,19 @@ func TestCUDAOnTheFakeDriverErrors(t *testing.T) {
 	mem, err := b.Allocate(cuda1, 16)
 	require.NoError(t, err)
 	require.NoError(t, b.Free(cuda1, mem))
+
+	// A context whose stream cannot be made is released before the next try.
+	b, err = devices.LoadCUDA(fake.path)
+	require.NoError(t, err)
+	driver.Log()
+	driver.Fail("cuStreamCreate", fakecuda.ErrorOutOfMemory, 0, 1)
+	_, err = b.Allocate(cuda1, 16)
+	assert.EqualError(t, err, "devices: CUDA device 1 (dlgen fake CUDA device 1): cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY (2)")
+	assert.Equal(t, []string{
+		"cuDevicePrimaryCtxRetain(1) = 0",
+		"cuStreamCreate(1) = 2 -",
+		"cuDevicePrimaryCtxRelease_v2(1) = 0",
+	}, calls(driver), "the primary context retained for a stream that failed is released")
 
 	_, err = devices.Allocate(cuda0, 2<<30)
 	assert.EqualError(t, err, "devices: CUDA device 0 (dlgen fake CUDA device 0): allocating 2147483648 bytes: cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)")

@@ -38,7 +38,10 @@ type Option struct{ rules *releaseRules }
 // r's answers are read once per release and kept: keep the Option in a
 // package variable, or call WithRelease at every exchange, as you like.
 func WithRelease(r Release) Option {
-	if !reflect.TypeOf(r).Comparable() { // not a map key: read it every time
+	if r == nil {
+		return Option{&releaseRules{name: "nil", err: fmt.Errorf("dltensor: WithRelease(nil): pass the Release of the package dlgen -lang go wrote (dlpack.Release): %w", ErrNotInRelease)}}
+	}
+	if !reflect.ValueOf(r).Comparable() { // not a map key: read it every time
 		return Option{tabulate(r)}
 	}
 	if rules, ok := releases.Load(r); ok {

@@ -203,18 +203,42 @@ func TestAnImportReadsWhatItsReleaseReads(t *testing.T) {
 	assert.Equal(t, memory, v)
 }
 
-// unhashableRelease cannot be a map key, which WithRelease caches by.
+// unhashableRelease cannot be a map key, which WithRelease caches by;
+// heldRelease is comparable as a type, but not as a value when what it
+// holds is not.
 type unhashableRelease struct {
 	olderRelease
 	Notes []string
 }
 
+type heldRelease struct {
+	olderRelease
+	Notes any
+}
+
 func TestAReleaseThatCannotBeAMapKeyIsReadEveryTime(t *testing.T) {
-	r := dltensor.WithRelease(unhashableRelease{olderRelease: olderRelease{name: "1.1", major: 1, minor: 1, versioned: true}})
+	v11 := olderRelease{name: "1.1", major: 1, minor: 1, versioned: true}
+	for _, r := range []dltensor.Release{unhashableRelease{olderRelease: v11}, heldRelease{olderRelease: v11, Notes: []string{"x"}}} {
+		tensor, err := dltensor.FromSlice([]float32{1})
+		require.NoError(t, err)
+		m, err := tensor.ExportAndClose(dltensor.WithRelease(r))
+		require.NoError(t, err)
+		assert.Equal(t, dlpack.Version{Major: 1, Minor: 1}, m.Version)
+		dltensor.DeleteVersioned(m)
+	}
+}
+
+// TestWithReleaseOfNilIsAnErrorNotAPanic: a bridge keeps the Option in a
+// package variable, so a panic there would take the host process down as
+// the library loads.
+func TestWithReleaseOfNilIsAnErrorNotAPanic(t *testing.T) {
+	pinned := dltensor.WithRelease(nil)
 	tensor, err := dltensor.FromSlice([]float32{1})
 	require.NoError(t, err)
-	m, err := tensor.ExportAndClose(r)
-	require.NoError(t, err)
-	assert.Equal(t, dlpack.Version{Major: 1, Minor: 1}, m.Version)
-	dltensor.DeleteVersioned(m)
+	defer tensor.Close()
+	_, err = tensor.Export(pinned)
+	require.ErrorIs(t, err, dltensor.ErrNotInRelease)
+	assert.Contains(t, err.Error(), "WithRelease(nil): pass the Release of the package dlgen -lang go wrote")
+	_, err = tensor.ExportLegacy(pinned)
+	require.ErrorIs(t, err, dltensor.ErrNotInRelease)
 }

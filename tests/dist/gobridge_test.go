@@ -59,6 +59,16 @@ func TestCgoBridgeGuideAtEveryRelease(t *testing.T) {
 			assert.FileExists(t, filepath.Join(module, "internal", "c", "dlpack", "dlpack.h"), "the module's own header")
 		})
 	}
+	// A //go:generate line without -lang c: the build names the header the
+	// module lacks, and never falls back to a dlpack/dlpack.h of the system.
+	t.Run("without -lang c", func(t *testing.T) {
+		require.NoError(t, os.RemoveAll(filepath.Join(module, "internal")))
+		require.NoError(t, os.WriteFile(filepath.Join(module, "bridge.go"), []byte(replaceOnce(t, bridge, "-lang c,go", "-lang go")), 0o644))
+		tooltest.Run(t, module, moduleEnv, commands[0][0], commands[0][1:]...)
+		out, err := tooltest.Try(module, moduleEnv, commands[1][0], commands[1][1:]...)
+		require.Error(t, err)
+		assert.Contains(t, out, "internal/c/dlpack/dlpack.h", "the build names the missing header")
+	})
 }
 
 // bridgeGuide is docs/go.md's cgo bridge: bridge.go, use.py, and the

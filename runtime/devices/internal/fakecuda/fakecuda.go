@@ -18,6 +18,7 @@ static struct {
 	void (*fail)(const char *, int, int, int);
 	size_t (*log)(char *, size_t);
 	void (*devices)(int);
+	void (*hold)(void), (*held)(void), (*release)(void);
 } fake;
 
 static const char *dlgen_fake_open(const char *path) {
@@ -28,11 +29,17 @@ static const char *dlgen_fake_open(const char *path) {
 	*(void **)&fake.fail = dlsym(lib, "fakecuda_fail");
 	*(void **)&fake.log = dlsym(lib, "fakecuda_log");
 	*(void **)&fake.devices = dlsym(lib, "fakecuda_set_devices");
-	return fake.fail && fake.log && fake.devices ? NULL : "not the fake driver";
+	*(void **)&fake.hold = dlsym(lib, "fakecuda_hold_sync");
+	*(void **)&fake.held = dlsym(lib, "fakecuda_held_sync");
+	*(void **)&fake.release = dlsym(lib, "fakecuda_release_sync");
+	return fake.fail && fake.log && fake.devices && fake.hold && fake.held && fake.release ? NULL : "not the fake driver";
 }
 static void dlgen_fake_fail(const char *call, int result, int skip, int times) { fake.fail(call, result, skip, times); }
 static size_t dlgen_fake_log(char *buf, size_t n) { return fake.log(buf, n); }
 static void dlgen_fake_devices(int n) { fake.devices(n); }
+static void dlgen_fake_hold(void) { fake.hold(); }
+static void dlgen_fake_held(void) { fake.held(); }
+static void dlgen_fake_release(void) { fake.release(); }
 */
 import "C"
 
@@ -105,6 +112,16 @@ func (d Driver) Heal() { d.Fail("", 0, 0, 0) }
 
 // SetDevices sets the number of devices the driver reports (2 at first).
 func (Driver) SetDevices(n int) { C.dlgen_fake_devices(C.int(n)) }
+
+// HoldSync makes the next cuStreamSynchronize wait, before it does
+// anything, until ReleaseSync; HeldSync returns once one waits.
+func (Driver) HoldSync() { C.dlgen_fake_hold() }
+
+// HeldSync waits until a cuStreamSynchronize that HoldSync holds waits.
+func (Driver) HeldSync() { C.dlgen_fake_held() }
+
+// ReleaseSync lets the held cuStreamSynchronize go on.
+func (Driver) ReleaseSync() { C.dlgen_fake_release() }
 
 // Log returns the calls logged since the last Log, one a line, as
 // "name(arguments) = CUresult", then what a call made (d<device>:<n> for

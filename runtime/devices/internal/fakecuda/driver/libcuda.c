@@ -13,7 +13,9 @@
  * thread, a memory limit, and allocations named d<device>:<n> in the log.
  *
  * Control (for the tests, through dlsym): fakecuda_fail makes a call fail,
- * fakecuda_log takes the log, fakecuda_set_devices sets the device count.
+ * fakecuda_log takes the log, fakecuda_set_devices sets the device count,
+ * fakecuda_hold_sync makes the next cuStreamSynchronize wait, before it
+ * does anything, until fakecuda_release_sync (fakecuda_held_sync: one waits).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -383,6 +385,17 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
 	END("%d", d)
 }
 
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+	BEGIN("cuDevicePrimaryCtxRelease_v2", 0)
+	if (r == OK && (d < 0 || d >= device_count || contexts[d].retained == 0)) {
+		r = INVALID_CONTEXT;
+	}
+	if (r == OK) {
+		contexts[d].retained--;
+	}
+	END("%d", d)
+}
+
 CUresult cuCtxPushCurrent_v2(CUcontext c) {
 	struct ctx_stack *s;
 	BEGIN("cuCtxPushCurrent_v2", 0)
@@ -512,8 +525,21 @@ CUresult cuStreamCreate(CUstream *h, unsigned int flags) {
 	return r;
 }
 
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_armed, holding;
+
 CUresult cuStreamSynchronize(CUstream h) {
 	struct fake_stream *s;
+	pthread_mutex_lock(&mu);
+	if (hold_armed) {
+		hold_armed = 0;
+		holding = 1;
+		pthread_cond_broadcast(&hold_cv);
+		while (holding) {
+			pthread_cond_wait(&hold_cv, &mu);
+		}
+	}
+	pthread_mutex_unlock(&mu);
 	BEGIN("cuStreamSynchronize", 1)
 	s = stream(h);
 	if (r == OK) {
@@ -735,6 +761,28 @@ size_t fakecuda_log(char *buf, size_t n) {
 }
 
 /* fakecuda_set_devices sets how many devices cuDeviceGetCount reports. */
+void fakecuda_hold_sync(void) {
+	pthread_mutex_lock(&mu);
+	hold_armed = 1;
+	pthread_mutex_unlock(&mu);
+}
+
+/* fakecuda_held_sync waits until a cuStreamSynchronize is held. */
+void fakecuda_held_sync(void) {
+	pthread_mutex_lock(&mu);
+	while (!holding) {
+		pthread_cond_wait(&hold_cv, &mu);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+void fakecuda_release_sync(void) {
+	pthread_mutex_lock(&mu);
+	holding = 0;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&mu);
+}
+
 void fakecuda_set_devices(int n) {
 	pthread_mutex_lock(&mu);
 	device_count = n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : n;
