@@ -279,7 +279,9 @@ void dlpack_sanitize_trampoline(void *address) {
     int finalizing = _Py_IsFinalizing();
 #endif
     if (judge != NULL && !finalizing) {
-        PyObject *r = PyObject_CallFunction(judge, "K", (unsigned long long)(uintptr_t)address);
+        PyObject *at = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)address);
+        PyObject *r = at != NULL ? PyObject_CallOneArg(judge, at) : NULL;
+        Py_XDECREF(at);
         if (r == NULL) {
             PyErr_Clear();
         } else {
