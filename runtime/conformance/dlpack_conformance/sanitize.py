@@ -166,7 +166,9 @@ class _Tensor:
         "versioned",
     )
 
-    def __init__(self, address, deleter, capsule, fields, versioned, site, producer, consumer, cell):
+    def __init__(
+        self, address, deleter, capsule, fields, versioned, site, producer, consumer, cell, had_destructor
+    ):
         self.address = address
         self.deleter = deleter
         self.calls = 0
@@ -182,7 +184,7 @@ class _Tensor:
         self.held = False  # the first call came while the capsule still owned the tensor
         self.forwarded = False
         self.second_known = False  # the second call is a problem reported already
-        self.had_destructor = bool(_WORDS[fields + 3])
+        self.had_destructor = had_destructor
         self.cell = cell
 
     def about(self):
@@ -256,6 +258,7 @@ _C_TRAMPOLINE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 static PyObject *judge;
 
@@ -276,7 +279,9 @@ void dlpack_sanitize_trampoline(void *address) {
     int finalizing = _Py_IsFinalizing();
 #endif
     if (judge != NULL && !finalizing) {
-        PyObject *r = PyObject_CallFunction(judge, "K", (unsigned long long)(uintptr_t)address);
+        PyObject *at = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)address);
+        PyObject *r = at != NULL ? PyObject_CallOneArg(judge, at) : NULL;
+        Py_XDECREF(at);
         if (r == NULL) {
             PyErr_Clear();
         } else {
@@ -297,6 +302,54 @@ void dlpack_sanitize_trampoline(void *address) {
     if (forward != NULL) {
         forward(address);
     }
+}
+
+/* swap(capsule): a DLPack capsule's managed tensor gets the trampoline in
+   its deleter field, in one call: (address, the producer's deleter, the
+   field's index in words, versioned, had a destructor), or None for anything
+   else (another object, name or NULL pointer, a misaligned field), which the
+   Python path judges and reports. */
+static Py_ssize_t deleter_at[2]; /* legacy, versioned */
+
+static PyObject *swap(PyObject *self, PyObject *capsule) {
+    (void)self;
+    if (!PyCapsule_CheckExact(capsule)) {
+        Py_RETURN_NONE;
+    }
+    const char *name = PyCapsule_GetName(capsule);
+    int versioned;
+    if (name != NULL && strcmp(name, "dltensor_versioned") == 0) {
+        versioned = 1;
+    } else if (name != NULL && strcmp(name, "dltensor") == 0) {
+        versioned = 0;
+    } else {
+        Py_RETURN_NONE;
+    }
+    char *address = PyCapsule_GetPointer(capsule, name);
+    if (address == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    uintptr_t cell = (uintptr_t)(address + deleter_at[versioned]);
+    if (cell % sizeof(void *) != 0) {
+        Py_RETURN_NONE;
+    }
+    void **field = (void **)cell;
+    void *deleter = *field;
+    *field = (void *)(uintptr_t)dlpack_sanitize_trampoline;
+    return Py_BuildValue("(KKKOO)", (unsigned long long)(uintptr_t)address,
+                         (unsigned long long)(uintptr_t)deleter,
+                         (unsigned long long)(cell / sizeof(void *)),
+                         versioned ? Py_True : Py_False,
+                         PyCapsule_GetDestructor(capsule) != NULL ? Py_True : Py_False);
+}
+
+static PyMethodDef swap_def = {"swap", swap, METH_O, NULL};
+
+PyObject *dlpack_sanitize_swap(Py_ssize_t legacy_at, Py_ssize_t versioned_at) {
+    deleter_at[0] = legacy_at;
+    deleter_at[1] = versioned_at;
+    return PyCFunction_New(&swap_def, NULL);
 }
 """
 
@@ -333,7 +386,10 @@ def _compiled_trampoline():
     c.dlpack_sanitize_judge.argtypes = [ctypes.py_object]
     c.dlpack_sanitize_judge.restype = None
     c.dlpack_sanitize_judge(_deleter_call)
-    return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value
+    c.dlpack_sanitize_swap.argtypes = [ctypes.c_ssize_t, ctypes.c_ssize_t]
+    c.dlpack_sanitize_swap.restype = ctypes.py_object
+    swap = c.dlpack_sanitize_swap(_DELETER_AT[_LEGACY], _DELETER_AT[_VERSIONED])
+    return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value, swap
 
 
 def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_deleter):
@@ -345,7 +401,8 @@ def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_de
             _call_deleter(forward, address)
 
 
-_TRAMPOLINE_AT = _compiled_trampoline()
+# _swap: the C helper that tracks a capsule in one call, or None (Python's path).
+_TRAMPOLINE_AT, _swap = _compiled_trampoline() or (None, None)
 if _TRAMPOLINE_AT is None:
     _TRAMPOLINE = _DELETER(_deleter_called)
     _TRAMPOLINE_AT = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
@@ -371,6 +428,13 @@ def _forget():
 def _track(capsule, site, producer, consumer):
     """Puts the trampoline in the capsule's deleter field; the _Tensor, or a
     Violation when the capsule is none DLPack names."""
+    swapped = _swap(capsule) if _swap is not None else None
+    if swapped is not None:  # the common path: the C helper checked the name and swapped the deleter
+        address, deleter, cell, versioned, had_destructor = swapped
+        t = _Tensor(address, deleter, capsule, _fields(capsule), versioned, site, producer, consumer, cell,
+                    had_destructor)
+        _tracked[address] = t
+        return t
     fields = _fields(capsule) if type(capsule) is _CAPSULE else None
     name = _name(fields) if fields is not None else None
     if name not in _DELETER_AT:
@@ -381,7 +445,8 @@ def _track(capsule, site, producer, consumer):
     cell, misaligned = divmod(address + _DELETER_AT[name], _WORD)
     if misaligned:
         return None  # a managed tensor no C compiler would place: left alone
-    t = _Tensor(address, _WORDS[cell], capsule, fields, name == _VERSIONED, site, producer, consumer, cell)
+    t = _Tensor(address, _WORDS[cell], capsule, fields, name == _VERSIONED, site, producer, consumer, cell,
+                bool(_WORDS[fields + 3]))
     _tracked[address] = t
     _WORDS[cell] = _TRAMPOLINE_AT
     return t
