@@ -10,60 +10,11 @@ package devices
 #include <stdio.h>
 #include <stdlib.h>
 
-// The CUDA driver API types and entry points the backend uses, declared
-// here from NVIDIA's documentation so that building dlgen needs no CUDA
-// toolkit: the driver (libcuda.so.1) is opened at run time.
-typedef int CUresult;
-typedef int CUdevice;
-#if UINTPTR_MAX > 0xffffffffu
-typedef unsigned long long CUdeviceptr;
-#else
-typedef unsigned int CUdeviceptr;
-#endif
-typedef struct CUctx_st *CUcontext;
-typedef struct CUstream_st *CUstream;
-typedef struct CUevent_st *CUevent;
-typedef struct CUarray_st *CUarray;
-
-#define DLGEN_CU_MEMORYTYPE_HOST 1
-#define DLGEN_CU_MEMORYTYPE_DEVICE 2
-#define DLGEN_CU_DEVICE_ATTRIBUTE_MAX_PITCH 11
-#define DLGEN_CU_STREAM_NON_BLOCKING 1
-#define DLGEN_CU_EVENT_DISABLE_TIMING 2
-
-typedef struct {
-	size_t srcXInBytes, srcY;
-	int srcMemoryType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	CUarray srcArray;
-	size_t srcPitch;
-	size_t dstXInBytes, dstY;
-	int dstMemoryType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	CUarray dstArray;
-	size_t dstPitch;
-	size_t WidthInBytes, Height;
-} dlgen_CUDA_MEMCPY2D;
-
-typedef struct {
-	size_t srcXInBytes, srcY, srcZ, srcLOD;
-	int srcMemoryType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	CUarray srcArray;
-	void *reserved0;
-	size_t srcPitch, srcHeight;
-	size_t dstXInBytes, dstY, dstZ, dstLOD;
-	int dstMemoryType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	CUarray dstArray;
-	void *reserved1;
-	size_t dstPitch, dstHeight;
-	size_t WidthInBytes, Height, Depth;
-} dlgen_CUDA_MEMCPY3D;
+// The CUDA driver API types (internal/cudaabi/cuda.h, shared with the fake
+// driver) and entry points the backend uses, declared from NVIDIA's
+// documentation so that building dlgen needs no CUDA toolkit: the driver
+// (libcuda.so.1) is opened at run time.
+#include "internal/cudaabi/cuda.h"
 
 typedef struct {
 	CUresult (*Init)(unsigned);
@@ -83,8 +34,8 @@ typedef struct {
 	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-	CUresult (*Memcpy2DAsync)(const dlgen_CUDA_MEMCPY2D *, CUstream);
-	CUresult (*Memcpy3DAsync)(const dlgen_CUDA_MEMCPY3D *, CUstream);
+	CUresult (*Memcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
+	CUresult (*Memcpy3DAsync)(const CUDA_MEMCPY3D *, CUstream);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*StreamCreate)(CUstream *, unsigned);
@@ -144,7 +95,7 @@ static CUresult dlgen_cu_device(const dlgen_cu_api *cu, int ordinal, CUdevice *d
 	*call = "cuDeviceGetName";
 	if ((r = cu->DeviceGetName(name, len, *d)) != 0) return r;
 	*call = "cuDeviceGetAttribute";
-	return cu->DeviceGetAttribute(pitch, DLGEN_CU_DEVICE_ATTRIBUTE_MAX_PITCH, *d);
+	return cu->DeviceGetAttribute(pitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH, *d);
 }
 
 // Every call in a context pushes it on the calling thread and pops it in
@@ -171,7 +122,7 @@ static CUresult dlgen_cu_device(const dlgen_cu_api *cu, int ordinal, CUdevice *d
 // dlgen_cu_stream makes the backend's stream in ctx.
 static CUresult dlgen_cu_stream(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t *stream, const char **call) {
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, DLGEN_CU_STREAM_NON_BLOCKING));
+	DLGEN_CU_TRY("cuStreamCreate", cu->StreamCreate((CUstream *)stream, CU_STREAM_NON_BLOCKING));
 	DLGEN_CU_POP
 }
 
@@ -222,11 +173,11 @@ static CUresult dlgen_cu_sync(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t s
 // (addr) when its host pointer is NULL; pitches are bytes from row to row,
 // heights rows from slice to slice.
 #define DLGEN_CU_SIDES(m) \
-	m.srcMemoryType = srcHost != NULL ? DLGEN_CU_MEMORYTYPE_HOST : DLGEN_CU_MEMORYTYPE_DEVICE; \
+	m.srcMemoryType = srcHost != NULL ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE; \
 	m.srcHost = srcHost; \
 	m.srcDevice = (CUdeviceptr)srcDev; \
 	m.srcPitch = spitch; \
-	m.dstMemoryType = dstHost != NULL ? DLGEN_CU_MEMORYTYPE_HOST : DLGEN_CU_MEMORYTYPE_DEVICE; \
+	m.dstMemoryType = dstHost != NULL ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE; \
 	m.dstHost = dstHost; \
 	m.dstDevice = (CUdeviceptr)dstDev; \
 	m.dstPitch = dpitch; \
@@ -246,11 +197,11 @@ static CUresult dlgen_cu_copy(const dlgen_cu_api *cu, CUcontext ctx, uintptr_t d
 			DLGEN_CU_TRY("cuMemcpyDtoDAsync_v2", cu->MemcpyDtoDAsync((CUdeviceptr)dstDev, (CUdeviceptr)srcDev, width, s));
 		}
 	} else if (depth == 1) {
-		dlgen_CUDA_MEMCPY2D m = {0};
+		CUDA_MEMCPY2D m = {0};
 		DLGEN_CU_SIDES(m)
 		DLGEN_CU_TRY("cuMemcpy2DAsync_v2", cu->Memcpy2DAsync(&m, s));
 	} else {
-		dlgen_CUDA_MEMCPY3D m = {0};
+		CUDA_MEMCPY3D m = {0};
 		DLGEN_CU_SIDES(m)
 		m.srcHeight = sheight;
 		m.dstHeight = dheight;
@@ -267,7 +218,7 @@ static CUresult dlgen_cu_handoff(const dlgen_cu_api *cu, CUcontext ctx, uintptr_
 	CUevent e = NULL;
 	CUresult d;
 	DLGEN_CU_PUSH(ctx)
-	DLGEN_CU_TRY("cuEventCreate", cu->EventCreate(&e, DLGEN_CU_EVENT_DISABLE_TIMING));
+	DLGEN_CU_TRY("cuEventCreate", cu->EventCreate(&e, CU_EVENT_DISABLE_TIMING));
 	DLGEN_CU_TRY("cuEventRecord", cu->EventRecord(e, (CUstream)producer));
 	DLGEN_CU_TRY("cuStreamWaitEvent", cu->StreamWaitEvent((CUstream)consumer, e, 0));
 	pop:

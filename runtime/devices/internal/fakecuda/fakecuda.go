@@ -52,6 +52,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"github.com/dlgen/dlgen/runtime/devices/internal/cudaabi"
 )
 
 //go:embed driver/libcuda.c
@@ -75,6 +77,9 @@ func Build(dir string) (string, error) {
 		cc = "cc"
 	}
 	src, lib := filepath.Join(dir, "libcuda.c"), filepath.Join(dir, "libcuda.so.1")
+	if err := os.WriteFile(filepath.Join(dir, "cuda.h"), cudaabi.Header, 0o644); err != nil {
+		return "", err
+	}
 	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return "", err
 	}

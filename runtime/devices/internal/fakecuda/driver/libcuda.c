@@ -25,51 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int CUresult;
-typedef int CUdevice;
-#if UINTPTR_MAX > 0xffffffffu
-typedef unsigned long long CUdeviceptr;
-#else
-typedef unsigned int CUdeviceptr;
-#endif
-typedef struct fake_ctx *CUcontext;
-typedef struct fake_stream *CUstream;
-typedef struct fake_event *CUevent;
-typedef struct CUarray_st *CUarray;
-
-typedef struct {
-	size_t srcXInBytes, srcY;
-	int srcMemoryType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	CUarray srcArray;
-	size_t srcPitch;
-	size_t dstXInBytes, dstY;
-	int dstMemoryType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	CUarray dstArray;
-	size_t dstPitch;
-	size_t WidthInBytes, Height;
-} CUDA_MEMCPY2D;
-
-typedef struct {
-	size_t srcXInBytes, srcY, srcZ, srcLOD;
-	int srcMemoryType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	CUarray srcArray;
-	void *reserved0;
-	size_t srcPitch, srcHeight;
-	size_t dstXInBytes, dstY, dstZ, dstLOD;
-	int dstMemoryType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	CUarray dstArray;
-	void *reserved1;
-	size_t dstPitch, dstHeight;
-	size_t WidthInBytes, Height, Depth;
-} CUDA_MEMCPY3D;
+#include "cuda.h" /* internal/cudaabi/cuda.h, beside this file when built */
 
 enum {
 	OK = 0,
@@ -87,7 +43,7 @@ enum { MAX_DEVICES = 8, MAX_DEPTH = 16 };
 #define MEMORY_LIMIT ((size_t)1 << 30) /* per device */
 #define MAX_PITCH ((size_t)1 << 21)    /* small, so that tests reach it */
 
-struct fake_ctx {
+struct CUctx_st {
 	int dev;
 	int retained;
 };
@@ -98,21 +54,21 @@ struct op {
 	unsigned char *dst;
 	const unsigned char *src;
 	size_t width, height, depth, dpitch, dslice, spitch, sslice;
-	struct fake_stream *waits; /* OP_WAIT: for this stream's ops up to */
+	struct CUstream_st *waits; /* OP_WAIT: for this stream's ops up to */
 	size_t upto;
 };
 
-struct fake_stream {
+struct CUstream_st {
 	char name[24];
 	int dev;
 	struct op *ops;
 	size_t len, cap, done;
-	struct fake_stream *next;
+	struct CUstream_st *next;
 };
 
-struct fake_event {
+struct CUevent_st {
 	int id;
-	struct fake_stream *stream; /* of the last record; NULL before */
+	struct CUstream_st *stream; /* of the last record; NULL before */
 	size_t upto;
 };
 
@@ -126,9 +82,9 @@ struct alloc {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initialized, device_count = 2, next_alloc = 1, next_stream = 1, next_event = 1;
 static size_t used[MAX_DEVICES];
-static struct fake_ctx contexts[MAX_DEVICES];
-static struct fake_stream legacy[MAX_DEVICES], per_thread[MAX_DEVICES];
-static struct fake_stream *streams;
+static struct CUctx_st contexts[MAX_DEVICES];
+static struct CUstream_st legacy[MAX_DEVICES], per_thread[MAX_DEVICES];
+static struct CUstream_st *streams;
 static struct alloc *allocs;
 static char *log_text;
 static size_t log_len, log_cap;
@@ -230,7 +186,7 @@ static const char *where(const void *p, char *buf, size_t n) {
 static void run(struct op *o);
 
 /* flush runs the stream's ops up to (not including) upto. */
-static void flush(struct fake_stream *s, size_t upto) {
+static void flush(struct CUstream_st *s, size_t upto) {
 	while (s->done < upto) {
 		struct op o = s->ops[s->done++];
 		run(&o);
@@ -238,7 +194,7 @@ static void flush(struct fake_stream *s, size_t upto) {
 }
 
 static void flush_device(int dev) {
-	struct fake_stream *s;
+	struct CUstream_st *s;
 	flush(&legacy[dev], legacy[dev].len);
 	flush(&per_thread[dev], per_thread[dev].len);
 	for (s = streams; s != NULL; s = s->next) {
@@ -266,7 +222,7 @@ static void run(struct op *o) {
 	}
 }
 
-static CUresult enqueue(struct fake_stream *s, struct op o) {
+static CUresult enqueue(struct CUstream_st *s, struct op o) {
 	if (s->len == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 16;
 		struct op *grown = (struct op *)realloc(s->ops, cap * sizeof *grown);
@@ -282,7 +238,7 @@ static CUresult enqueue(struct fake_stream *s, struct op o) {
 
 /* stream resolves a handle in the current context: NULL and 0x1 are its
  * legacy default stream, 0x2 its per-thread default stream. */
-static struct fake_stream *stream(CUstream h) {
+static struct CUstream_st *stream(CUstream h) {
 	CUcontext c = current();
 	if (c == NULL) {
 		return NULL;
@@ -293,7 +249,7 @@ static struct fake_stream *stream(CUstream h) {
 	if ((uintptr_t)h == 2) {
 		return &per_thread[c->dev];
 	}
-	return (struct fake_stream *)h;
+	return (struct CUstream_st *)h;
 }
 
 /* begin takes the lock, counts a call and decides its failure. */
@@ -365,7 +321,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
 
 CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice d) {
 	BEGIN("cuDeviceGetAttribute", 0)
-	*value = attribute == 11 ? (int)MAX_PITCH : 0; /* CU_DEVICE_ATTRIBUTE_MAX_PITCH */
+	*value = attribute == CU_DEVICE_ATTRIBUTE_MAX_PITCH ? (int)MAX_PITCH : 0;
 	END("%d, %d", attribute, d)
 }
 
@@ -508,9 +464,9 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 }
 
 CUresult cuStreamCreate(CUstream *h, unsigned int flags) {
-	struct fake_stream *s = NULL;
+	struct CUstream_st *s = NULL;
 	BEGIN("cuStreamCreate", 1)
-	if (r == OK && (s = (struct fake_stream *)calloc(1, sizeof *s)) == NULL) {
+	if (r == OK && (s = (struct CUstream_st *)calloc(1, sizeof *s)) == NULL) {
 		r = OUT_OF_MEMORY;
 	}
 	if (r == OK) {
@@ -529,7 +485,7 @@ static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
 static int hold_armed, holding;
 
 CUresult cuStreamSynchronize(CUstream h) {
-	struct fake_stream *s;
+	struct CUstream_st *s;
 	pthread_mutex_lock(&mu);
 	if (hold_armed) {
 		hold_armed = 0;
@@ -549,9 +505,9 @@ CUresult cuStreamSynchronize(CUstream h) {
 }
 
 CUresult cuEventCreate(CUevent *e, unsigned int flags) {
-	struct fake_event *ev = NULL;
+	struct CUevent_st *ev = NULL;
 	BEGIN("cuEventCreate", 1)
-	if (r == OK && (ev = (struct fake_event *)calloc(1, sizeof *ev)) == NULL) {
+	if (r == OK && (ev = (struct CUevent_st *)calloc(1, sizeof *ev)) == NULL) {
 		r = OUT_OF_MEMORY;
 	}
 	if (r == OK) {
@@ -564,7 +520,7 @@ CUresult cuEventCreate(CUevent *e, unsigned int flags) {
 }
 
 CUresult cuEventRecord(CUevent e, CUstream h) {
-	struct fake_stream *s;
+	struct CUstream_st *s;
 	BEGIN("cuEventRecord", 1)
 	s = stream(h);
 	if (r == OK) {
@@ -575,7 +531,7 @@ CUresult cuEventRecord(CUevent e, CUstream h) {
 }
 
 CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) {
-	struct fake_stream *s;
+	struct CUstream_st *s;
 	struct op o;
 	BEGIN("cuStreamWaitEvent", 1)
 	s = stream(h);
@@ -601,7 +557,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
 /* copy queues a 3-D copy of host or device memory and logs it. */
 static CUresult copy(const char *call, CUresult r, CUstream h, struct op o) {
 	char dst[64], src[64];
-	struct fake_stream *s = stream(h);
+	struct CUstream_st *s = stream(h);
 	if (r == OK) {
 		r = enqueue(s, o);
 	}
@@ -712,7 +668,7 @@ CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream h) {
 
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char value, size_t n, CUstream h) {
 	struct op o;
-	struct fake_stream *s;
+	struct CUstream_st *s;
 	char name[64];
 	BEGIN("cuMemsetD8Async", 1)
 	memset(&o, 0, sizeof o);
