@@ -220,6 +220,9 @@ def test_bad_arguments_exit_2(kit, tmp_path):
     assert r.returncode == 2 and "no adapter file" in r.stderr
     r = run(kit, sys.executable, str(tmp_path / "none.py"))
     assert r.returncode == 2 and "can't open file" in r.stderr
+    r = run(kit, sys.executable, "-m", "no_such_module_here.tool")
+    assert r.returncode == 1 and "no module named 'no_such_module_here.tool'" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def numpy_dlpack_tests(tmp_path):

@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import gc
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -1187,11 +1188,23 @@ def _split(argv):
     return argv, None, None, []
 
 
+def _findable(module):
+    """Whether python -m could find module (its parent packages imported,
+    as python -m imports them)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _run(module, program, rest):
     """Runs the program as python does; its exit status."""
     if module is not None:
         sys.argv = [module, *rest]
         sys.path.insert(0, os.getcwd())
+        if not _findable(module):
+            print(f"{PREFIX}: no module named {module!r}", file=sys.stderr)
+            return 1
         runner = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)  # noqa: E731
     else:
         if not os.path.exists(program):
