@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dlgen/dlgen"
@@ -37,8 +38,7 @@ func TestGoToolRecipeThroughAModuleProxy(t *testing.T) {
 		assert.Contains(t, string(text), recipe[0], "%s gives the recipe of docs/go.md", page)
 		assert.NotContains(t, string(text), "go get -tool github.com/dlgen/dlgen/cmd/dlgen@", "%s gives the recipe that stops at a 403", page)
 	}
-	refusal := http.StatusForbidden
-	env, refused := mirrorEnv(t, &refusal)
+	env, refusals := mirrorEnv(t, http.StatusForbidden)
 	scratch := func(path string) string {
 		module := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(module, "go.mod"), []byte("module "+path+"\n\ngo 1.24.0\n"), 0o644))
@@ -51,27 +51,55 @@ func TestGoToolRecipeThroughAModuleProxy(t *testing.T) {
 		out = tooltest.Run(t, module, env, "sh", "-c", cmd)
 	}
 	assert.Equal(t, "dlgen "+dlgen.Tag+"\n", out, "the recipe's last command")
-	assert.Empty(t, *refused, "the recipe asked the mirror for what it does not hold")
+	assert.Empty(t, refusals.Paths(), "the recipe asked the mirror for what it does not hold")
 
 	// The recipe it replaces stops at a 403; a 404 it gets past.
 	getTool := []string{"get", "-tool", "github.com/dlgen/dlgen/cmd/dlgen@" + dlgen.Tag}
 	out, err := tooltest.Try(scratch("example.com/old"), env, "go", getTool...)
 	tooltest.Exited(t, err, "go get -tool through a mirror that answers 403")
 	assert.Contains(t, out, "/github.com/dlgen/dlgen/cmd/dlgen/@v/"+dlgen.Tag+".info: 403 Forbidden")
-	refusal = http.StatusNotFound
+	refusals.Answer(http.StatusNotFound)
 	out, err = tooltest.Try(scratch("example.com/old"), env, "go", getTool...)
 	assert.NoError(t, err, "go get -tool through a mirror that answers 404:\n%s", out)
 }
 
-// mirrorEnv starts a mirror (below) that refuses with the status *refusal
-// and returns the go command's environment that uses it and the paths it
-// refused.
-func mirrorEnv(t *testing.T, refusal *int) ([]string, *[]string) {
-	refused := new([]string)
-	proxy := httptest.NewServer(mirror(moduleZip(t), goEnv(t, "GOMODCACHE"), func(w http.ResponseWriter, r *http.Request) {
-		*refused = append(*refused, r.URL.Path)
-		http.Error(w, "not on this mirror", *refusal)
-	}))
+// refusals is what a mirror refuses: the status it answers with (which a
+// test may change between go commands) and the paths it refused. The
+// mirror's handlers run on the server's goroutines, so both sit behind a
+// lock.
+type refusals struct {
+	mu     sync.Mutex
+	status int
+	paths  []string
+}
+
+// Answer makes the mirror refuse with status from now on.
+func (r *refusals) Answer(status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = status
+}
+
+// Paths is the paths refused so far.
+func (r *refusals) Paths() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.paths...)
+}
+
+func (r *refusals) refuse(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.paths = append(r.paths, req.URL.Path)
+	status := r.status
+	r.mu.Unlock()
+	http.Error(w, "not on this mirror", status)
+}
+
+// mirrorEnv starts a mirror (below) that refuses with status and returns
+// the go command's environment that uses it and what it refuses.
+func mirrorEnv(t *testing.T, status int) ([]string, *refusals) {
+	refused := &refusals{status: status}
+	proxy := httptest.NewServer(mirror(moduleZip(t), goEnv(t, "GOMODCACHE"), refused.refuse))
 	t.Cleanup(proxy.Close)
 	// A module cache of its own (a fake v0.1.0 of dlgen stays there), and no
 	// checksum database: dlgen is not in it yet.

@@ -55,14 +55,13 @@ func TestReadmeGoToolRecipe(t *testing.T) {
 	module := filepath.Join(dir, "myproj")
 	require.NoError(t, os.Mkdir(module, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(module, "go.mod"), []byte("module example.com/myproj\n\ngo 1.24.0\n"), 0o644))
-	forbidden := http.StatusForbidden
-	env, refused := mirrorEnv(t, &forbidden)
+	env, refused := mirrorEnv(t, http.StatusForbidden)
 	var out string
 	for _, cmd := range commands {
 		out = tooltest.Run(t, module, env, "sh", "-c", cmd)
 	}
 	assert.Equal(t, "dlgen "+dlgen.Tag+"\n", out, "the recipe's last command")
-	assert.Empty(t, *refused, "the recipe asked the mirror for what it does not hold")
+	assert.Empty(t, refused.Paths(), "the recipe asked the mirror for what it does not hold")
 }
 
 // TestFirstCommandLeavesTheCloneClean runs the README's first command in a
