@@ -6,6 +6,7 @@ import importlib
 import os
 import subprocess
 import sys
+import sysconfig
 import threading
 
 import numpy as np
@@ -16,7 +17,7 @@ from conftest import CYTHON_DIR, cython_warnings
 
 pytestmark = pytest.mark.skipif(not CYTHON_DIR, reason="dlpack_cython is not built")
 
-THIRD_PARTY = r'''# cython: language_level=3
+THIRD_PARTY = r'''# cython: language_level=3, freethreading_compatible=True
 # distutils: include_dirs = {include}
 cimport dlpack_cython as dl
 from cpython.ref cimport Py_INCREF
@@ -167,7 +168,10 @@ def ext(tmp_path_factory):
     assert not cython_warnings(log), log
     sys.path.insert(0, str(build))
     try:
-        yield importlib.import_module("third_party")
+        module = importlib.import_module("third_party")
+        if sysconfig.get_config_var("Py_GIL_DISABLED"):
+            assert not sys._is_gil_enabled(), "importing a module built as the docs say turned the GIL on"
+        yield module
     finally:
         sys.path.remove(str(build))
 
