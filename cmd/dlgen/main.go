@@ -54,6 +54,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "dlgen", version.Tag)
 		return 0
 	}
+	if what := valueMistake(fs); what != "" {
+		mistake(stderr, what)
+		return 2
+	}
 	if fs.NArg() > 0 {
 		mistake(stderr, fmt.Sprintf("unexpected argument %q: dlgen takes flags only, each value after its flag (-out DIR)", fs.Arg(0)))
 		return 2
@@ -93,6 +97,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 func mistake(stderr io.Writer, what string) {
 	fmt.Fprintln(stderr, "dlgen:", what)
 	fmt.Fprintln(stderr, "run dlgen -h for usage")
+}
+
+// valueMistake names a flag given on the command line whose value is
+// wrong in a way the flag package lets pass: a flag that took the next flag
+// as its value (-dlpack-version -out o), or a -lang given empty, which the
+// request cannot tell from no -lang (generate checks the rest of the list).
+// It returns "" when there is none.
+func valueMistake(fs *flag.FlagSet) string {
+	var what string
+	fs.Visit(func(f *flag.Flag) {
+		if what != "" {
+			return
+		}
+		if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); isBool {
+			return
+		}
+		value := f.Value.String()
+		name, _, _ := strings.Cut(strings.TrimLeft(value, "-"), "=")
+		if strings.HasPrefix(value, "-") && fs.Lookup(name) != nil {
+			what = fmt.Sprintf("-%s took %q as its value; give -%s its value first (-%s VALUE %s ...)", f.Name, value, f.Name, f.Name, value)
+			return
+		}
+		if f.Name == "lang" && strings.TrimSpace(value) == "" {
+			what = generate.EmptyLanguageError(value).Error()
+		}
+	})
+	return what
 }
 
 // flagError is what the flag package found wrong with the command line, in

@@ -13,6 +13,7 @@ import (
 
 	version "github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/internal/abidiff"
+	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,7 +89,7 @@ func TestLanguageListOfOnlyCommasIsAnError(t *testing.T) {
 		dir := t.TempDir()
 		code, _, stderr := dlgen(t, "-out", dir, "-lang", lang)
 		assert.Equal(t, 2, code, lang)
-		assert.Contains(t, stderr, "names no language")
+		assert.Contains(t, stderr, "has an empty name in its list")
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		assert.Empty(t, entries, "nothing written")
@@ -123,6 +124,7 @@ func TestMissingSchemaFile(t *testing.T) {
 // TestUsageErrors: a mistake on the command line is one line that names
 // it and its fix, then where the manual is; never the whole usage.
 func TestUsageErrors(t *testing.T) {
+	known := strings.Join(generate.Languages(), ", ")
 	for _, c := range []struct {
 		args []string
 		line string
@@ -134,6 +136,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-x"}, "flag provided but not defined: -x"},
 		{[]string{"-out"}, "flag needs an argument: -out"},
 		{[]string{"-out", "x", "stray"}, `unexpected argument "stray": dlgen takes flags only, each value after its flag (-out DIR)`},
+		{[]string{"-dlpack-version", "-out", "x"}, `-dlpack-version took "-out" as its value; give -dlpack-version its value first (-dlpack-version VALUE -out ...)`},
+		{[]string{"-out", "--check=true"}, `-out took "--check=true" as its value; give -out its value first (-out VALUE --check=true ...)`},
+		{[]string{"-lang=", "-out", "x"}, `-lang "" has an empty name in its list; name languages separated by commas (known: ` + known + `), or leave -lang out for all of them`},
+		{[]string{"-lang", "c,,go", "-out", "x"}, `-lang "c,,go" has an empty name in its list; name languages separated by commas (known: ` + known + `), or leave -lang out for all of them`},
+		{[]string{"-schema", "absent.yaml", "-out", "x"}, "-schema absent.yaml: no such file or directory (give -schema a YAML schema file, or leave it out for the embedded one)"},
+		{[]string{"-schema", ".", "-out", "x"}, "-schema .: is a directory (give -schema a YAML schema file, or leave it out for the embedded one)"},
+		{[]string{"-identify", "absent.h"}, "-identify absent.h: no such file or directory (give -identify a DLPack header file)"},
 	} {
 		code, stdout, stderr := dlgen(t, c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)

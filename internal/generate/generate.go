@@ -226,11 +226,17 @@ func staleBuilds(out string, req Request, files []backend.File) ([]string, error
 	return lines, nil
 }
 
+// EmptyLanguageError is the error of a -lang list with an empty name in it
+// ("c,,go", ","; "" given on the command line).
+func EmptyLanguageError(lang string) error {
+	return usagef("-lang %q has an empty name in its list; name languages separated by commas (known: %s), or leave -lang out for all of them", lang, strings.Join(Languages(), ", "))
+}
+
 // validate rejects flags that do not combine and unknown languages, before
 // anything is read.
 func (req Request) validate() error {
-	if strings.TrimSpace(req.Lang) != "" && len(splitList(req.Lang)) == 0 {
-		return usagef("-lang %q names no language (known: %s)", req.Lang, strings.Join(Languages(), ", "))
+	if req.Lang != "" && slices.Contains(strings.Split(strings.ReplaceAll(req.Lang, " ", ""), ","), "") {
+		return EmptyLanguageError(req.Lang)
 	}
 	langs := splitList(req.Lang)
 	if _, err := selectBackends(langs); err != nil {
@@ -321,6 +327,10 @@ func load(file string) (s *ir.Schema, name string, err error) {
 		return s, schema.DefaultFile, err
 	}
 	s, err = schema.LoadFile(file)
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		err = usagef("-schema %s: %v (give -schema a YAML schema file, or leave it out for the embedded one)", file, pathErr.Err)
+	}
 	return s, file, err
 }
 
@@ -396,6 +406,10 @@ func listRules(stdout io.Writer) error {
 // it adds to the schema's newest release, as schema YAML.
 func identify(s *ir.Schema, path string, schemaYAML bool, stdout io.Writer) error {
 	h, err := cheader.ReadFile(path)
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return usagef("-identify %s: %v (give -identify a DLPack header file)", path, pathErr.Err)
+	}
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ type decoder struct {
 
 func (r *reader) schema(root *yaml.Node) *ir.Schema {
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
-		r.errorf(root, "the schema must be one YAML document")
+		r.errorf(root, "the schema is empty: it must be one YAML document (name, header_guard, versions, declarations)")
 		return nil
 	}
 	d := &decoder{reader: r}
@@ -285,6 +285,9 @@ func (d *decoder) macro(n *yaml.Node) *ir.Macro {
 		}
 		mv := ir.MacroValue{Since: d.release(vm["since"], "since"), Value: d.integer(vm["value"], "value"), Pos: d.pos(vm["value"])}
 		switch {
+		case m["since"] == nil:
+			// the macro's own since is missing (reported): nothing to
+			// check its values against
 		case len(mac.Values) == 0 && mv.Since != mac.Life.Since:
 			d.errorf(vm["since"], "the first value of %s must start at the macro's since %s", mac.Name, mac.Life.Since)
 		case len(mac.Values) > 0 && !mac.Values[len(mac.Values)-1].Since.Less(mv.Since):

@@ -160,7 +160,7 @@ func TestLoadAcceptsAnOldNameFreedByTheRename(t *testing.T) {
 func TestLoadRejectsEmptyFileAtLineOne(t *testing.T) {
 	for _, src := range []string{"", "# only a comment\n"} {
 		_, err := Load("empty.yaml", []byte(src))
-		requirePositioned(t, err, "empty.yaml", "empty.yaml:1:1: the schema must be one YAML document")
+		requirePositioned(t, err, "empty.yaml", "empty.yaml:1:1: the schema is empty: it must be one YAML document (name, header_guard, versions, declarations)")
 	}
 }
 
@@ -200,4 +200,20 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMisspelledSinceOfAMacroIsTwoErrorsOnly: a macro whose since is
+// misspelled gets the missing key and the unknown one, and nothing about
+// its values, which have no since to be checked against.
+func TestMisspelledSinceOfAMacroIsTwoErrorsOnly(t *testing.T) {
+	old := "    since: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}"
+	require.Contains(t, base, old)
+	_, err := Load("base.yaml", []byte(strings.Replace(base, old, "    sinse: \"0.6\"\n    values:\n      - {since: \"0.6\", value: 60}", 1)))
+	var list ErrorList
+	require.ErrorAs(t, err, &list)
+	var got []string
+	for _, e := range list {
+		got = append(got, e.Msg)
+	}
+	assert.Equal(t, []string{`a macro is missing required key "since"`, `unknown key "sinse" in a macro (allowed: doc, kind, name, role, since, until, values)`}, got)
 }
