@@ -288,7 +288,7 @@ def test_a_consumer_that_does_not_rename_the_capsule_is_warned_in_true_words(kit
     r, results = results_of(kit, libs, tmp_path, "refuser", "--case", "consumer/versioned/contiguous")
     (x,) = results
     assert (x["verdict"], x["spec"]) == ("fail", "consumer-deleter-once"), x
-    assert "never renamed the capsule, yet called the deleter 1 times" in x["message"]
+    assert "never renamed the capsule, yet called the deleter once" in x["message"]
     assert "the capsule's destructor, which calls the deleter of an unrenamed capsule" in x["message"]
 
 

@@ -34,12 +34,19 @@ def python(where):
     return path
 
 
-def run(kit, interpreter, *args, sanitized=True, cwd=PROGRAMS, timeout=300):
+def run(kit, interpreter, *args, sanitized=True, cwd=PROGRAMS, timeout=300, merged=False):
     """Runs python [-m dlpack_conformance.sanitize] ARGS; the kit and dlgen's
-    Python modules are importable, as when both are installed."""
+    Python modules are importable, as when both are installed. merged: stderr
+    into stdout, in the order a terminal shows them (r.stderr is "")."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([kit, GENERATED]))
     env.pop("PYTHON_GIL", None)
     command = [interpreter, *(["-m", "dlpack_conformance.sanitize"] if sanitized else []), *args]
+    if merged:
+        env["PYTHONUNBUFFERED"] = "1"
+        r = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=timeout, check=False)
+        r.stderr = ""
+        return r
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -79,7 +86,7 @@ def test_a_double_free_after_a_refusal_is_reported_and_survived(kit, tmp_path, w
     site = f"{program('double_free_after_refusal.py')}:{line_of('double_free_after_refusal.py', 'torch.from_dlpack(')}"
     assert report["site"] == site
     assert report["library"].startswith("torch ") and report["side"] == "consumer" and report["verdict"] == "fail"
-    assert "never renamed the capsule, yet called the deleter 1 times" in report["message"]
+    assert "never renamed the capsule, yet called the deleter once" in report["message"]
     assert "Buffer" in report["producer"]
     assert f"FAIL consumer-deleter-once at {site}" in r.stderr
     assert "1 problem" in r.stderr
@@ -264,12 +271,13 @@ def test_a_report_fails_a_sanitized_test_run(kit, tmp_path):
     r = run_pytest(kit, "--dlpack-sanitize", str(tmp_path / "test_major.py"), cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "1 passed" in r.stdout and "2 problems" in r.stdout
-    assert f"  at {tmp_path / 'test_major.py'}:8: handmade (Buffer) -> numpy " in r.stderr
+    assert f"  at {tmp_path / 'test_major.py'}:8: handmade (Buffer) -> numpy " in r.stdout, "in the terminal summary"
 
 
 def test_the_docs_worked_example(kit, tmp_path):
     """docs/sanitizer.md's worked example: its program aborts plain, and
-    sanitized prints the report the page shows (... elides)."""
+    sanitized prints the report the page shows (... elides), in the order a
+    terminal shows it."""
     import re
     import shutil
 
@@ -299,7 +307,7 @@ def test_the_docs_worked_example(kit, tmp_path):
     assert plain.returncode == -6
     shown(plain_block, plain)
     assert sanitized_block.startswith("$ python -m dlpack_conformance.sanitize myprog.py\n")
-    r = run(kit, sys.executable, "myprog.py", cwd=tmp_path)
+    r = run(kit, sys.executable, "myprog.py", cwd=tmp_path, merged=True)
     assert r.returncode == 0
     shown(sanitized_block, r)
 

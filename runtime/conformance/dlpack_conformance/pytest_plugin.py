@@ -18,12 +18,15 @@ warn passes with a DLPackWarning (`-W error::dlpack_conformance.pytest_plugin.DL
 makes warnings fail); a failure the xfail file names xfails, and a case it
 names that passes fails, saying which line to remove."""
 
+import io
 import os
 import warnings
 
 import pytest
 
 from . import runner
+
+_SUMMARY = pytest.StashKey[str]()  # the sanitizer's summary, from session finish to the terminal summary
 
 
 class DLPackWarning(UserWarning):
@@ -106,8 +109,10 @@ def pytest_sessionfinish(session, exitstatus):
         return
     from . import sanitize
 
-    if sanitize.finish() and exitstatus == pytest.ExitCode.OK:
+    summary = io.StringIO()  # printed in the terminal summary, on a line of its own
+    if sanitize.finish(summary) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    session.config.stash[_SUMMARY] = summary.getvalue()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -117,9 +122,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
     checked, got = sum(sanitize._checked.values()), sanitize.reports()
     terminalreporter.write_sep("-", "DLPack sanitizer")
-    terminalreporter.write_line(f"dlpack-sanitize: {checked} exchanges checked in full, {len(got)} problems")
-    for note in sanitize.not_intercepted():
-        terminalreporter.write_line(f"dlpack-sanitize: not intercepted: {note}")
+    exchanges = f"{checked} exchange{'s' * (checked != 1)}"
+    problems = f"{len(got)} problem{'s' * (len(got) != 1)}"
+    terminalreporter.write_line(f"dlpack-sanitize: {exchanges} checked in full, {problems}")
+    summary = config.stash.get(_SUMMARY, "")
+    for line in summary.splitlines():
+        terminalreporter.write_line(line)
+    if not summary:  # the summary names them when it is printed
+        for note in sanitize.not_intercepted():
+            terminalreporter.write_line(f"dlpack-sanitize: not intercepted: {note}")
 
 
 @pytest.hookimpl(tryfirst=True)

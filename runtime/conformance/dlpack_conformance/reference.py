@@ -1193,6 +1193,11 @@ def check_released(producer, *, settle=0.2):
     )
 
 
+def _times(n):
+    """n calls in words: "once", "2 times"."""
+    return "once" if n == 1 else f"{n} times"
+
+
 def judge_release(*, consumed, by_consumer, destructor_calls, had_destructor, ours, versioned, about):
     """The deleter rule, once the consumer is done with a tensor: consumed
     (the capsule was renamed), the deleter calls by the consumer and by the
@@ -1211,15 +1216,15 @@ def judge_release(*, consumed, by_consumer, destructor_calls, had_destructor, ou
         when = "ran it again" if destructor_calls else "runs it again when the capsule dies"
         raise Violation(
             "consumer-deleter-once",
-            f"the consumer never renamed the capsule, yet called the deleter {by_consumer} "
-            f"times; the capsule's destructor, which calls the deleter of an unrenamed "
+            f"the consumer never renamed the capsule, yet called the deleter {_times(by_consumer)}"
+            f"; the capsule's destructor, which calls the deleter of an unrenamed "
             f"capsule, {when} ({about})",
         )
     if not had_destructor and by_consumer != 1:
         raise Violation(
             "consumer-deleter-once",
-            f"the consumer never renamed the capsule, yet called the deleter {by_consumer} "
-            f"times: to the producer the tensor is still its own ({about})",
+            f"the consumer never renamed the capsule, yet called the deleter {_times(by_consumer)}"
+            f": to the producer the tensor is still its own ({about})",
         )
     if not had_destructor:
         # Once, without a rename, of a capsule that has no destructor: what a
@@ -1237,7 +1242,7 @@ def judge_release(*, consumed, by_consumer, destructor_calls, had_destructor, ou
         raise Violation(
             "consumer-deleter-once",
             f"the consumer cleared the capsule's destructor without renaming the capsule, and "
-            f"called the deleter {by_consumer} times ({about})",
+            f"called the deleter {_times(by_consumer)} ({about})",
         )
     # The consumer alone called the deleter, once, and cleared (or replaced)
     # the capsule's destructor: it took the tensor without renaming it.

@@ -24,12 +24,15 @@ With pytest: pytest -p dlpack_conformance --dlpack-sanitize."""
 
 import argparse
 import atexit
+import builtins
 import collections
 import contextlib
 import ctypes
 import gc
 import importlib
+import importlib.machinery
 import importlib.util
+import io
 import json
 import math
 import os
@@ -38,6 +41,7 @@ import runpy
 import sys
 import sysconfig
 import threading
+import types
 import weakref
 
 from . import adapters, reference
@@ -1138,11 +1142,12 @@ def main(argv=None, prog=MODULE):
         prog=prog,
         usage=f"{prog} [OPTIONS] PROGRAM.py [ARGS] | -m MODULE [ARGS]",
         description=__doc__.split("\n\n")[1],
+        allow_abbrev=False,  # _split knows the options by their whole names
     )
     parser.add_argument("--json", metavar="FILE", help="write every report to FILE, as the kit's --json does")
     parser.add_argument("--strict", action="store_true",
                         help="raise SanitizerError at the offending call instead of only reporting")
-    parser.add_argument("--error-exitcode", type=int, metavar="N",
+    parser.add_argument("--error-exitcode", type=_exit_code, metavar="N",
                         help="exit N at the end when anything was reported (default: the program's status)")
     parser.add_argument("--library", action="append", default=[], metavar="ADAPTER.py",
                         help="also intercept the from_dlpack of an adapter file (the kit's format); repeatable")
@@ -1151,6 +1156,8 @@ def main(argv=None, prog=MODULE):
                         "site and producer type (the deleter is checked on every exchange either way)")
     ours, module, program, rest = _split(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(ours)
+    if module == "":
+        parser.error("argument -m: expected a MODULE, as python -m takes one")
     if module is None and program is None:
         parser.error("name a PROGRAM.py, or -m MODULE")
     try:
@@ -1166,7 +1173,7 @@ def main(argv=None, prog=MODULE):
     except adapters.AdapterError as e:
         print(f"{prog}: --library: {e}", file=sys.stderr)
         return 2
-    status = _run(module, program, rest)
+    status = _run(module, program, rest, prog)
     _join_threads()
     got = finish()
     if got and args.error_exitcode is not None:
@@ -1174,12 +1181,29 @@ def main(argv=None, prog=MODULE):
     return status
 
 
+def _exit_code(text):
+    """--error-exitcode's N: an exit status a process can have."""
+    code = int(text)
+    if not 0 <= code <= 255:
+        raise ValueError(text)
+    return code
+
+
+_exit_code.__name__ = "exit status (0 to 255)"  # argparse's words: "invalid exit status (0 to 255) value"
+
+
 def _split(argv):
     """(the sanitizer's options, -m's MODULE, PROGRAM.py, the program's
-    arguments): everything after the program or module is the program's."""
+    arguments): everything after the program or module is the program's,
+    and so is everything after "--"."""
     i = 0
     while i < len(argv):
         word = argv[i]
+        if word == "--":
+            rest = argv[i + 1:]
+            if rest[:1] == ["-m"]:
+                return argv[:i], (rest[1] if len(rest) > 1 else ""), None, rest[2:]
+            return argv[:i], None, (rest[0] if rest else None), rest[1:]
         if word == "-m":
             return argv[:i], (argv[i + 1] if i + 1 < len(argv) else ""), None, argv[i + 2:]
         if not word.startswith("-") or word == "-":
@@ -1197,22 +1221,29 @@ def _findable(module):
         return False
 
 
-def _run(module, program, rest):
+def _run(module, program, rest, prog=PREFIX):
     """Runs the program as python does; its exit status."""
     if module is not None:
         sys.argv = [module, *rest]
         sys.path.insert(0, os.getcwd())
         if not _findable(module):
-            print(f"{PREFIX}: no module named {module!r}", file=sys.stderr)
+            print(f"{prog}: no module named {module!r}", file=sys.stderr)
             return 1
         runner = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)  # noqa: E731
     else:
         if not os.path.exists(program):
-            print(f"{PREFIX}: can't open file {program!r}: no such file", file=sys.stderr)
+            print(f"{prog}: can't open file {program!r}: no such file", file=sys.stderr)
             return 2
+        if os.path.isdir(program) and not os.path.exists(os.path.join(program, "__main__.py")):
+            print(f"{prog}: can't find '__main__' module in {program!r}", file=sys.stderr)
+            return 1
         sys.argv = [program, *rest]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
-        runner = lambda: runpy.run_path(program, run_name="__main__")  # noqa: E731
+        path = os.path.abspath(program)  # python's __main__.__file__ is absolute, its argv[0] as given
+        if os.path.isfile(path):
+            sys.path.insert(0, os.path.dirname(path))
+            runner = lambda: _run_file(path)  # noqa: E731
+        else:  # a directory or zip file with a __main__.py
+            runner = lambda: runpy.run_path(program, run_name="__main__")  # noqa: E731
     try:
         runner()
     except SystemExit as e:
@@ -1221,9 +1252,34 @@ def _run(module, program, rest):
         import traceback
 
         kind, value, tb = sys.exc_info()
-        traceback.print_exception(kind, value, tb.tb_next if tb else None)
+        traceback.print_exception(kind, value, _program_frames(tb))
         return 130 if kind is KeyboardInterrupt else 1
     return 0
+
+
+def _run_file(path):
+    """Runs the script at path as python runs one: a new __main__ module
+    whose __file__ is path (absolute), sys.argv left as it is (runpy's
+    run_path would put path in sys.argv[0])."""
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
+                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    with io.open_code(path) as f:
+        code = compile(f.read(), path, "exec")
+    exec(code, main.__dict__)  # noqa: S102 - the user's program, as python runs it
+
+
+def _program_frames(tb):
+    """tb less its first frames, the sanitizer's and runpy's, as python's
+    own traceback starts at the program."""
+    ours = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name not in ours and not name.startswith("<frozen runpy"):
+            break
+        tb = tb.tb_next
+    return tb
 
 
 def _exit_status(code):
