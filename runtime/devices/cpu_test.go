@@ -87,13 +87,13 @@ func FuzzCopyMatchesReference(f *testing.F) {
 	})
 }
 
-// TestStrips: the strip kernels of 1-, 2- and 4-byte items (SSE2 assembly
-// on amd64, Go block kernels under -tags purego) write each item where a
+// TestStrips: the strip kernels of every item size (SSE2 assembly on
+// amd64, Go under -tags purego) write each item where a
 // transpose puts it, the gaps between the rows untouched.
 func TestStrips(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
-	for _, size := range []int64{1, 2, 4} {
-		block, _, _ := kernelShape(size)
+	for _, size := range []int64{1, 2, 4, 8, 16} {
+		block, _, _ := stripShape(size)
 		for _, rows := range []int64{block, 3 * block, 4 * block} {
 			for _, n := range []int64{0, 1, 3, 17} {
 				cols := 16 / size * n

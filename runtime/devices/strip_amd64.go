@@ -9,8 +9,8 @@ import (
 )
 
 // transposeStrip copies n steps of a strip of rows destination rows of
-// items of size 1, 2 or 4 bytes, each step 16/size source columns, with
-// SSE2 shuffles (every amd64 processor has them).
+// items of size 1, 2, 4, 8 or 16 bytes, each step 16/size source columns,
+// with SSE2 (every amd64 processor has it).
 func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64) {
 	switch size {
 	case 1:
@@ -19,5 +19,9 @@ func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64
 		simd.TransposeStrip8of2(dst, src, dstRow, srcCol, n, rows)
 	case 4:
 		simd.TransposeStrip4of4(dst, src, dstRow, srcCol, n, rows)
+	case 8:
+		simd.TransposeStrip2of8(dst, src, dstRow, srcCol, n, rows)
+	case 16:
+		simd.TransposeStrip1of16(dst, src, dstRow, srcCol, n, rows)
 	}
 }

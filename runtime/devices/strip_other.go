@@ -5,9 +5,21 @@ package devices
 import "unsafe"
 
 // transposeStrip copies n steps of a strip of rows destination rows of
-// items of size 1, 2 or 4 bytes, each step 16/size source columns, in
-// square blocks whose rows and columns are 8-byte words.
+// items of size 1, 2, 4, 8 or 16 bytes, each step 16/size source columns:
+// items of up to 4 bytes in square blocks whose rows and columns are
+// 8-byte words, larger ones word by word.
 func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64) {
+	if size >= 8 {
+		for c := int64(0); c < 16/size*n; c++ {
+			for q := int64(0); q < rows; q++ {
+				d, s := unsafe.Add(dst, q*dstRow+c*size), unsafe.Add(src, q*size+c*srcCol)
+				for w := int64(0); w < size; w += 8 {
+					*(*uint64)(unsafe.Add(d, w)) = *(*uint64)(unsafe.Add(s, w))
+				}
+			}
+		}
+		return
+	}
 	block, b := transpose4x4of4, int64(4)
 	switch size {
 	case 1:

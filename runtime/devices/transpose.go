@@ -34,13 +34,12 @@ func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 	}
 }
 
-// tile copies one tile with a kernel where both arrays are contiguous in
-// the right direction and the item size has one, element by element at
-// the edges and otherwise. Items of 1, 2 and 4 bytes go a strip of rows
-// at a time (on amd64 in SSE2 assembly), 16 bytes of each destination row a
-// step; 8 and 16 bytes a square block at a time.
+// tile copies one tile with a strip kernel where both arrays are
+// contiguous in the right direction, a strip of destination rows at a
+// time, 16 bytes of each row a step (on amd64 in SSE2 assembly), element
+// by element at the edges and otherwise.
 func tile(dst, src unsafe.Pointer, rows, cols dim, size int64) {
-	rb, cb, strip := kernelShape(size)
+	rb, cb, strip := stripShape(size)
 	if rb == 0 || rows.s != size || cols.d != size || rows.n < rb || cols.n < cb {
 		for r := int64(0); r < rows.n; r++ {
 			copyElements(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r*rows.s), cols, size)
@@ -48,20 +47,8 @@ func tile(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 		return
 	}
 	rn, cn := rows.n/rb*rb, cols.n/cb*cb
-	if strip > 0 {
-		for r := int64(0); r < rn; r += strip {
-			transposeStrip(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r*size), rows.d, cols.s, cn/cb, min(strip, rn-r), size)
-		}
-	} else {
-		block := transpose4x4of8
-		if size == 16 {
-			block = transpose2x2of16
-		}
-		for r := int64(0); r < rn; r += rb {
-			for c := int64(0); c < cn; c += cb {
-				block(unsafe.Add(dst, r*rows.d+c*size), unsafe.Add(src, r*size+c*cols.s), rows.d, cols.s)
-			}
-		}
+	for r := int64(0); r < rn; r += strip {
+		transposeStrip(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r*size), rows.d, cols.s, cn/cb, min(strip, rn-r), size)
 	}
 	if cn < cols.n {
 		tile(unsafe.Add(dst, cn*size), unsafe.Add(src, cn*cols.s), dim{rn, rows.d, rows.s}, dim{cols.n - cn, cols.d, cols.s}, size)
@@ -71,13 +58,15 @@ func tile(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 	}
 }
 
-// kernelShape returns, for an item size with a kernel, the rows and
+// stripShape returns, for an item size with a strip kernel, the rows and
 // columns of its block (rows and columns a multiple of them go through the
-// kernel) and, for the strip kernels, the rows of a strip: each step of a
-// strip reads stripRows*size bytes of each source line, and the strip's
-// destination lines stay in the L1 cache with the source lines even when
-// the strides put them all in one set.
-func kernelShape(size int64) (rows, cols, stripRows int64) {
+// kernel; a step of a strip is 16 bytes of destination row, 16/size
+// columns) and the rows of a strip: the strip's destination lines stay in
+// the L1 cache with its source lines even when the strides put them all in
+// one set. Each step reads 16 bytes of each source line for 1- and 2-byte
+// items (longer strips measured slower), 32 for 4-byte items, whole lines
+// for larger ones.
+func stripShape(size int64) (rows, cols, stripRows int64) {
 	switch size {
 	case 1:
 		return 8, 16, 16
@@ -86,31 +75,9 @@ func kernelShape(size int64) (rows, cols, stripRows int64) {
 	case 4:
 		return 4, 4, 8
 	case 8:
-		return 4, 4, 0
+		return 4, 2, 8
 	case 16:
-		return 2, 2, 0
+		return 4, 1, 4
 	}
 	return 0, 0, 0
-}
-
-// transpose4x4of8 copies 4x4 eight-byte elements, a source row at a time.
-func transpose4x4of8(dst, src unsafe.Pointer, dstRow, srcCol int64) {
-	for c := int64(0); c < 4; c++ {
-		s, d := unsafe.Add(src, c*srcCol), unsafe.Add(dst, c*8)
-		a, b, e, f := *(*uint64)(s), *(*uint64)(unsafe.Add(s, 8)), *(*uint64)(unsafe.Add(s, 16)), *(*uint64)(unsafe.Add(s, 24))
-		*(*uint64)(d) = a
-		*(*uint64)(unsafe.Add(d, dstRow)) = b
-		*(*uint64)(unsafe.Add(d, 2*dstRow)) = e
-		*(*uint64)(unsafe.Add(d, 3*dstRow)) = f
-	}
-}
-
-// transpose2x2of16 copies 2x2 sixteen-byte elements, each as two 8-byte
-// words.
-func transpose2x2of16(dst, src unsafe.Pointer, dstRow, srcCol int64) {
-	s1, d1 := unsafe.Add(src, srcCol), unsafe.Add(dst, dstRow)
-	a := *(*[4]uint64)(src)
-	b := *(*[4]uint64)(s1)
-	*(*[4]uint64)(dst) = [4]uint64{a[0], a[1], b[0], b[1]}
-	*(*[4]uint64)(d1) = [4]uint64{a[2], a[3], b[2], b[3]}
 }

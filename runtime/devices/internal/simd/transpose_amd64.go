@@ -14,7 +14,18 @@ import "unsafe"
 // src. The blocks are SSE2 shuffles: a 4x4 block of 4-byte items is four
 // 16-byte loads, eight shuffles and four 16-byte stores; an 8x8 block of
 // 2-byte items eight loads, 24 interleaves and eight stores; an 8 by 16
-// block of bytes sixteen 8-byte loads interleaved in pairs, then the same.
+// block of bytes sixteen 8-byte loads interleaved in pairs, then the same;
+// 8- and 16-byte items are moved 16 bytes at a time, 4 rows a block.
+
+// TransposeStrip1of16 moves 16-byte items, one source column a step.
+//
+//go:noescape
+func TransposeStrip1of16(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
+
+// TransposeStrip2of8 transposes 8-byte items in blocks of 4 rows by 2.
+//
+//go:noescape
+func TransposeStrip2of8(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 
 // TransposeStrip4of4 transposes 4-byte items in 4x4 blocks.
 //

@@ -134,6 +134,44 @@ done: \
 	ADDQ $8, R13; \
 	WORDS
 
+// BLOCK8 transposes 4 destination rows by 2 eight-byte items: two
+// source columns of 32 bytes.
+#define BLOCK8 \
+	MOVOU (R13), X0; \
+	MOVOU (R13)(CX*1), X1; \
+	MOVOU 16(R13), X2; \
+	MOVOU 16(R13)(CX*1), X3; \
+	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X0, X1, X4); \
+	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X2, X3, X5); \
+	MOVOU X0, (R11); \
+	MOVOU X4, (R11)(DX*1); \
+	MOVOU X2, (R11)(DX*2); \
+	MOVOU X5, (R11)(R9*1); \
+	ADDQ $32, R13; \
+	LEAQ (R11)(DX*4), R11
+
+// BLOCK16 moves 4 sixteen-byte items of one source column to 4
+// destination rows.
+#define BLOCK16 \
+	MOVOU (R13), X0; \
+	MOVOU 16(R13), X1; \
+	MOVOU 32(R13), X2; \
+	MOVOU 48(R13), X3; \
+	MOVOU X0, (R11); \
+	MOVOU X1, (R11)(DX*1); \
+	MOVOU X2, (R11)(DX*2); \
+	MOVOU X3, (R11)(R9*1); \
+	ADDQ $64, R13; \
+	LEAQ (R11)(DX*4), R11
+
+// func TransposeStrip1of16(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
+TEXT ·TransposeStrip1of16(SB), NOSPLIT, $0-48
+	STRIP(2, 0, BLOCK16)
+
+// func TransposeStrip2of8(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
+TEXT ·TransposeStrip2of8(SB), NOSPLIT, $0-48
+	STRIP(2, 1, BLOCK8)
+
 // func TransposeStrip4of4(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 TEXT ·TransposeStrip4of4(SB), NOSPLIT, $0-48
 	STRIP(2, 2, BLOCK4)
