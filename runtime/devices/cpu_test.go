@@ -87,28 +87,32 @@ func FuzzCopyMatchesReference(f *testing.F) {
 	})
 }
 
-// TestStripsMatchTheBlockKernel: the strip kernel of 4-byte items (SSE2
-// assembly on amd64) writes what the Go block kernel writes, gaps between
-// the rows untouched.
-func TestStripsMatchTheBlockKernel(t *testing.T) {
+// TestStrips: the strip kernels of every item size (SSE2 assembly on
+// amd64, Go under -tags purego) write each item where a
+// transpose puts it, the gaps between the rows untouched.
+func TestStrips(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
-	for _, rows := range []int64{4, 12, 16} {
-		for _, n := range []int64{0, 1, 3, 17} {
-			srcCol, dstRow := 4*(rows+r.Int63n(5)), 16*n+4*r.Int63n(3) // gaps on both sides
-			src := make([]byte, 4*n*srcCol)
-			r.Read(src)
-			got, want := make([]byte, rows*dstRow), make([]byte, rows*dstRow)
-			r.Read(got)
-			copy(want, got)
-			if n > 0 {
-				strip4of4(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), dstRow, srcCol, n, rows)
-				for k := int64(0); k < n; k++ {
-					for q := int64(0); q < rows; q += 4 {
-						transpose4x4of4(unsafe.Pointer(&want[q*dstRow+16*k]), unsafe.Pointer(&src[4*q+4*k*srcCol]), dstRow, srcCol)
+	for _, size := range []int64{1, 2, 4, 8, 16} {
+		block, _, _ := stripShape(size)
+		for _, rows := range []int64{block, 3 * block, 4 * block} {
+			for _, n := range []int64{0, 1, 3, 17} {
+				cols := 16 / size * n
+				srcCol, dstRow := size*(rows+r.Int63n(5)), 16*n+size*r.Int63n(3) // gaps on both sides
+				src := make([]byte, max(cols*srcCol, 1))
+				r.Read(src)
+				got, want := make([]byte, rows*dstRow), make([]byte, rows*dstRow)
+				r.Read(got)
+				copy(want, got)
+				if n > 0 {
+					transposeStrip(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), dstRow, srcCol, n, rows, size)
+				}
+				for q := int64(0); q < rows; q++ {
+					for c := int64(0); c < cols; c++ {
+						copy(want[q*dstRow+c*size:][:size], src[q*size+c*srcCol:])
 					}
 				}
+				require.Equal(t, want, got, "%d-byte items, %d rows, %d steps", size, rows, n)
 			}
-			require.Equal(t, want, got, "%d rows, %d steps", rows, n)
 		}
 	}
 }

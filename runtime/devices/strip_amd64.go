@@ -8,10 +8,20 @@ import (
 	"github.com/dlgen/dlgen/runtime/devices/internal/simd"
 )
 
-// strip4of4 copies n steps of a strip of rows (a multiple of 4)
-// destination rows of 4-byte items, each step four source columns, with
-// SSE2 shuffles (every amd64 processor has them): about a quarter of the
-// instructions transpose4x4of4 takes.
-func strip4of4(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64) {
-	simd.TransposeStrip4of4(dst, src, dstRow, srcCol, n, rows)
+// transposeStrip copies n steps of a strip of rows destination rows of
+// items of size 1, 2, 4, 8 or 16 bytes, each step 16/size source columns,
+// with SSE2 (every amd64 processor has it).
+func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64) {
+	switch size {
+	case 1:
+		simd.TransposeStrip16of1(dst, src, dstRow, srcCol, n, rows)
+	case 2:
+		simd.TransposeStrip8of2(dst, src, dstRow, srcCol, n, rows)
+	case 4:
+		simd.TransposeStrip4of4(dst, src, dstRow, srcCol, n, rows)
+	case 8:
+		simd.TransposeStrip2of8(dst, src, dstRow, srcCol, n, rows)
+	case 16:
+		simd.TransposeStrip1of16(dst, src, dstRow, srcCol, n, rows)
+	}
 }
