@@ -53,7 +53,7 @@ def main():
                 [(f"{name}.from_dlpack(np_array), sanitized", lambda f=sanitized[name]: f(a))])
     if "torch" in consumers:
         t = consumers["torch"].arange(24, dtype=consumers["torch"].float32)
-        compare("PyTorch -> NumPy from_dlpack (24 float32; a tensor of the C exchange API: unchecked)",
+        compare("PyTorch -> NumPy from_dlpack (24 float32; the C exchange API's producer, through __dlpack__)",
                 ("np.from_dlpack(tensor)", lambda: plain["numpy"](t)),
                 [("np.from_dlpack(tensor), sanitized", lambda: sanitized["numpy"](t))])
     got = sanitize.finish()

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import GENERATED, REQUIRED, ROOT
+from conftest import CYTHON_DIR, GENERATED, REQUIRED, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import conformance_matrix as matrix
@@ -211,6 +211,49 @@ def test_library_adds_an_adapters_from_dlpack(kit, tmp_path):
     assert r.returncode == 0 and r.stdout == "last line\n", r.stderr
     line = (tmp_path / "prog.py").read_text().splitlines().index("kept = mylib.from_dlpack(Always([1.0]))") + 1
     assert f"WARN legacy-when-no-max-version at {tmp_path / 'prog.py'}:{line}" in r.stderr
+
+
+DROPPER = """
+import sys
+sys.path[:0] = {path!r}
+import numpy as np
+import dropper
+{make}
+got = dropper.from_dlpack(x)
+print("last line")
+"""
+PRODUCERS = {
+    "torch": "import torch\nx = torch.arange(3, dtype=torch.float32)",
+    "dlpack_cython": "import dlpack_cython\nx = dlpack_cython.from_dlpack(np.arange(3.0))",
+}
+
+
+@pytest.mark.parametrize("producer", sorted(PRODUCERS))
+def test_a_producer_of_the_c_exchange_api_is_checked_through_dlpack(kit, tmp_path, producer):
+    """A tensor whose type publishes __dlpack_c_exchange_api__ (PyTorch's,
+    dlpack_cython's) is proxied like any producer: the proxy publishes no
+    table, the consumer takes __dlpack__, and its mistake is reported."""
+    if producer == "dlpack_cython" and not CYTHON_DIR:
+        pytest.fail("Cython is not installed") if REQUIRED else pytest.skip("Cython is not installed")
+    (tmp_path / "dropper.py").write_text(
+        "def from_dlpack(x):\n"
+        "    assert not hasattr(x, '__dlpack_c_exchange_api__'), 'the proxy publishes no table'\n"
+        "    x.__dlpack__(max_version=(1, 0))  # dropped: its destructor frees the tensor now\n"
+        "    return [0.0, 1.0, 2.0]\n"
+    )
+    (tmp_path / "dropper_adapter.py").write_text(
+        "from dlpack_conformance import Adapter\n\n\n"
+        "class Dropper(Adapter):\n    module = 'dropper'\n\n\nADAPTER = Dropper()\n"
+    )
+    (tmp_path / "prog.py").write_text(DROPPER.format(path=[str(tmp_path), *filter(None, [CYTHON_DIR])],
+                                                     make=PRODUCERS[producer]))
+    out = tmp_path / "reports.json"
+    r = run(kit, sys.executable, "--json", str(out), "--library", str(tmp_path / "dropper_adapter.py"),
+            str(tmp_path / "prog.py"), cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == "last line\n", r.stderr
+    report = sole_report(out, "consumer-deleter-early")
+    assert report["producer"].startswith(f"{producer} ") and report["site"].endswith("prog.py:8"), report
+    assert "__dlpack_c_exchange_api__" not in r.stderr, "nothing is left unchecked"
 
 
 def test_bad_arguments_exit_2(kit, tmp_path):

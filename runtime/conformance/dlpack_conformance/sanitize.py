@@ -618,12 +618,17 @@ class _Exchange:
         except Exception as e:  # noqa: BLE001 - the sanitizer's bug, not the program's
             _internal_error(e)
         self._expected = _elements(self._info)
+        if self._info is not None:
+            # Only the tracked tensor holds the capsule: a consumer that drops
+            # it lets it die when the call is over, as it would unsanitized.
+            self._info.capsule = None
         return capsule
 
     def __getattr__(self, name):
         # The producer's other protocols (the C exchange API's
-        # __dlpack_c_exchange_api__, __array_interface__, ...) are not the
-        # proxy's: a consumer that would take them takes __dlpack__.
+        # __dlpack_c_exchange_api__, whose functions a consumer would call
+        # with the proxy, __array_interface__, ...) are not the proxy's: a
+        # consumer that would take them takes __dlpack__.
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self._x, name)
@@ -868,15 +873,9 @@ _proxy_classes = {}  # a producer's type -> its proxy class, or False (no __dlpa
 def _proxy_class(kind):
     if kind in _PROXIES or getattr(kind, "__dlpack__", None) is None:
         return False
-    if getattr(kind, "__dlpack_c_exchange_api__", None) is not None:
-        # A consumer may take the C exchange API's table instead of
-        # __dlpack__, and the table's functions take the producer itself,
-        # never a proxy: its exchanges go on unchecked, and are counted.
-        _not_intercepted[f"{kind.__module__}.{kind.__qualname__}"] = (
-            "__dlpack_c_exchange_api__, which consumers call with the array itself: their exchanges "
-            "are not checked"
-        )
-        return False
+    # A producer that publishes the C exchange API (__dlpack_c_exchange_api__)
+    # is proxied too: the proxy does not publish the table, so the consumer
+    # takes __dlpack__, the protocol every producer has and the one checked.
     return _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
 
 
