@@ -256,6 +256,23 @@ def test_a_producer_of_the_c_exchange_api_is_checked_through_dlpack(kit, tmp_pat
     assert "__dlpack_c_exchange_api__" not in r.stderr, "nothing is left unchecked"
 
 
+def test_pyarrow_tensor_from_dlpack_is_said_not_intercepted(kit, tmp_path):
+    """pyarrow.Tensor is an immutable (Cython) type: its from_dlpack cannot
+    be replaced, and --json says so (a skip), with no report."""
+    (tmp_path / "prog.py").write_text(
+        "import numpy as np\nimport pyarrow as pa\n\n"
+        "print(pa.Tensor.from_dlpack(np.arange(3.0)).to_numpy().tolist())\n"
+    )
+    out = tmp_path / "reports.json"
+    r = run(kit, python(".venv-libs"), "--json", str(out), "--error-exitcode", "9", str(tmp_path / "prog.py"),
+            cwd=tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "[0.0, 1.0, 2.0]\n", ""), r.stderr
+    (skip,) = reports(out)
+    assert skip["verdict"] == "skip" and skip["library"].startswith("pyarrow ")
+    assert skip["case"] == "sanitize/not-intercepted/pyarrow.Tensor.from_dlpack"
+    assert "immutable type" in skip["message"] and "not checked" in skip["message"]
+
+
 def test_bad_arguments_exit_2(kit, tmp_path):
     r = run(kit, sys.executable)
     assert r.returncode == 2 and "name a PROGRAM.py, or -m MODULE" in r.stderr

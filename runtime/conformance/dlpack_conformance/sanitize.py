@@ -1095,7 +1095,7 @@ def finish(out=None):
     _summary(got, out or sys.stderr)
     if OPTIONS.json:
         with open(OPTIONS.json, "w") as f:
-            json.dump(got, f, indent=1)
+            json.dump(got + _unchecked(), f, indent=1)
             f.write("\n")
     return got
 
@@ -1106,6 +1106,20 @@ def not_intercepted():
     for where, why in sorted(_not_intercepted.items()):
         by_reason.setdefault(why, []).append(where)
     return [f"{', '.join(wheres)}: {why}" for why, wheres in by_reason.items()]
+
+
+def _unchecked():
+    """A skip result (the kit's shape) per entry point the sanitizer could
+    not intercept: --json says so even when nothing was reported."""
+    return [
+        {
+            "library": _library(where), "case": f"sanitize/not-intercepted/{where}", "side": "consumer",
+            "verdict": "skip", "message": f"not intercepted ({why}): its exchanges are not checked",
+            "about": where, "spec": None, "strength": None, "basis": None, "source": None, "requirement": None,
+            "reproducer": None, "declared": False, "malformed": False, "traceback": None,
+        }
+        for where, why in sorted(_not_intercepted.items())
+    ]
 
 
 def _summary(got, out):
