@@ -128,6 +128,61 @@ def test_strict_raises_at_the_offending_call(kit):
     assert f'unknown_major_version.py", line {line_of("unknown_major_version.py", "np.from_dlpack(")}' in r.stderr
 
 
+TAKER = """import ctypes
+
+api = ctypes.pythonapi
+api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+USED = ctypes.c_char_p(b"used_dltensor_versioned")
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+taken = []
+
+
+def from_dlpack(x):  # takes the tensor (renames the capsule), frees it in release()
+    capsule = x.__dlpack__(max_version=(1, 0))
+    taken.append(api.PyCapsule_GetPointer(capsule, b"dltensor_versioned"))
+    api.PyCapsule_SetName(capsule, USED)
+    return taken[-1]
+
+
+def release():  # the bug: the deleter (after version and manager_ctx) called twice
+    for address in taken:
+        deleter = DELETER(ctypes.c_void_p.from_address(address + 16).value)
+        deleter(address)
+        deleter(address)
+"""
+
+
+@pytest.mark.parametrize("trampoline", ["c", "ctypes"])
+def test_strict_hands_a_second_deleter_call_to_the_unraisable_hook(kit, tmp_path, monkeypatch, trampoline):
+    """A deleter's second call comes from C (here ctypes), where nothing can
+    be raised: --strict swallows it as ever and hands its SanitizerError to
+    sys.unraisablehook ("Exception ignored ..."); the program goes on."""
+    if trampoline == "ctypes":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    (tmp_path / "taker.py").write_text(TAKER)
+    (tmp_path / "taker_adapter.py").write_text(
+        "from dlpack_conformance import Adapter\n\n\n"
+        "class Taker(Adapter):\n    module = 'taker'\n\n\nADAPTER = Taker()\n"
+    )
+    (tmp_path / "prog.py").write_text(
+        f"import sys\nsys.path[:0] = [{PROGRAMS!r}, {str(tmp_path)!r}]\n"
+        "from handmade import Buffer\nimport taker\n\n"
+        "taker.from_dlpack(Buffer([1.0, 2.0]))\ntaker.release()\nprint('last line')\n"
+    )
+    plain = run(kit, sys.executable, str(tmp_path / "prog.py"), sanitized=False, cwd=tmp_path)
+    assert plain.returncode == -6 and "last line" not in plain.stdout, plain.stderr  # glibc's double free
+    library = ["--library", str(tmp_path / "taker_adapter.py")]
+    lenient = run(kit, sys.executable, *library, str(tmp_path / "prog.py"), cwd=tmp_path)
+    assert lenient.returncode == 0 and lenient.stdout == "last line\n", lenient.stderr
+    assert "FAIL consumer-deleter-once" in lenient.stderr and "SanitizerError" not in lenient.stderr
+    r = run(kit, sys.executable, "--strict", *library, str(tmp_path / "prog.py"), cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == "last line\n", r.stderr
+    assert "Exception ignored" in r.stderr, r.stderr
+    assert "SanitizerError: consumer-deleter-once:" in r.stderr and "the second call was swallowed" in r.stderr
+
+
 def test_error_exitcode_only_when_something_was_reported(kit):
     r = run(kit, sys.executable, "--error-exitcode", "9", program("unknown_major_version.py"))
     assert r.returncode == 9, r.stderr

@@ -25,7 +25,6 @@ With pytest: pytest -p dlpack_conformance --dlpack-sanitize."""
 import argparse
 import atexit
 import collections
-import contextlib
 import ctypes
 import gc
 import importlib
@@ -203,7 +202,7 @@ def _call_deleter(deleter, address, _deleters=_deleters, _DELETER=_DELETER):
     f(address)
 
 
-def _deleter_call(address, _tracked=_tracked):
+def _deleter_call(address, _tracked=_tracked, _options=OPTIONS, _error=SanitizerError):
     """A tracked tensor's deleter was called: counts the call, judges it, and
     returns the address of the producer's deleter to call now, or 0 (a
     second call, swallowed; or a call the tensor's capsule will repeat). The
@@ -242,7 +241,13 @@ def _deleter_call(address, _tracked=_tracked):
                 about=t.about(),
             )
         except Violation as v:
-            _report(v.spec, f"{v} (the second call was swallowed)", "consumer", t.site, t.producer, t.consumer)
+            message = f"{v} (the second call was swallowed)"
+            _report(v.spec, message, "consumer", t.site, t.producer, t.consumer)
+            if _options.strict:
+                # Nothing can be raised into the deleter's caller (C, maybe
+                # with no Python frame): the trampoline hands it to
+                # sys.unraisablehook, as Python does an error in __del__.
+                raise _error(v.spec, f"{v.spec}: {message}") from None
     return 0
 
 
@@ -284,7 +289,9 @@ void dlpack_sanitize_trampoline(void *address) {
         PyObject *r = at != NULL ? PyObject_CallOneArg(judge, at) : NULL;
         Py_XDECREF(at);
         if (r == NULL) {
-            PyErr_Clear();
+            /* --strict's error, which the caller cannot take: Python's
+               unraisable hook reports it, as it does an error in __del__ */
+            PyErr_WriteUnraisable(judge);
         } else {
             forward = (void (*)(void *))(uintptr_t)PyLong_AsUnsignedLongLong(r);
             if (PyErr_Occurred()) {
@@ -393,13 +400,19 @@ def _compiled_trampoline():
     return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value, swap
 
 
-def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_deleter):
+def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_deleter, _error=SanitizerError):
     """The ctypes trampoline: a consumer's pending exception is lost here."""
-    # Nothing is raised into the C caller; at shutdown the module may be half gone.
-    with contextlib.suppress(Exception):
+    # Nothing is raised into the C caller (--strict's error goes to
+    # sys.unraisablehook, as ctypes hands it any callback's); at shutdown the
+    # module may be half gone.
+    try:
         forward = _deleter_call(address)
         if forward:
             _call_deleter(forward, address)
+    except _error:
+        raise
+    except Exception:  # noqa: BLE001, S110 - see above
+        pass
 
 
 # _swap: the C helper that tracks a capsule in one call, or None (Python's path).
