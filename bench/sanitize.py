@@ -57,7 +57,7 @@ def main():
                 ("np.from_dlpack(tensor)", lambda: plain["numpy"](t)),
                 [("np.from_dlpack(tensor), sanitized", lambda: sanitized["numpy"](t))])
     got = sanitize.finish()
-    print(f"reports: {len(got)}; exchanges checked in full: {sum(sanitize._checked.values())}")
+    print(f"reports: {len(got)}; exchanges checked in full: {sanitize.exchanges()}")
 
 
 if __name__ == "__main__":

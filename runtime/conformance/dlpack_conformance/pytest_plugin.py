@@ -115,9 +115,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     from . import sanitize
 
-    checked, got = sum(sanitize._checked.values()), sanitize.reports()
+    checked, got = sanitize.exchanges(), sanitize.reports()
     terminalreporter.write_sep("-", "DLPack sanitizer")
-    terminalreporter.write_line(f"dlpack-sanitize: {checked} exchanges checked in full, {len(got)} problems")
+    terminalreporter.write_line(f"dlpack-sanitize: {checked} exchanges checked, {len(got)} problems")
     for note in sanitize.not_intercepted():
         terminalreporter.write_line(f"dlpack-sanitize: not intercepted: {note}")
 

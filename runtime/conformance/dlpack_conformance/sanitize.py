@@ -25,6 +25,7 @@ With pytest: pytest -p dlpack_conformance --dlpack-sanitize."""
 import argparse
 import atexit
 import collections
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -55,11 +56,12 @@ _DELETER_AT = {
     _LEGACY: dl.DLManagedTensor.deleter.offset,
 }
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-# Exchanges checked in full (producer's capsule, consumer's values) per call
-# site and producer type; the others get the lifetime checks only.
-CHECKED_PER_SITE = 4
-# The most elements whose values are compared.
-MAX_ELEMENTS = 1 << 16
+# The most bytes of a tensor's elements whose values are compared with the
+# consumer's result, when that result does not alias them with the tensor's
+# layout (then they are the tensor's values by construction, at any size).
+# Reading is the one check whose cost grows with the tensor: bounded by
+# bytes, as a copy of the span is taken at export.
+MAX_VALUE_BYTES = 1 << 16
 # Finished tensors remembered, so that a late second deleter call is known.
 RETIRED = 1 << 16
 
@@ -117,7 +119,6 @@ def _name(fields):
 
 class _Options:
     strict = False
-    check_all = False
     json = None
     error_exitcode = None
     quiet_at_exit = False
@@ -128,7 +129,7 @@ _lock = threading.RLock()  # re-entered: a deleter may run inside another (a __d
 _tracked = {}  # managed tensor address -> _Tensor
 _retired = collections.deque()
 _reports = {}  # (spec, site, side) -> result dict
-_checked = collections.Counter()  # (site, producer type) -> exchanges checked in full
+_exchanges = [0]  # exchanges checked (under _lock)
 _not_intercepted = {}  # entry point -> why
 _entries = {}  # module -> [(attribute path, library)]
 _enabled = []
@@ -442,6 +443,8 @@ def _forget():
 def _track(capsule, site, producer, consumer):
     """Puts the trampoline in the capsule's deleter field; the _Tensor, or a
     Violation when the capsule is none DLPack names."""
+    with _lock:
+        _exchanges[0] += 1
     swapped = _swap(capsule) if _swap is not None else None
     if swapped is not None:  # the common path: the C helper checked the name and swapped the deleter
         address, deleter, cell, versioned, had_destructor = swapped
@@ -583,24 +586,22 @@ class _Exchange:
     producer's."""
 
     __slots__ = (
-        "_checked",
         "_consumer",
-        "_expected",
         "_info",
         "_pending",
         "_site",
+        "_snapshot",
         "_tensor",
         "_x",
         "requests",
     )
 
-    def __init__(self, x, consumer, site, checked):
+    def __init__(self, x, consumer, site):
         self._x = x
         self._consumer = consumer
         self._site = site
-        self._tensor = self._pending = self._expected = self._info = None
-        self._checked = checked
-        self.requests = [] if checked else None
+        self._tensor = self._pending = self._snapshot = self._info = None
+        self.requests = []
 
     def __dlpack__(self, *args, **kwargs):
         capsule = self._x.__dlpack__(*args, **kwargs)
@@ -615,22 +616,22 @@ class _Exchange:
             except Exception as e:  # noqa: BLE001 - the sanitizer's bug: the capsule goes on untouched
                 _internal_error(e)
                 return capsule
-        if not self._checked:
-            return capsule
         self.requests.append(kwargs)
         if self._pending is None:
             self._pending = []
         try:
-            self._info = reference.Capsule(capsule)
-            reference.check_capsule(
+            self._info = reference.check_capsule(
                 self._x, capsule, max_version=kwargs.get("max_version"), dl_device=kwargs.get("dl_device")
             )
             reference.check_strides_and_flags(self._info, copy=kwargs.get("copy"), readonly=_read_only(self._x))
         except Violation as v:
             _report(v.spec, str(v), "producer", self._site, producer, self._consumer, self._pending)
+            if self._info is None:  # what the consumer was handed, for its checks
+                with contextlib.suppress(Violation):
+                    self._info = reference.Capsule(capsule)
         except Exception as e:  # noqa: BLE001 - the sanitizer's bug, not the program's
             _internal_error(e)
-        self._expected = _elements(self._info)
+        self._snapshot = _snapshot(self._info)
         if self._info is not None:
             # Only the tracked tensor holds the capsule: a consumer that drops
             # it lets it die when the call is over, as it would unsanitized.
@@ -674,16 +675,66 @@ def _elements(cap):
             return None
         if cap.device[0] not in reference.HOST_READABLE or not reference.decodable(cap.dtype):
             return None
-        if cap.shape is None or math.prod(cap.shape) > MAX_ELEMENTS or (not cap.data and math.prod(cap.shape)):
+        if cap.shape is None or _span(cap) is None or (not cap.data and math.prod(cap.shape)):
             return None
         return cap.elements()
     except Exception:  # noqa: BLE001 - a capsule the kit cannot read is judged elsewhere
         return None
 
 
-def _values_of(y):
-    """The values of a consumer's result, read through its own __dlpack__ by
-    the kit's reader, or None."""
+def _span(cap):
+    """(lowest, highest) byte offset past data + byte_offset that the
+    tensor's elements occupy, or None: sub-byte or undecodable elements,
+    or more than MAX_VALUE_BYTES."""
+    dtype = cap.dtype
+    if dtype[1] % 8 or not reference.decodable(dtype):
+        return None
+    size = dtype[1] // 8 * dtype[2]
+    shape = cap.shape
+    if not shape:
+        return (0, size)  # one element
+    if not math.prod(shape):
+        return (0, 0)
+    strides = cap.strides or _row_major(shape)
+    low = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s < 0) * size
+    high = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s > 0) * size + size
+    return (low, high) if high - low <= MAX_VALUE_BYTES else None
+
+
+def _row_major(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _snapshot(cap):
+    """A copy of the bytes the tensor's elements occupy, taken at export
+    (the producer may free them once the consumer is done): (bytes, lowest
+    offset), or None where the CPU cannot read them or they are too many."""
+    if cap is None or (cap.versioned and cap.version[0] != reference.VERSION[0]):
+        return None
+    if cap.device[0] not in reference.HOST_READABLE or cap.shape is None:
+        return None
+    span = _span(cap)
+    if span is None or (not cap.data and span[1] > span[0]):
+        return None
+    low, high = span
+    return (ctypes.string_at(cap.first + low, high - low) if high > low else b""), low
+
+
+def _expected(cap, snapshot):
+    """The tensor's elements, read by the kit's reader from the snapshot."""
+    data, low = snapshot
+    buffer = ctypes.create_string_buffer(data, max(len(data), 1))
+    return reference.read_elements(ctypes.addressof(buffer) - low, 0, cap.shape, cap.strides, cap.dtype,
+                                   cap.flags)
+
+
+def _exported(y):
+    """The consumer's result read through its own __dlpack__ (a
+    reference.Capsule, the capsule released), or None."""
     export = getattr(y, "__dlpack__", None)
     if export is None:
         return None
@@ -692,9 +743,22 @@ def _values_of(y):
     except Exception:  # noqa: BLE001 - a legacy export, or none: tried next
         capsule = None
     try:
-        return _elements(reference.Capsule(capsule if capsule is not None else export()))
+        got = reference.Capsule(capsule if capsule is not None else export())
     except Exception:  # noqa: BLE001 - the result does not export: not read
         return None
+    got.capsule = None  # released: y keeps the memory it views
+    return got
+
+
+def _layout(cap):
+    """What decides which bytes each element is: the first element's
+    address, dtype, shape and the strides of the dimensions longer than 1."""
+    strides = cap.strides or _row_major(cap.shape)
+    return (cap.first, cap.dtype, cap.shape, tuple(s for n, s in zip(cap.shape, strides, strict=True) if n > 1))
+
+
+def _aliases(a, b):
+    return a.shape is not None and b.shape is not None and _layout(a) == _layout(b)
 
 
 class _Judged:
@@ -743,7 +807,7 @@ def _internal_error(e):
 _internal_errors = []
 
 
-def _judge(t, result, error, pending, info=None, expected=None, requests=None, device=None):
+def _judge(t, result, error, pending, info=None, snapshot=None, requests=None, device=None):
     """Judges the consumer of tensor t after its from_dlpack returned result
     or raised error; info (the reference.Capsule read at export) when it
     is checked in full (values, version, stream requests)."""
@@ -781,7 +845,7 @@ def _judge(t, result, error, pending, info=None, expected=None, requests=None, d
         except TypeError:
             t.result = None
     if info is not None and result is not None:
-        _check_result(t, info, result, expected, pending)
+        _check_result(t, info, result, snapshot, pending)
     if requests is not None and device is not None:
         try:
             reference.check_requests(_Requests(requests, device))
@@ -807,17 +871,19 @@ class _Requests:
         return self._device
 
 
-def _check_result(t, info, y, expected, pending):
+def _check_result(t, info, y, snapshot, pending):
     judged = _Judged(t, info)
     try:
         if info.versioned and info.version[0] != reference.VERSION[0]:
             reference.accepted(judged, y, "consumer-major-version")
-        if expected is None:
+        if snapshot is None:
             return
-        got = _values_of(y)
-        if got is None:
-            return
-        reference.check_values(judged, y, lambda _: got, expected)
+        got = _exported(y)
+        if got is None or _aliases(got, info):
+            return  # the tensor's own bytes, read as the tensor's layout says: its values
+        values = _elements(got)
+        if values is not None:
+            reference.check_values(judged, y, lambda _: values, _expected(info, snapshot))
     except Violation as v:
         _report(v.spec, str(v), "consumer", t.site, t.producer, t.consumer, pending)
 
@@ -837,13 +903,9 @@ def _wrap(fn, library):
         if proxy_class is False:
             return fn(x, *args, **kwargs)
         site = _site(2)
-        key = (site, kind)
-        checked = OPTIONS.check_all or _checked.get(key, 0) < CHECKED_PER_SITE
-        if checked:
-            _checked[key] += 1
         if not consumer:
             consumer.append(_library(library))
-        proxy = proxy_class(x, consumer[0], site, checked)
+        proxy = proxy_class(x, consumer[0], site)
         try:
             y = fn(proxy, *args, **kwargs)
         except BaseException as e:
@@ -851,24 +913,10 @@ def _wrap(fn, library):
             _finish(proxy._tensor, None, e, pending)
             _strict(pending)
             raise
-        t = proxy._tensor
-        if checked or t is None or proxy._pending is not None:
-            device = reference._dlpack_device(x) if checked else None
-            pending = proxy._pending or []
-            _finish(t, y, None, pending, proxy._info, proxy._expected, proxy.requests, device)
-            _strict(pending)
-        elif _NAMES.get(_WORDS[t.fields + 1]) in _USED and not t.calls:
-            # The lean path: renamed, its deleter still to come.
-            t.consumed = True
-            t.capsule = t.fields = None
-            try:  # noqa: SIM105 - contextlib.suppress costs an object an exchange
-                t.result = _weakref(y)
-            except TypeError:  # a result that takes no weak reference
-                pass
-        else:
-            pending = []
-            _finish(t, y, None, pending)
-            _strict(pending)
+        pending = proxy._pending or []
+        _finish(proxy._tensor, y, None, pending, proxy._info, proxy._snapshot, proxy.requests,
+                reference._dlpack_device(x))
+        _strict(pending)
         return y
 
     from_dlpack.__dlpack_sanitized__ = fn
@@ -879,7 +927,6 @@ def _wrap(fn, library):
     return from_dlpack
 
 
-_weakref = weakref.ref
 _proxy_classes = {}  # a producer's type -> its proxy class, or False (no __dlpack__, or a proxy)
 
 
@@ -898,10 +945,6 @@ def _exchange_capsule(fn, library, capsule, args, kwargs):
     if address in _tracked and _tracked[address].capsule is capsule:
         return fn(capsule, *args, **kwargs)  # an inner entry point of the same exchange
     site = _site(3)
-    key = (site, _CAPSULE)
-    checked = OPTIONS.check_all or _checked[key] < CHECKED_PER_SITE
-    if checked:
-        _checked[key] += 1
     consumer = _consumer_label(library)
     pending = []
     t = None
@@ -910,9 +953,10 @@ def _exchange_capsule(fn, library, capsule, args, kwargs):
     except Violation as v:
         _report(v.spec, str(v), "producer", site, "a capsule", consumer, pending)
     info = None
-    if t is not None and checked:
+    if t is not None:
         try:
             info = reference.Capsule(capsule)
+            info.capsule = None  # only the tracked tensor holds it
         except Violation:
             info = None
     try:
@@ -921,7 +965,7 @@ def _exchange_capsule(fn, library, capsule, args, kwargs):
         _finish(t, None, e, pending)
         _strict(pending)
         raise
-    _finish(t, y, None, pending, info, _elements(info))
+    _finish(t, y, None, pending, info, _snapshot(info))
     _strict(pending)
     return y
 
@@ -1057,14 +1101,13 @@ class _Finder:
 _FINDER = _Finder()
 
 
-def enable(*, strict=False, check_all=False, json=None, libraries=(), report_at_exit=True):
+def enable(*, strict=False, json=None, libraries=(), report_at_exit=True):
     """Turns the sanitizer on in this process: every from_dlpack of the
     libraries the kit knows (and of the adapters in libraries, files or
     Adapter objects) is checked from now on, modules imported later
     included. Idempotent. report_at_exit: print the summary (and write json)
     when the interpreter exits."""
     OPTIONS.strict = strict
-    OPTIONS.check_all = check_all
     if json is not None:
         OPTIONS.json = json
     for library in libraries:
@@ -1111,6 +1154,12 @@ def finish(out=None):
             json.dump(got + _unchecked(), f, indent=1)
             f.write("\n")
     return got
+
+
+def exchanges():
+    """How many exchanges the sanitizer has checked."""
+    with _lock:
+        return _exchanges[0]
 
 
 def not_intercepted():
@@ -1172,9 +1221,6 @@ def main(argv=None, prog=MODULE):
                         help="exit N at the end when anything was reported (default: the program's status)")
     parser.add_argument("--library", action="append", default=[], metavar="ADAPTER.py",
                         help="also intercept the from_dlpack of an adapter file (the kit's format); repeatable")
-    parser.add_argument("--check-all", action="store_true",
-                        help=f"check every exchange in full, not only the first {CHECKED_PER_SITE} per call "
-                        "site and producer type (the deleter is checked on every exchange either way)")
     ours, module, program, rest = _split(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(ours)
     if module is None and program is None:
@@ -1187,7 +1233,7 @@ def main(argv=None, prog=MODULE):
     if json_file is not None:
         json_file.close()
     try:
-        enable(strict=args.strict, check_all=args.check_all, json=args.json, libraries=args.library,
+        enable(strict=args.strict, json=args.json, libraries=args.library,
                report_at_exit=False)
     except adapters.AdapterError as e:
         print(f"{prog}: --library: {e}", file=sys.stderr)
