@@ -8,9 +8,8 @@ Plain and sanitized calls are interleaved as bench/interleaved.py says; the
 plain function is the library's own, kept before the sanitizer patched it.
 Each call imports a 4x6 float32 array and drops the result, so its deleter
 (the sanitizer's trampoline, then the producer's) runs inside the timing.
-The first exchanges of a call site are checked in full (values read back);
-the timings are of the lean path that follows. Goal (issue 40): NumPy ->
-PyTorch at most 2x. Off, the sanitizer costs nothing: nothing is patched
+Every exchange is checked in full, the consumer's array read back. Goal
+(issue 40): NumPy -> PyTorch at most 2x. Off, the sanitizer costs nothing: nothing is patched
 until it is enabled.
 """
 import importlib
@@ -57,7 +56,7 @@ def main():
                 ("np.from_dlpack(tensor)", lambda: plain["numpy"](t)),
                 [("np.from_dlpack(tensor), sanitized", lambda: sanitized["numpy"](t))])
     got = sanitize.finish()
-    print(f"reports: {len(got)}; exchanges checked in full: {sanitize.exchanges()}")
+    print(f"reports: {len(got)}; exchanges checked: {sanitize.exchanges()}")
 
 
 if __name__ == "__main__":

@@ -201,6 +201,24 @@ def test_strict_hands_a_second_deleter_call_to_the_unraisable_hook(kit, tmp_path
     assert "SanitizerError: consumer-deleter-once:" in r.stderr and "the second call was swallowed" in r.stderr
 
 
+def test_the_c_trampoline_builds_without_a_warning(kit, tmp_path):
+    """The C the sanitizer compiles at run time, under the project's C flags."""
+    import shutil
+    import sysconfig
+
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.fail("no C compiler") if REQUIRED else pytest.skip("no C compiler")
+    source = run(kit, sys.executable, "-c", "from dlpack_conformance import sanitize; print(sanitize._C_TRAMPOLINE)",
+                 sanitized=False)
+    assert source.returncode == 0, source.stderr
+    (tmp_path / "trampoline.c").write_text(source.stdout)
+    r = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
+                        "-I", sysconfig.get_paths()["include"], str(tmp_path / "trampoline.c"),
+                        "-o", str(tmp_path / "trampoline.so")], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+
+
 def test_error_exitcode_only_when_something_was_reported(kit):
     r = run(kit, sys.executable, "--error-exitcode", "9", program("unknown_major_version.py"))
     assert r.returncode == 9, r.stderr
