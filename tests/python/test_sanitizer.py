@@ -116,6 +116,28 @@ def test_every_exchange_is_checked_not_the_first_few_of_a_call_site(kit, tmp_pat
     assert "the tensor holds [[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]" in report["message"]
 
 
+SPANS = """
+from types import SimpleNamespace as T
+from dlpack_conformance import sanitize
+f32 = (2, 32, 1)
+for shape, strides, dtype in [((2, 3), None, f32), ((2, 3), (-3, 1), f32), ((4, 2), (2, -1), f32), ((), (), f32),
+                              ((3, 0), None, f32), ((128, 128), None, f32), ((128, 129), None, f32),
+                              ((8,), (4096,), f32), ((3,), None, (0, 4, 1))]:
+    print(sanitize._span(T(shape=shape, strides=strides, dtype=dtype)))
+"""
+
+
+def test_values_are_compared_within_a_bound_on_the_bytes_the_elements_span(kit):
+    r = run(kit, sys.executable, "-c", SPANS, sanitized=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:-1] == [
+        "(0, 24)", "(-12, 12)", "(-4, 28)", "(0, 4)", "(0, 0)",
+        "(0, 65536)", "None",  # 64 KiB is compared, 516 bytes more are not
+        "None",  # 8 floats 16 KiB apart span 112 KiB: not compared
+        "None",  # int4: sub-byte, not compared
+    ], r.stdout
+
+
 def test_an_unknown_major_version_read_is_reported(kit, tmp_path):
     out = tmp_path / "reports.json"
     r = run(kit, sys.executable, "--json", str(out), program("unknown_major_version.py"))

@@ -687,18 +687,29 @@ def _span(cap):
     tensor's elements occupy, or None: sub-byte or undecodable elements,
     or more than MAX_VALUE_BYTES."""
     dtype = cap.dtype
-    if dtype[1] % 8 or not reference.decodable(dtype):
+    decodable = _decodable.get(dtype)
+    if decodable is None:
+        decodable = _decodable[dtype] = not dtype[1] % 8 and reference.decodable(dtype)
+    if not decodable:
         return None
     size = dtype[1] // 8 * dtype[2]
-    shape = cap.shape
-    if not shape:
-        return (0, size)  # one element
-    if not math.prod(shape):
+    shape, strides = cap.shape, cap.strides
+    count = math.prod(shape)
+    if not count:
         return (0, 0)
-    strides = cap.strides or _row_major(shape)
-    low = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s < 0) * size
-    high = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s > 0) * size + size
+    if not strides:  # row-major (or no dimension: one element)
+        return (0, count * size) if count * size <= MAX_VALUE_BYTES else None
+    low = high = 0
+    for n, step in zip(shape, strides, strict=True):
+        if step < 0:
+            low += step * (n - 1)
+        else:
+            high += step * (n - 1)
+    low, high = low * size, high * size + size
     return (low, high) if high - low <= MAX_VALUE_BYTES else None
+
+
+_decodable = {}  # a dtype -> whether the kit reads its elements, whole bytes each
 
 
 def _row_major(shape):
