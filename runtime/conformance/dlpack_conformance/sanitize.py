@@ -35,6 +35,7 @@ import math
 import os
 import re
 import runpy
+import struct
 import sys
 import sysconfig
 import threading
@@ -93,7 +94,8 @@ def _capsule_offset():
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 # The address space as machine words: a capsule's fields and a tensor's
 # deleter field read and written in place, with no ctypes object made.
-_WORDS = memoryview((ctypes.c_char * (sys.maxsize & -_WORD)).from_address(0)).cast("B").cast(
+_MEMORY = memoryview((ctypes.c_char * (sys.maxsize & -_WORD)).from_address(0)).cast("B")
+_WORDS = _MEMORY.cast(
     "Q" if _WORD == 8 else "I"
 )
 _FIELDS_AT = _capsule_offset()
@@ -744,32 +746,62 @@ def _expected(cap, snapshot):
 
 
 def _exported(y):
-    """The consumer's result read through its own __dlpack__ (a
-    reference.Capsule, the capsule released), or None."""
+    """The capsule of the consumer's result, from its own __dlpack__, or None."""
     export = getattr(y, "__dlpack__", None)
     if export is None:
         return None
     try:
-        capsule = export(max_version=reference.VERSION)
-    except Exception:  # noqa: BLE001 - a legacy export, or none: tried next
-        capsule = None
+        return export(max_version=reference.VERSION)
+    except Exception:  # noqa: BLE001, S110 - a legacy export, or none: tried next
+        pass
     try:
-        got = reference.Capsule(capsule if capsule is not None else export())
+        return export()
     except Exception:  # noqa: BLE001 - the result does not export: not read
         return None
-    got.capsule = None  # released: y keeps the memory it views
-    return got
 
 
 def _layout(cap):
-    """What decides which bytes each element is: the first element's
-    address, dtype, shape and the strides of the dimensions longer than 1."""
-    strides = cap.strides or _row_major(cap.shape)
-    return (cap.first, cap.dtype, cap.shape, tuple(s for n, s in zip(cap.shape, strides, strict=True) if n > 1))
+    """What decides which bytes each element is: the device, the first
+    element's address, dtype, shape and the strides of the dimensions longer
+    than 1 (a reference.Capsule's)."""
+    return _normal(cap.device, cap.first, cap.dtype, cap.shape, cap.strides)
 
 
-def _aliases(a, b):
-    return a.shape is not None and b.shape is not None and _layout(a) == _layout(b)
+def _normal(device, first, dtype, shape, strides):
+    strides = strides or _row_major(shape)
+    return device, first, dtype, shape, tuple(s for n, s in zip(shape, strides, strict=True) if n > 1)
+
+
+# A DLTensor as struct reads it (native alignment is C's), and where a
+# managed tensor holds it.
+_DLTENSOR = struct.Struct("@PiiiBBHPPQ")
+_DLTENSOR_AT = {
+    _VERSIONED: dl.DLManagedTensorVersioned.dl_tensor.offset,
+    _LEGACY: dl.DLManagedTensor.dl_tensor.offset,
+}
+_MAJOR_AT = dl.DLManagedTensorVersioned.version.offset + dl.DLPackVersion.major.offset
+
+
+def _capsule_layout(capsule):
+    """_layout of a capsule of this release, read in place (no ctypes
+    object made), or None where the kit's reader is needed."""
+    if type(capsule) is not _CAPSULE or _DLTENSOR.size != ctypes.sizeof(dl.DLTensor):
+        return None
+    fields = _fields(capsule)
+    name = _name(fields)
+    at = _DLTENSOR_AT.get(name)
+    address = _WORDS[fields]
+    if at is None or not address:
+        return None
+    if name == _VERSIONED and struct.unpack_from("@I", _MEMORY, address + _MAJOR_AT)[0] != reference.VERSION[0]:
+        return None
+    data, kind, device_id, ndim, code, bits, lanes, shape, strides, byte_offset = _DLTENSOR.unpack_from(
+        _MEMORY, address + at)
+    if not 0 <= ndim <= dl._MAX_NDIM or (ndim and not shape):
+        return None
+    shape = struct.unpack_from(f"@{ndim}q", _MEMORY, shape) if ndim else ()
+    strides = struct.unpack_from(f"@{ndim}q", _MEMORY, strides) if ndim and strides else None
+    return _normal((kind, device_id), data + byte_offset, (code, bits, lanes), shape, strides)
 
 
 class _Judged:
@@ -889,10 +921,14 @@ def _check_result(t, info, y, snapshot, pending):
             reference.accepted(judged, y, "consumer-major-version")
         if snapshot is None:
             return
-        got = _exported(y)
-        if got is None or _aliases(got, info):
+        exported = _exported(y)
+        if exported is None or _capsule_layout(exported) == _layout(info):
             return  # the tensor's own bytes, read as the tensor's layout says: its values
-        values = _elements(got)
+        try:
+            values = _elements(reference.Capsule(exported))
+        except Exception:  # noqa: BLE001 - a result that exports no readable capsule: not read
+            return
+        del exported  # released: y keeps the memory it views
         if values is not None:
             reference.check_values(judged, y, lambda _: values, _expected(info, snapshot))
     except Violation as v:
