@@ -57,11 +57,11 @@ _DELETER_AT = {
     _LEGACY: dl.DLManagedTensor.deleter.offset,
 }
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-# The most bytes of a tensor's elements whose values are compared with the
-# consumer's result, when that result does not alias them with the tensor's
-# layout (then they are the tensor's values by construction, at any size).
-# Reading is the one check whose cost grows with the tensor: bounded by
-# bytes, as a copy of the span is taken at export.
+# The most bytes a tensor's elements may span for its values to be compared
+# with the consumer's result (when that result does not view them with the
+# tensor's layout, which makes them the tensor's values by construction).
+# Reading is the one check whose cost grows with the tensor, and the span is
+# copied at export, on every exchange: bounded by bytes.
 MAX_VALUE_BYTES = 1 << 16
 # Finished tensors remembered, so that a late second deleter call is known.
 RETIRED = 1 << 16
