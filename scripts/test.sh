@@ -51,8 +51,11 @@ python -m pytest -q -p no:cacheprovider tests/python
 echo "== python: the interop suites again under the DLPack sanitizer (a report fails them)"
 sanitize_kit=$(mktemp -d)
 go run ./cmd/dlgen -lang conformance -out "$sanitize_kit"
+# Deselected: it asserts that a consumer takes the C exchange API's table,
+# which the sanitizer's proxy does not publish (docs/sanitizer.md).
 PYTHONPATH="$sanitize_kit/conformance" python -m pytest -q -p no:cacheprovider -p dlpack_conformance.pytest_plugin \
-  --dlpack-sanitize tests/python/test_interop.py tests/python/test_torch_exchange.py
+  --dlpack-sanitize tests/python/test_interop.py tests/python/test_torch_exchange.py \
+  --deselect tests/python/test_torch_exchange.py::test_ordinary_tensors_still_take_the_table
 rm -rf "$sanitize_kit"
 echo "== python: device tensors with dpnp on Intel's OpenCL CPU device (.venv-dpnp)"
 # The OpenCL ICD loader finds the wheel's driver through the environment

@@ -120,11 +120,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     from . import sanitize
 
-    checked, got = sum(sanitize._checked.values()), sanitize.reports()
+    checked, got = sanitize.exchanges(), sanitize.reports()
     terminalreporter.write_sep("-", "DLPack sanitizer")
     exchanges = f"{checked} exchange{'s' * (checked != 1)}"
     problems = f"{len(got)} problem{'s' * (len(got) != 1)}"
-    terminalreporter.write_line(f"dlpack-sanitize: {exchanges} checked in full, {problems}")
+    terminalreporter.write_line(f"dlpack-sanitize: {exchanges} checked, {problems}")
     summary = config.stash.get(_SUMMARY, "")
     for line in summary.splitlines():
         terminalreporter.write_line(line)
