@@ -888,3 +888,48 @@ def test_a_forked_case_that_hangs_is_run_again_unforked(kit, tmp_path):
                                       env=dict(os.environ, DLPACK_CONFORMANCE_ISOLATE="1",
                                                DLPACK_CONFORMANCE_TIMEOUT="3"))
     assert not changed, [x["message"] for x in results]
+
+
+def test_every_consumer_case_runs_the_adapter_s_operation(kit, tmp_path):
+    """The array-API adapter's operation is the library's sum, run on every
+    tensor a consumer case reads, the raw capsule's too: a library whose sum
+    fails on data not 64-byte aligned fails consumer-usable on the plain
+    tensor (a warning: consumer-usable is a should) and passes the 64-byte
+    one (before: the default adapter ran no
+    operation and every case passed)."""
+    (tmp_path / "fakesum.py").write_text(
+        "from numpy import *  # noqa: F403\n"
+        "import numpy\n"
+        "def sum(y):\n"
+        "    if y.ctypes.data % 64:\n"
+        "        raise MemoryError('misaligned')\n"
+        "    return numpy.sum(y)\n"
+        "def from_dlpack(x):\n"
+        "    return numpy.from_dlpack(x if hasattr(x, '__dlpack__') else Raw(x))\n"
+        "class Raw:\n"
+        "    def __init__(self, c):\n"
+        "        self.c = c\n"
+        "    def __dlpack__(self, **kw):\n"
+        "        return self.c\n"
+        "    def __dlpack_device__(self):\n"
+        "        return (1, 0)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    cases = ("consumer/versioned/contiguous", "consumer/versioned/data-aligned-to-64-bytes",
+             "consumer/legacy/raw-capsule")
+    results, verdicts = _run_kit(kit, tmp_path, "fakesum", *(a for c in cases for a in ("--case", c)), env=env)
+    assert verdicts == {"consumer/versioned/contiguous": "warn",
+                        "consumer/versioned/data-aligned-to-64-bytes": "pass",
+                        "consumer/legacy/raw-capsule": "warn"}, results
+    assert all("MemoryError: misaligned" in r["message"] for r in results if r["verdict"] == "warn"), results
+
+
+def test_every_built_in_consumer_that_computes_names_its_operation(kit):
+    """Each built-in adapter of a library that can compute on what it
+    imports names an operation; only those of libraries that compute nothing
+    (ViaNumPy: tvm_ffi, onnxruntime, pyarrow.Tensor, dlgen's modules,
+    nanobind) name none (before: only NumPy's and TensorFlow's did)."""
+    out = _in_kit(kit, "from dlpack_conformance import adapters as a\n"
+                       "print(sorted(n for n, c in a.BUILTIN.items() if 'consumer' in c.sides and c('x').operate('y') is None))\n"
+                       "print(sorted(n for n, c in a.BUILTIN.items() if issubclass(c, a.ViaNumPy)))\n")
+    none, vianumpy = out.splitlines()
+    assert none == vianumpy, out

@@ -861,7 +861,8 @@ def consumer_cases(adapter):
     ]
     body = [
         "y = xp.from_dlpack(producer.capsule)",
-        (f"reference.check_values(producer, y, lambda y: {read}, {values!r})"),
+        *_operating(adapter),
+        f"reference.check_values(producer, y, lambda y: {read}, {values!r})",
         "del y",
         "reference.check_released(producer)",
     ]
