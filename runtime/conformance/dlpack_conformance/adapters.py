@@ -382,7 +382,9 @@ class MXNet(Adapter):
         return f"xp.nd.from_dlpack({producer}.__dlpack__())"
 
     def operate(self, y):
-        return f"xp.nd.sum({y}.astype('float64')).asscalar()"
+        # MXNet 1.x (legacy shape semantics) sums none of its own 0-d or
+        # size-0 arrays: no operation there
+        return f"xp.nd.sum({y}.astype('float64')).asscalar() if {y}.ndim and {y}.size else None"
 
     def read(self):
         return "y.asnumpy().tolist()"
@@ -405,6 +407,10 @@ class Dpnp(Adapter):
         "complex64",
     )
     lacks = frozenset({"readonly"})
+
+    def operate(self, y):
+        # from_dlpack gives a NumPy array for host memory, which dpnp.sum refuses
+        return f"{y}.sum()"
 
     def read(self):
         return "xp.asnumpy(y).tolist()"
