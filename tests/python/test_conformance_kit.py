@@ -873,6 +873,33 @@ def test_the_review_s_mends(kit):
     assert _in_kit(kit, LYING_ALLOCATOR).split() == ["exchange-api-allocator", "1", "(0,", "4,", "1)"]
 
 
+FAILING_CPU_ALLOCATOR = """
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+def allocate(entry):
+    def call(proto, out, ctx, set_error):
+        r._SET_ERROR(getattr(set_error, "value", set_error))(None, b"MemoryError", b"no memory")
+        raise MemoryError("no memory")
+    return call
+r._ALLOCATE, r._entry = allocate, lambda x, name: 1
+for device in (r.CPU, r.ABSENT_DEVICE):
+    try:
+        print(r.check_exchange_allocator(object(), device=device))
+    except Violation as v:
+        print(v.spec)
+"""
+
+
+def test_a_cpu_allocation_failing_by_set_error_and_an_exception_is_the_cpu_failure(kit):
+    """An allocator that calls SetError once and raises fails on the CPU as
+    one returning -1 after SetError does (exchange-api-allocate-cpu: every
+    library can allocate there); on a device no library has it is the
+    failure asked for (before: the CPU failure was taken as a refusal)."""
+    lines = _in_kit(kit, FAILING_CPU_ALLOCATOR).splitlines()
+    assert lines[0] == "exchange-api-allocate-cpu", lines
+    assert lines[1].startswith("failed, calling SetError (b'MemoryError', b'no memory')"), lines
+
+
 def test_a_forked_case_that_hangs_is_run_again_unforked(kit, tmp_path):
     """A child forked from a multithreaded library may deadlock (JAX warns
     so at every fork): a forked case that hangs is run again in a worker of
