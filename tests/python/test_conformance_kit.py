@@ -960,3 +960,35 @@ def test_every_built_in_consumer_that_computes_names_its_operation(kit):
                        "print(sorted(n for n, c in a.BUILTIN.items() if issubclass(c, a.ViaNumPy)))\n")
     none, vianumpy = out.splitlines()
     assert none == vianumpy, out
+
+
+def test_an_exception_a_c_function_of_the_library_raises_is_the_library_s(kit, tmp_path):
+    """A C function of the library (here a builtin its imported array calls
+    to list itself) raising after the import leaves no frame of the
+    library's: the exception is still the library's, judged by the case's
+    rule, not a kit error and exit 3 (before: "the kit could not judge this
+    case")."""
+    helper = ("import functools, types\n"
+              "def consumer(xp, p):\n"
+              "    a = xp.from_dlpack(p)\n"
+              "    return types.SimpleNamespace(array=a, tolist=functools.partial(int, 'not a number'),\n"
+              "                                 sum=functools.partial(int, '1'))\n")
+    results, changed = _against_numpy(kit, tmp_path, "cfunction", helper, "--case", "consumer/versioned/contiguous")
+    assert changed == {"consumer/versioned/contiguous": ("pass", "fail")}, results
+    assert "the library raised ValueError: invalid literal" in results[0]["message"], results
+
+
+def test_every_producer_case_checks_the_array_the_adapter_made(kit, tmp_path):
+    """Not only the layout cases: in a dtype case and a keyword case too, an
+    adapter whose asarray makes another array (its values reversed) is
+    named, and NumPy's capsule, which describes the array exactly, passes
+    (before: FAIL, "the array holds ...", the adapter's doing)."""
+    body = ("    def asarray(self, values, dtype):\n"
+            "        return f'xp.flip({super().asarray(values, dtype)})'\n")
+    adapter = _adapter(tmp_path, "flipping", "", body)
+    results, verdicts = _run_kit(kit, tmp_path, adapter, "--case", "producer/dtype/int32/", "--case",
+                                 "producer/keywords/takes-copy", "--case", "producer/read-only/")
+    assert verdicts and set(verdicts.values()) == {"pass"}, [f"{x['case']}: {x['message']}" for x in results]
+    judged = [x for x in results if x["case"] != "producer/read-only/legacy"]  # judges no values
+    assert len(judged) == 5 and all("the library made another array than the case asked for" in x["message"]
+                                    for x in judged), results
