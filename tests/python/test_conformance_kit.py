@@ -992,3 +992,21 @@ def test_every_producer_case_checks_the_array_the_adapter_made(kit, tmp_path):
     judged = [x for x in results if x["case"] != "producer/read-only/legacy"]  # judges no values
     assert len(judged) == 5 and all("the library made another array than the case asked for" in x["message"]
                                     for x in judged), results
+
+
+def test_the_docs_list_the_releases_each_adapter_was_tried_on(kit):
+    """docs/conformance-kit.md's table of releases is each built-in
+    adapter's tried_on, the oldest releases tried (array-api-strict 1.0,
+    apache-tvm-ffi 0.1.0) among them."""
+    import re
+    with open(os.path.join(ROOT, "docs", "conformance-kit.md")) as f:
+        section = f.read().split("## Releases the built-in adapters were tried on", 1)[1].split("\n## ", 1)[0]
+    documented = {m[0]: m[1] for m in re.findall(r"^\| `([\w.]+)` \| (.+) \|$", section, re.M)}
+    out = _in_kit(kit, "from dlpack_conformance import adapters as a\n"
+                       "seen = set()\n"
+                       "for n, c in a.BUILTIN.items():\n"
+                       "    if c.tried_on and c not in seen:\n"
+                       "        seen.add(c)\n"
+                       "        print(n + '|' + ', '.join(c.tried_on))\n")
+    assert documented == dict(line.split("|") for line in out.splitlines())
+    assert documented["array_api_strict"].startswith("1.0, ") and documented["tvm_ffi"].startswith("0.1.0, ")

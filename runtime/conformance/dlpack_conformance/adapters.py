@@ -477,8 +477,11 @@ class ViaNumPy(Adapter):
 
 
 class TvmFfi(ViaNumPy):
+    """apache-tvm-ffi. 0.1.0, its first release, imports legacy capsules
+    only (its read-only cases skip: NumPy exports no read-only array so)."""
+
     module = "tvm_ffi"
-    tried_on = ("0.1.15.post2",)
+    tried_on = ("0.1.0", "0.1.15.post2")
 
 
 class DlgenModule(ViaNumPy):
@@ -535,8 +538,11 @@ class OnnxRuntime(ViaNumPy):
 
 
 class ArrayApiStrict(Adapter):
+    """array-api-strict. 1.0, its first release, exports and imports legacy
+    capsules only (its __dlpack__ takes no max_version)."""
+
     module = "array_api_strict"
-    tried_on = ("2.6.1",)
+    tried_on = ("1.0", "2.6.1")
     lacks = frozenset({"readonly", "negative-step"})
 
     def operate(self, y):
