@@ -173,7 +173,7 @@ def definitions(source):
     return {m.group(2): m.group(0) for m in DEFINITION.finditer(source)}
 
 
-def test_text(source, name):
+def text_of_test(source, name):
     """The text of test name in source and of every definition of the same
     file it uses, at any depth; None where source defines no test name."""
     defs = definitions(source)
@@ -195,7 +195,7 @@ def test_tested_by_names_a_test_that_reads_the_page(b):
     and that test, or what of its file it uses, names the page (before: the
     page's name anywhere in the file would do, and any function)."""
     path, _, name = b.arg.partition(" ")
-    text = test_text(read(os.path.join(ROOT, path)), name)
+    text = text_of_test(read(os.path.join(ROOT, path)), name)
     assert text is not None, f"{b.where}: {path} has no test {name}"
     assert os.path.basename(b.page) in text, f"{b.where}: {path}'s {name} does not read {b.page}"
 
@@ -210,10 +210,10 @@ def test_tested_by_is_satisfied_by_the_test_alone():
         "def test_b():\n    open('page.md')\n"
         "\n\n// docs/go.md quotes\nfunc TestC(t *testing.T) {\n\tt.Log()\n}\n"
     )
-    assert "page.md" not in test_text(source, "test_a") and "other.md" in test_text(source, "test_a")
-    assert "page.md" in test_text(source, "test_b")
-    assert "go.md" in test_text(source, "TestC")
-    assert test_text(source, "helper") is None and test_text(source, "test_z") is None
+    assert "page.md" not in text_of_test(source, "test_a") and "other.md" in text_of_test(source, "test_a")
+    assert "page.md" in text_of_test(source, "test_b")
+    assert "go.md" in text_of_test(source, "TestC")
+    assert text_of_test(source, "helper") is None and text_of_test(source, "test_z") is None
 
 
 @pytest.mark.parametrize("b", of("given"), ids=ident)
