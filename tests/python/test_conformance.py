@@ -96,6 +96,8 @@ def test_the_corpus_is_for_this_release(dl):
 @pytest.mark.parametrize("path", ["from_dlpack", "from_managed"])
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_corpus_case(dl, case, path):
+    """docs/conformance.md's runner in a few lines, made real: Made is its
+    make_capsule, dl.from_dlpack (or from_managed) its from_dlpack."""
     tensor = tensor_of(case)
     made = Made(tensor)
     if path == "from_dlpack":

@@ -873,6 +873,33 @@ def test_the_review_s_mends(kit):
     assert _in_kit(kit, LYING_ALLOCATOR).split() == ["exchange-api-allocator", "1", "(0,", "4,", "1)"]
 
 
+FAILING_CPU_ALLOCATOR = """
+from dlpack_conformance import reference as r
+from dlpack_conformance.spec import Violation
+def allocate(entry):
+    def call(proto, out, ctx, set_error):
+        r._SET_ERROR(getattr(set_error, "value", set_error))(None, b"MemoryError", b"no memory")
+        raise MemoryError("no memory")
+    return call
+r._ALLOCATE, r._entry = allocate, lambda x, name: 1
+for device in (r.CPU, r.ABSENT_DEVICE):
+    try:
+        print(r.check_exchange_allocator(object(), device=device))
+    except Violation as v:
+        print(v.spec)
+"""
+
+
+def test_a_cpu_allocation_failing_by_set_error_and_an_exception_is_the_cpu_failure(kit):
+    """An allocator that calls SetError once and raises fails on the CPU as
+    one returning -1 after SetError does (exchange-api-allocate-cpu: every
+    library can allocate there); on a device no library has it is the
+    failure asked for (before: the CPU failure was taken as a refusal)."""
+    lines = _in_kit(kit, FAILING_CPU_ALLOCATOR).splitlines()
+    assert lines[0] == "exchange-api-allocate-cpu", lines
+    assert lines[1].startswith("failed, calling SetError (b'MemoryError', b'no memory')"), lines
+
+
 def test_a_forked_case_that_hangs_is_run_again_unforked(kit, tmp_path):
     """A child forked from a multithreaded library may deadlock (JAX warns
     so at every fork): a forked case that hangs is run again in a worker of
@@ -888,3 +915,98 @@ def test_a_forked_case_that_hangs_is_run_again_unforked(kit, tmp_path):
                                       env=dict(os.environ, DLPACK_CONFORMANCE_ISOLATE="1",
                                                DLPACK_CONFORMANCE_TIMEOUT="3"))
     assert not changed, [x["message"] for x in results]
+
+
+def test_every_consumer_case_runs_the_adapter_s_operation(kit, tmp_path):
+    """The array-API adapter's operation is the library's sum, run on every
+    tensor a consumer case reads, the raw capsule's too: a library whose sum
+    fails on data not 64-byte aligned fails consumer-usable on the plain
+    tensor (a warning: consumer-usable is a should) and passes the 64-byte
+    one (before: the default adapter ran no
+    operation and every case passed)."""
+    (tmp_path / "fakesum.py").write_text(
+        "from numpy import *  # noqa: F403\n"
+        "import numpy\n"
+        "def sum(y):\n"
+        "    if y.ctypes.data % 64:\n"
+        "        raise MemoryError('misaligned')\n"
+        "    return numpy.sum(y)\n"
+        "def from_dlpack(x):\n"
+        "    return numpy.from_dlpack(x if hasattr(x, '__dlpack__') else Raw(x))\n"
+        "class Raw:\n"
+        "    def __init__(self, c):\n"
+        "        self.c = c\n"
+        "    def __dlpack__(self, **kw):\n"
+        "        return self.c\n"
+        "    def __dlpack_device__(self):\n"
+        "        return (1, 0)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    cases = ("consumer/versioned/contiguous", "consumer/versioned/data-aligned-to-64-bytes",
+             "consumer/legacy/raw-capsule")
+    results, verdicts = _run_kit(kit, tmp_path, "fakesum", *(a for c in cases for a in ("--case", c)), env=env)
+    assert verdicts == {"consumer/versioned/contiguous": "warn",
+                        "consumer/versioned/data-aligned-to-64-bytes": "pass",
+                        "consumer/legacy/raw-capsule": "warn"}, results
+    assert all("MemoryError: misaligned" in r["message"] for r in results if r["verdict"] == "warn"), results
+
+
+def test_every_built_in_consumer_that_computes_names_its_operation(kit):
+    """Each built-in adapter of a library that can compute on what it
+    imports names an operation; only those of libraries that compute nothing
+    (ViaNumPy: tvm_ffi, onnxruntime, pyarrow.Tensor, dlgen's modules,
+    nanobind) name none (before: only NumPy's and TensorFlow's did)."""
+    out = _in_kit(kit, "from dlpack_conformance import adapters as a\n"
+                       "print(sorted(n for n, c in a.BUILTIN.items() if 'consumer' in c.sides and c('x').operate('y') is None))\n"
+                       "print(sorted(n for n, c in a.BUILTIN.items() if issubclass(c, a.ViaNumPy)))\n")
+    none, vianumpy = out.splitlines()
+    assert none == vianumpy, out
+
+
+def test_an_exception_a_c_function_of_the_library_raises_is_the_library_s(kit, tmp_path):
+    """A C function of the library (here a builtin its imported array calls
+    to list itself) raising after the import leaves no frame of the
+    library's: the exception is still the library's, judged by the case's
+    rule, not a kit error and exit 3 (before: "the kit could not judge this
+    case")."""
+    helper = ("import functools, types\n"
+              "def consumer(xp, p):\n"
+              "    a = xp.from_dlpack(p)\n"
+              "    return types.SimpleNamespace(array=a, tolist=functools.partial(int, 'not a number'),\n"
+              "                                 sum=functools.partial(int, '1'))\n")
+    results, changed = _against_numpy(kit, tmp_path, "cfunction", helper, "--case", "consumer/versioned/contiguous")
+    assert changed == {"consumer/versioned/contiguous": ("pass", "fail")}, results
+    assert "the library raised ValueError: invalid literal" in results[0]["message"], results
+
+
+def test_every_producer_case_checks_the_array_the_adapter_made(kit, tmp_path):
+    """Not only the layout cases: in a dtype case and a keyword case too, an
+    adapter whose asarray makes another array (its values reversed) is
+    named, and NumPy's capsule, which describes the array exactly, passes
+    (before: FAIL, "the array holds ...", the adapter's doing)."""
+    body = ("    def asarray(self, values, dtype):\n"
+            "        return f'xp.flip({super().asarray(values, dtype)})'\n")
+    adapter = _adapter(tmp_path, "flipping", "", body)
+    results, verdicts = _run_kit(kit, tmp_path, adapter, "--case", "producer/dtype/int32/", "--case",
+                                 "producer/keywords/takes-copy", "--case", "producer/read-only/")
+    assert verdicts and set(verdicts.values()) == {"pass"}, [f"{x['case']}: {x['message']}" for x in results]
+    judged = [x for x in results if x["case"] != "producer/read-only/legacy"]  # judges no values
+    assert len(judged) == 5 and all("the library made another array than the case asked for" in x["message"]
+                                    for x in judged), results
+
+
+def test_the_docs_list_the_releases_each_adapter_was_tried_on(kit):
+    """docs/conformance-kit.md's table of releases is each built-in
+    adapter's tried_on, the oldest releases tried (array-api-strict 1.0,
+    apache-tvm-ffi 0.1.0) among them."""
+    import re
+    with open(os.path.join(ROOT, "docs", "conformance-kit.md")) as f:
+        section = f.read().split("## Releases the built-in adapters were tried on", 1)[1].split("\n## ", 1)[0]
+    documented = {m[0]: m[1] for m in re.findall(r"^\| `([\w.]+)` \| (.+) \|$", section, re.M)}
+    out = _in_kit(kit, "from dlpack_conformance import adapters as a\n"
+                       "seen = set()\n"
+                       "for n, c in a.BUILTIN.items():\n"
+                       "    if c.tried_on and c not in seen:\n"
+                       "        seen.add(c)\n"
+                       "        print(n + '|' + ', '.join(c.tried_on))\n")
+    assert documented == dict(line.split("|") for line in out.splitlines())
+    assert documented["array_api_strict"].startswith("1.0, ") and documented["tvm_ffi"].startswith("0.1.0, ")

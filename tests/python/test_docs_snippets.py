@@ -17,7 +17,8 @@ Any other block carries one marker, whose reason the test checks:
     <!-- snippet: harness NAME -->           pasted into testdata/snippets/NAME
                                              at its SNIPPET line, it builds (and
                                              runs, where the harness has a main)
-    <!-- snippet: tested by PATH NAME -->    the test NAME of PATH reads this page
+    <!-- snippet: tested by PATH NAME -->    the test NAME of PATH (or what of its file
+                                             it uses) reads this page
     <!-- snippet: needs WHAT, ... -->         Python modules (the block runs where
                                              they import), or what a test lacks:
                                              network, root, sycl, minutes, checkout
@@ -163,12 +164,56 @@ def test_fragment_is_in_its_file(b):
         k += 1
 
 
+# A top-level definition of a Go or Python test file: its doc comment (Go's
+# `//` lines above it), its name and its text up to the next top-level line.
+DEFINITION = re.compile(r"^((?://.*\n)*)(?:func (?:\([^)]*\) )?|def |class |var |const )?(\w+)\b.*\n(?:(?:[ \t}\)\]].*|)\n)*", re.M)
+
+
+def definitions(source):
+    return {m.group(2): m.group(0) for m in DEFINITION.finditer(source)}
+
+
+def text_of_test(source, name):
+    """The text of test name in source and of every definition of the same
+    file it uses, at any depth; None where source defines no test name."""
+    defs = definitions(source)
+    if not re.match(r"(Test|test_)", name) or not re.search(rf"^(func|def) {re.escape(name)}\(", source, re.M):
+        return None
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in defs:
+            continue
+        seen.add(n)
+        todo += re.findall(r"\w+", defs[n])
+    return "".join(defs[n] for n in seen)
+
+
 @pytest.mark.parametrize("b", of("tested by"), ids=ident)
 def test_tested_by_names_a_test_that_reads_the_page(b):
+    """The marker names a test of its file (a func Test... or def test_...),
+    and that test, or what of its file it uses, names the page (before: the
+    page's name anywhere in the file would do, and any function)."""
     path, _, name = b.arg.partition(" ")
-    source = read(os.path.join(ROOT, path))
-    assert re.search(rf"^(func|def) {re.escape(name)}\(", source, re.M), f"{b.where}: {path} has no test {name}"
-    assert os.path.basename(b.page) in source, f"{b.where}: {path} does not read {b.page}"
+    text = text_of_test(read(os.path.join(ROOT, path)), name)
+    assert text is not None, f"{b.where}: {path} has no test {name}"
+    assert os.path.basename(b.page) in text, f"{b.where}: {path}'s {name} does not read {b.page}"
+
+
+def test_tested_by_is_satisfied_by_the_test_alone():
+    """The page named in another test of the file, or in the module's
+    docstring, does not satisfy the marker; a helper the test calls does."""
+    source = (
+        '"""page.md"""\n'
+        "def helper():\n    return 'other.md'\n\n\n"
+        "def test_a():\n    helper()\n\n\n"
+        "def test_b():\n    open('page.md')\n"
+        "\n\n// docs/go.md quotes\nfunc TestC(t *testing.T) {\n\tt.Log()\n}\n"
+    )
+    assert "page.md" not in text_of_test(source, "test_a") and "other.md" in text_of_test(source, "test_a")
+    assert "page.md" in text_of_test(source, "test_b")
+    assert "go.md" in text_of_test(source, "TestC")
+    assert text_of_test(source, "helper") is None and text_of_test(source, "test_z") is None
 
 
 @pytest.mark.parametrize("b", of("given"), ids=ident)

@@ -82,6 +82,7 @@ def vendor(dlgen, root, pkg, release):
     cythonize = os.path.join(os.path.dirname(sys.executable), "cythonize")
     # The environment of a user's build: none of this checkout's modules on the path.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # docs/python-vendoring.md's command, run from the root
     r = subprocess.run([cythonize, "-i", f"{pkg}/_vendor/python/dlpack_cython.pyx", f"{pkg}/ext.pyx"], cwd=root,
                        capture_output=True, text=True, env=env)
     log = r.stdout + r.stderr

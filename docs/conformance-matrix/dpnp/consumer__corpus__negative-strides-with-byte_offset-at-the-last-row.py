@@ -11,6 +11,7 @@ try:
     y = xp.from_dlpack(producer)
 except Exception as error:
     reference.refused(error, 'ok', producer)
+reference.check_usable(lambda: y.sum())
 reference.check_values(producer, y, lambda y: xp.asnumpy(y).tolist(), expected)
 del y
 reference.check_released(producer)

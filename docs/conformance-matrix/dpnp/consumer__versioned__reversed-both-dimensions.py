@@ -10,6 +10,7 @@ try:
     y = xp.from_dlpack(producer)
 except Exception as error:
     reference.refused(error, 'consumer-refused-valid', producer)
+reference.check_usable(lambda: y.sum())
 reference.check_values(producer, y, lambda y: xp.asnumpy(y).tolist(), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
 del y
 reference.check_released(producer)

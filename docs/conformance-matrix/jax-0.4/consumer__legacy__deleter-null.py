@@ -12,6 +12,7 @@ try:
     y = xp.from_dlpack(producer)
 except Exception as error:
     reference.refused(error, 'consumer-refused-valid', producer)
+reference.check_usable(lambda: xp.sum(y))
 reference.check_values(producer, y, lambda y: y.tolist(), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
 del y
 reference.check_released(producer)

@@ -10,6 +10,7 @@ try:
     y = xp.nd.from_dlpack(producer.__dlpack__())
 except Exception as error:
     reference.refused(error, 'consumer-refused-valid', producer)
+reference.check_usable(lambda: xp.nd.sum(y.astype('float64')).asscalar() if y.ndim and y.size else None)
 reference.check_values(producer, y, lambda y: y.asnumpy().tolist(), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
 del y
 reference.check_released(producer)

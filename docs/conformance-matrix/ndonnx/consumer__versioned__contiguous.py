@@ -10,6 +10,7 @@ try:
     y = xp.from_dlpack(producer)
 except Exception as error:
     reference.refused(error, 'consumer-basic', producer)
+reference.check_usable(lambda: xp.sum(y))
 reference.check_values(producer, y, lambda y: reference.values_of(y), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
 reference.check_requests(producer)
 del y

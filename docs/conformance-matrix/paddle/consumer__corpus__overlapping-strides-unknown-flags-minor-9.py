@@ -11,6 +11,7 @@ try:
     y = xp.utils.dlpack.from_dlpack(producer)
 except Exception as error:
     reference.refused(error, 'ok', producer)
+reference.check_usable(lambda: xp.sum(y.astype('complex128')))
 reference.check_values(producer, y, lambda y: (y.astype('float32') if y.dtype in (xp.bfloat16, xp.float8_e4m3fn, xp.float8_e5m2) else y).tolist(), expected)
 del y
 reference.check_released(producer)

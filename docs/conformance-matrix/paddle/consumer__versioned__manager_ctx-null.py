@@ -10,6 +10,7 @@ try:
     y = xp.utils.dlpack.from_dlpack(producer)
 except Exception as error:
     reference.refused(error, 'consumer-refused-valid', producer)
+reference.check_usable(lambda: xp.sum(y.astype('complex128')))
 reference.check_values(producer, y, lambda y: (y.astype('float32') if y.dtype in (xp.bfloat16, xp.float8_e4m3fn, xp.float8_e5m2) else y).tolist(), [[-3.0, -2.5, -2.0], [-1.5, -1.0, -0.5]])
 del y
 reference.check_released(producer)

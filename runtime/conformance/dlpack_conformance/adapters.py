@@ -150,8 +150,11 @@ class Adapter:
 
     def operate(self, y):
         """An expression computing on an imported array y (a sum), run in
-        every consumer case whose tensor the kit reads; None: none."""
-        return None  # noqa: RET501 - the default: no operation
+        every consumer case whose tensor the kit reads; None: the library
+        computes nothing (a ViaNumPy library). The default: the array API's
+        sum (a library whose sum refuses bool, as array_api_strict's,
+        spells its own)."""
+        return f"xp.sum({y})"
 
     def read(self):
         """An expression of y giving its values as nested lists."""
@@ -222,6 +225,10 @@ class Torch(Adapter):
 
     def conj(self, x):
         return f"{x}.conj()"
+
+    def operate(self, y):
+        # a sum in complex128: torch sums no float8 ("sum_cpu" not implemented)
+        return f"{y}.to(xp.complex128).sum()"
 
     def exchange_inputs(self):
         values = [[1 + 2j, -3j, 0.5 + 0j], [2.5 - 1j, 4 + 0j, -1 + 1j]]
@@ -338,6 +345,9 @@ class Paddle(Adapter):
     def from_dlpack(self, producer):
         return f"xp.utils.dlpack.from_dlpack({producer})"
 
+    def operate(self, y):
+        return f"xp.sum({y}.astype('complex128'))"
+
     def device_of(self, x):
         return f"{x}.place"
 
@@ -371,6 +381,11 @@ class MXNet(Adapter):
     def from_dlpack(self, producer):
         return f"xp.nd.from_dlpack({producer}.__dlpack__())"
 
+    def operate(self, y):
+        # MXNet 1.x (legacy shape semantics) sums none of its own 0-d or
+        # size-0 arrays: no operation there
+        return f"xp.nd.sum({y}.astype('float64')).asscalar() if {y}.ndim and {y}.size else None"
+
     def read(self):
         return "y.asnumpy().tolist()"
 
@@ -392,6 +407,10 @@ class Dpnp(Adapter):
         "complex64",
     )
     lacks = frozenset({"readonly"})
+
+    def operate(self, y):
+        # from_dlpack gives a NumPy array for host memory, which dpnp.sum refuses
+        return f"{y}.sum()"
 
     def read(self):
         return "xp.asnumpy(y).tolist()"
@@ -453,10 +472,16 @@ class ViaNumPy(Adapter):
     def write(self, y, index, value):
         return None
 
+    def operate(self, y):
+        return None  # the library computes nothing on what it imports
+
 
 class TvmFfi(ViaNumPy):
+    """apache-tvm-ffi. 0.1.0, its first release, imports legacy capsules
+    only (its read-only cases skip: NumPy exports no read-only array so)."""
+
     module = "tvm_ffi"
-    tried_on = ("0.1.15.post2",)
+    tried_on = ("0.1.0", "0.1.15.post2")
 
 
 class DlgenModule(ViaNumPy):
@@ -513,9 +538,16 @@ class OnnxRuntime(ViaNumPy):
 
 
 class ArrayApiStrict(Adapter):
+    """array-api-strict. 1.0, its first release, exports and imports legacy
+    capsules only (its __dlpack__ takes no max_version)."""
+
     module = "array_api_strict"
-    tried_on = ("2.6.1",)
+    tried_on = ("1.0", "2.6.1")
     lacks = frozenset({"readonly", "negative-step"})
+
+    def operate(self, y):
+        # its sum takes numeric dtypes only
+        return f"xp.sum(xp.astype({y}, xp.int64) if {y}.dtype == xp.bool else {y})"
 
 
 class NdOnnx(Adapter):
@@ -596,6 +628,9 @@ class Mlx(Adapter):
     def permute(self, x, axes):
         return f"xp.transpose({x}, {axes!r})"
 
+    def operate(self, y):
+        return f"xp.sum({y}.astype(xp.complex64)).item()"
+
     def read(self):
         return "y.tolist()"
 
@@ -622,6 +657,10 @@ class Warp(Adapter):
 
     def write(self, y, index, value):
         return None  # a Warp array takes no item assignment
+
+    def operate(self, y):
+        # array_sum sums float32 and float64 arrays only
+        return f"xp.utils.array_sum({y}) if {y}.dtype in (xp.float32, xp.float64) else None"
 
     def read(self):
         return "y.numpy().tolist()"
@@ -652,6 +691,9 @@ class Open3D(Adapter):
 
     def from_dlpack(self, producer):
         return f"xp.Tensor.from_dlpack({producer})"
+
+    def operate(self, y):
+        return f"{y}.to(xp.float64).sum().item()"
 
     def read(self):
         return "y.numpy().tolist()"

@@ -242,10 +242,12 @@ def _own_reading(adapter):
     return None if hasattr(adapter, "adopt") else adapter.read()
 
 
-def _check(expected, shape, dtype, made=None, **keywords):
-    """The check of an export; made: the adapter's read(), to check first
-    that the library made the array the case asks for."""
+def _check(adapter, expected, shape, dtype, **keywords):
+    """The check of an export, in every producer case whose array the
+    adapter makes: first that the library made the array the case asks for,
+    read by the library itself (the adapter's read())."""
     args = "".join(f", {k}={v!r}" for k, v in keywords.items() if v is not None)
+    made = _own_reading(adapter)
     if made:
         args += f", made=lambda y: {made}"
     return f"reference.check_export(x, capsule, expected={expected!r}, shape={shape!r}, dtype={dtype!r}{args})"
@@ -266,7 +268,7 @@ def producer_cases(adapter):
             kw = {} if mv is None else {"max_version": mv}
             body = [
                 f"capsule = {adapter.export('x', kw)}",
-                _check(expected, shape, dtype, _own_reading(adapter), max_version=mv),
+                _check(adapter, expected, shape, dtype, max_version=mv),
             ]
             refusal = _export_policy(layout is plain, mv)
             cases.append(
@@ -287,7 +289,7 @@ def producer_cases(adapter):
             kw = {} if mv is None else {"max_version": mv}
             body = [
                 f"capsule = {adapter.export('x', kw)}",
-                _check(expected, shape, dt, max_version=mv),
+                _check(adapter, expected, shape, dt, max_version=mv),
             ]
             cases.append(
                 Case(
@@ -348,7 +350,7 @@ def producer_cases(adapter):
                 setup,
                 [
                     f"capsule = {adapter.export('x', kw)}",
-                    _check(conjugated, shape, "complex64", max_version=mv),
+                    _check(adapter, conjugated, shape, "complex64", max_version=mv),
                 ],
                 "export",
                 f"{size} complex64 array conjugated ({adapter.conj('x')}), __dlpack__({_kw(kw)})",
@@ -371,7 +373,7 @@ def producer_cases(adapter):
         # reports a keyword it does not take (the others that pass it skip).
         for keyword, value in zip(reference.KEYWORDS, (VERSION, CPU, None), strict=True):
             kw = {"max_version": VERSION, keyword: value}
-            body = [f"capsule = {adapter.export('x', kw)}", _check(expected, shape, dtype, **kw)]
+            body = [f"capsule = {adapter.export('x', kw)}", _check(adapter, expected, shape, dtype, **kw)]
             cases.append(
                 Case(
                     f"producer/keywords/takes-{keyword}",
@@ -389,7 +391,7 @@ def producer_cases(adapter):
         ]:
             body = [
                 f"capsule = {adapter.export('x', kw)}",
-                _check(expected, shape, dtype, max_version=kw["max_version"], copy=kw.get("copy")),
+                _check(adapter, expected, shape, dtype, max_version=kw["max_version"], copy=kw.get("copy")),
             ]
             cases.append(
                 Case(
@@ -543,7 +545,7 @@ def producer_cases(adapter):
                     ro_setup,
                     [
                         f"capsule = {adapter.export('x', kw)}",
-                        _check(ro_expected, ro_shape, dtype, max_version=mv, readonly=True),
+                        _check(adapter, ro_expected, ro_shape, dtype, max_version=mv, readonly=True),
                     ],
                     "export",
                     "a read-only array, versioned export",
@@ -861,7 +863,8 @@ def consumer_cases(adapter):
     ]
     body = [
         "y = xp.from_dlpack(producer.capsule)",
-        (f"reference.check_values(producer, y, lambda y: {read}, {values!r})"),
+        *_operating(adapter),
+        f"reference.check_values(producer, y, lambda y: {read}, {values!r})",
         "del y",
         "reference.check_released(producer)",
     ]

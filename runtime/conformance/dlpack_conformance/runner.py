@@ -134,11 +134,18 @@ def run_case(adapter, case, namespace_base):
 
 def _raised_by_library(error):
     """Whether error was raised in the library's code: its innermost frame is
-    a file of the library's (a .py, a Cython .pyx). Raised in the kit's own
-    files or in the case's script (the adapter's spelling), it is the kit's:
-    a C function of the library raising there has no frame to tell it by."""
+    a file of the library's (a .py, a Cython .pyx), or the case's script
+    itself, where what raised is a C function of the library the script
+    called (a builtin from_dlpack, tolist), which leaves no frame of its own.
+    In the script a NameError or AttributeError is the adapter's spelling (a
+    name the library lacks), and an error in the kit's own files is the
+    kit's."""
     frames = traceback.extract_tb(error.__traceback__)
-    if not frames or frames[-1].filename.startswith("<"):
+    if not frames:
+        return False
+    if frames[-1].filename == "<string>":
+        return not isinstance(error, (NameError, AttributeError))
+    if frames[-1].filename.startswith("<"):
         return False
     kit = os.path.dirname(os.path.abspath(__file__))
     return os.path.dirname(os.path.abspath(frames[-1].filename)) != kit
