@@ -683,6 +683,59 @@ print(json.dumps([f"{{row}} {{v}}: its adapter was tried on {{adapter_for(lib).t
     assert json.loads(out) == []
 
 
+def _spelled_with(kit, tmp_path, distribution, release, library, calls):
+    """What the built-in adapter of library spells (calls: Python
+    expressions of the adapter a) with release of distribution installed
+    (a distribution's metadata first on sys.path, the kit reads no more)."""
+    import json
+    site = tmp_path / f"{distribution}-{release}"
+    info = site / f"{distribution}-{release}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {release}\n")
+    return json.loads(_in_kit(kit, f"""
+import json, sys
+sys.path.insert(0, {str(site)!r})
+from dlpack_conformance.adapters import adapter_for
+a = adapter_for({library!r})
+print(json.dumps([{", ".join(calls)}]))
+"""))
+
+
+def test_paddle_s_adapter_drives_paddle_2_through_capsules(kit, tmp_path):
+    """Paddle 2.x (2.6.2, its oldest release for Python 3.11) has no
+    __dlpack__ and a from_dlpack of capsules only: with its distribution
+    installed the adapter exports by paddle.utils.dlpack.to_dlpack, imports
+    a producer's capsule and declares the keyword cases lacking; with 3.x it
+    keeps __dlpack__ and the protocol (before: every case of Paddle 2.6.2
+    failed, "paddle has no producer")."""
+    calls = ['a.export("x", {})', 'a.from_dlpack("p")', '"keywords" in a.lacks']
+    assert _spelled_with(kit, tmp_path, "paddlepaddle", "2.6.2", "paddle", calls) == [
+        "xp.utils.dlpack.to_dlpack(x)", "xp.utils.dlpack.from_dlpack(p.__dlpack__())", True]
+    assert _spelled_with(kit, tmp_path, "paddlepaddle", "3.3.1", "paddle", calls) == [
+        "x.__dlpack__()", "xp.utils.dlpack.from_dlpack(p)", False]
+
+
+def test_open3d_s_adapter_drives_open3d_0_18_through_capsules(kit, tmp_path):
+    """Open3D 0.18 has no __dlpack__ and a Tensor.from_dlpack of capsules
+    only: the adapter exports by to_dlpack() and imports a producer's
+    capsule there, and keeps __dlpack__ with 0.20 (before: every case of
+    0.18.0 failed, "open3d has no producer")."""
+    calls = ['a.export("x", {})', 'a.from_dlpack("p")']
+    assert _spelled_with(kit, tmp_path, "open3d-cpu", "0.18.0", "open3d", calls) == [
+        "x.to_dlpack()", "xp.Tensor.from_dlpack(p.__dlpack__())"]
+    assert _spelled_with(kit, tmp_path, "open3d-cpu", "0.20.0", "open3d", calls) == [
+        "x.__dlpack__()", "xp.Tensor.from_dlpack(p)"]
+
+
+def test_numpy_s_adapter_imports_by_numpy_1_22_s_underscored_from_dlpack(kit, tmp_path):
+    """NumPy 1.22, the first with DLPack, names its from_dlpack
+    _from_dlpack (1.23 renamed it): the adapter calls that there (before:
+    every consumer case of 1.22.0 failed, "numpy has no consumer")."""
+    calls = ['a.from_dlpack("p")']
+    assert _spelled_with(kit, tmp_path, "numpy", "1.22.0", "numpy", calls) == ["xp._from_dlpack(p)"]
+    assert _spelled_with(kit, tmp_path, "numpy", "1.23.0", "numpy", calls) == ["xp.from_dlpack(p)"]
+
+
 def test_an_adapter_s_spelling_is_not_the_library_s_verdict(kit, tmp_path):
     """An adapter whose permute reverses every axis makes NumPy a (4, 3, 2)
     array where the case asks for (4, 2, 3): NumPy's capsule describes the

@@ -13,6 +13,7 @@ instead of a module: `python -m dlpack_conformance ./mylib_adapter.py`
 
 import importlib
 import importlib.util
+import itertools
 import os
 
 from .reference import DTYPES
@@ -43,6 +44,25 @@ PYARROW_DTYPES = (*(d for d in REAL_DTYPES if d != "bool"), "float16")
 
 # The float8 types PyTorch (2.x) and JAX (ml_dtypes) share.
 FLOAT8 = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+
+
+def release_of(distribution):
+    """The installed release of a distribution as a tuple of its leading
+    numbers ((2, 6, 2) for 2.6.2), without importing it; () where none is
+    installed."""
+    import importlib.metadata
+
+    try:
+        version = importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return ()
+    numbers = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
 
 
 class Adapter:
@@ -176,16 +196,26 @@ class Adapter:
 
 class NumPy(Adapter):
     """NumPy, spelled as both 1.x and 2.x have it (transpose, bool_: 1.x has
-    no permute_dims, and its numpy.bool is deprecated). Tried on NumPy 1.26.4
-    (__dlpack__ takes stream only, from_dlpack asks for legacy capsules) and
-    2.4.6."""
+    no permute_dims, and its numpy.bool is deprecated). Tried on NumPy 1.22.0
+    (from_dlpack is _from_dlpack), 1.26.4 (__dlpack__ takes stream only,
+    from_dlpack asks for legacy capsules) and 2.4.6."""
 
     def read(self):
         return "y.tolist()"
 
     module = "numpy"
-    tried_on = ("1.26.4", "2.4.6")
+    tried_on = ("1.22.0", "1.26.4", "2.4.6")
     dtypes = (*ARRAY_API_DTYPES, "float16")
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        # NumPy 1.22, the first with DLPack, spells from_dlpack _from_dlpack
+        self.underscored = release_of("numpy")[:2] == (1, 22)
+
+    def from_dlpack(self, producer, stream=None):
+        if self.underscored:
+            return f"xp._from_dlpack({producer})"
+        return super().from_dlpack(producer, stream)
 
     def dtype(self, name):
         return f"xp.{numpy_dtype(name)}"
@@ -210,7 +240,7 @@ class Torch(Adapter):
         return "y.tolist()"
 
     module = "torch"
-    tried_on = ("2.15.0",)
+    tried_on = ("1.11.0", "1.13.0", "2.15.0")
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16", *FLOAT8)
     lacks = frozenset({"negative-step", "readonly"})
 
@@ -253,7 +283,7 @@ class Jax(Adapter):
         return "y.tolist()"
 
     module = "jax.numpy"
-    tried_on = ("0.4.30", "0.10.2")
+    tried_on = ("0.4.18", "0.4.30", "0.10.2")
     # ml_dtypes' float8 types, and float4 (XLA has no float6 arrays: it
     # refuses to make them)
     dtypes = (
@@ -274,7 +304,7 @@ class Jax(Adapter):
 
 class TensorFlow(Adapter):
     module = "tensorflow"
-    tried_on = ("2.21.0",)
+    tried_on = ("2.12.0", "2.21.0")
     dtypes = (*ARRAY_API_DTYPES, "float16", "bfloat16")
     lacks = frozenset({"readonly", "keywords"})
     layout_dtype = "float32"
@@ -305,15 +335,30 @@ class TensorFlow(Adapter):
 
 
 class Paddle(Adapter):
+    """Paddle. Paddle 2.x has no __dlpack__ and its from_dlpack takes
+    capsules only: there it exports through paddle.utils.dlpack.to_dlpack
+    and imports the capsule a producer's __dlpack__() gives, and the
+    keyword cases skip (the release is read from the installed
+    distribution, so the kit's cases agree before and after the import)."""
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.capsules_only = (release_of("paddlepaddle") or release_of("paddlepaddle-gpu"))[:1] == (2,)
+        if self.capsules_only:
+            self.lacks = self.lacks | {"keywords"}
+
     def read(self):
-        # Paddle's tolist() gives a bfloat16 or float8 tensor's bits as integers.
+        # Paddle's tolist() gives a bfloat16 or float8 tensor's bits as
+        # integers (Paddle 2.x has no float8).
+        if self.capsules_only:
+            return "(y.astype('float32') if y.dtype == xp.bfloat16 else y).tolist()"
         return (
             "(y.astype('float32') if y.dtype in (xp.bfloat16, xp.float8_e4m3fn, xp.float8_e5m2) "
             "else y).tolist()"
         )
 
     module = "paddle"
-    tried_on = ("3.3.1",)
+    tried_on = ("2.6.2", "3.3.1")
     # paddle.uint16 is paddle.bfloat16 (Paddle 3.3): to_tensor(..., dtype="uint16")
     # makes a bfloat16 tensor, which Paddle exports, rightly, as bfloat16.
     dtypes = (
@@ -342,7 +387,14 @@ class Paddle(Adapter):
     def broadcast(self, x, shape):
         return f"xp.broadcast_to({x}, {list(shape)!r})"
 
+    def export(self, x, keywords):
+        if self.capsules_only and not keywords:
+            return f"xp.utils.dlpack.to_dlpack({x})"
+        return super().export(x, keywords)
+
     def from_dlpack(self, producer):
+        if self.capsules_only:
+            return f"xp.utils.dlpack.from_dlpack({producer}.__dlpack__())"
         return f"xp.utils.dlpack.from_dlpack({producer})"
 
     def operate(self, y):
@@ -354,7 +406,7 @@ class Paddle(Adapter):
 
 class MXNet(Adapter):
     module = "mxnet"
-    tried_on = ("1.9.1",)
+    tried_on = ("1.4.0", "1.9.1")
     dtypes = ("int8", "int32", "int64", "uint8", "float16", "float32", "float64")
     lacks = frozenset({"readonly", "keywords", "negative-step"})
 
@@ -567,7 +619,7 @@ class PyArrow(Adapter):
     are immutable, so every array is a read-only one."""
 
     module = "pyarrow"
-    tried_on = ("26.0.1",)
+    tried_on = ("15.0.0", "26.0.1")
     sides = ("producer",)
     ndims = (1,)
     dtypes = PYARROW_DTYPES
@@ -640,7 +692,7 @@ class Warp(Adapter):
     dimensions, legacy capsules only (__dlpack__ takes stream alone)."""
 
     module = "warp"
-    tried_on = ("1.19.0",)
+    tried_on = ("1.0.0", "1.19.0")
     dtypes = (*REAL_DTYPES, "float16")
     lacks = frozenset({"readonly", "keywords", "negative-step", "broadcast"})
     ndims = (1, 2, 3, 4)
@@ -669,14 +721,26 @@ class Warp(Adapter):
 class Open3D(Adapter):
     """open3d.core.Tensor (the open3d-cpu wheel): __dlpack__(stream) alone
     (legacy capsules), Tensor.from_dlpack; no float16, no broadcast, and a
-    transpose of two dimensions only (Tensor.T())."""
+    transpose of two dimensions only (Tensor.T()). Open3D 0.18 has no
+    __dlpack__ and its from_dlpack takes capsules only: there the adapter
+    exports by Tensor.to_dlpack() and imports a producer's capsule."""
 
     module = "open3d.core"
-    tried_on = ("0.20.0",)
+    tried_on = ("0.18.0", "0.20.0")
     dtypes = REAL_DTYPES
     lacks = frozenset({"readonly", "keywords", "broadcast"})
 
     label = "open3d"
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        release = release_of("open3d-cpu") or release_of("open3d")
+        self.capsules_only = bool(release) and release[:2] < (0, 19)
+
+    def export(self, x, keywords):
+        if self.capsules_only and not keywords:
+            return f"{x}.to_dlpack()"
+        return super().export(x, keywords)
 
     def asarray(self, values, dtype):
         return f"xp.Tensor({values!r}, dtype={self.dtype(dtype)})"
@@ -690,6 +754,8 @@ class Open3D(Adapter):
         return f"{x}.reshape({shape!r})"
 
     def from_dlpack(self, producer):
+        if self.capsules_only:
+            return f"xp.Tensor.from_dlpack({producer}.__dlpack__())"
         return f"xp.Tensor.from_dlpack({producer})"
 
     def operate(self, y):
