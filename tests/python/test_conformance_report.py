@@ -404,3 +404,21 @@ def test_an_adapter_written_against_the_old_interface_still_loads(kit, libs, tmp
                    "    sides = 'producer'\nADAPTER = A()\n")
     r = kit_run(kit, libs, str(bad))
     assert r.returncode == 2 and "the adapter's sides must be" in r.stderr
+
+
+def test_an_adapter_s_lacks_is_checked_and_read_only_follows_make_readonly(kit, libs, tmp_path):
+    """lacks set without "readonly" by an adapter that cannot make a
+    read-only array: it has no read-only cases (they crashed the run with a
+    TypeError), as with lacks left out; a word the kit does not know is a bad adapter file, exit 2."""
+    adapter = tmp_path / "lacks_adapter.py"
+    adapter.write_text("from dlpack_conformance import Adapter\nclass A(Adapter):\n    module = 'numpy'\n"
+                       "    lacks = frozenset({'negative-step'})\nADAPTER = A()\n")
+    r, results = results_of(kit, libs, tmp_path, str(adapter), "--case", "producer/")
+    assert r.returncode in (0, 1), r.stderr
+    assert results and not [x for x in results if x["case"].startswith("producer/read-only/")]
+    adapter.write_text("from dlpack_conformance import Adapter\nclass A(Adapter):\n    module = 'numpy'\n"
+                       "    lacks = frozenset({'negativ-step'})\nADAPTER = A()\n")
+    r = kit_run(kit, libs, str(adapter))
+    assert r.returncode == 2
+    assert "the adapter's lacks names 'negativ-step', which the kit does not know: lacks is a set of " \
+           "broadcast, keywords, negative-step, readonly" in r.stderr

@@ -78,7 +78,8 @@ class Adapter:
     #: (__dlpack__ takes no max_version, dl_device, copy), "readonly" (no
     #: read-only arrays); the cases that need it are skipped. None (the
     #: default): "readonly" where the adapter defines no make_readonly,
-    #: nothing else
+    #: nothing else; a set without "readonly" gets it where the adapter
+    #: defines no make_readonly
     lacks = None
     #: the imports a script needs before `xp` is used
     imports = ()
@@ -110,9 +111,11 @@ class Adapter:
         if module is not None:
             self.module = module
         self.name = type(self).label or self.module
+        own = type(self).make_readonly is not Adapter.make_readonly
         if self.lacks is None:
-            own = type(self).make_readonly is not Adapter.make_readonly
             self.lacks = frozenset() if own else frozenset({"readonly"})
+        elif not own and not isinstance(self.lacks, str):  # no read-only arrays without a way to make one
+            self.lacks = frozenset(self.lacks) | {"readonly"}
 
     # -- spelling -----------------------------------------------------------
     def dtype(self, name):
@@ -792,6 +795,10 @@ BUILTIN = {
 }
 
 
+#: what an adapter's lacks may name
+LACKS = frozenset({"negative-step", "broadcast", "keywords", "readonly"})
+
+
 class AdapterError(Exception):
     """An adapter file the kit cannot use, with what to change."""
 
@@ -828,6 +835,16 @@ def adapter_for(library):
             raise AdapterError(
                 f"{library}: the adapter's sides must be ('producer',), ('consumer',) or both, "
                 f"not {sides!r}"
+            )
+        if isinstance(adapter.lacks, str):
+            raise AdapterError(
+                f"{library}: the adapter's lacks must be a set, such as frozenset({{{adapter.lacks!r}}})"
+            )
+        unknown = sorted(set(adapter.lacks) - LACKS)
+        if unknown:
+            raise AdapterError(
+                f"{library}: the adapter's lacks names {', '.join(map(repr, unknown))}, which the kit does not "
+                f"know: lacks is a set of {', '.join(sorted(LACKS))}"
             )
         ndims = getattr(adapter, "ndims", None)
         if ndims is not None and (
