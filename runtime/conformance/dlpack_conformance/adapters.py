@@ -578,7 +578,7 @@ class OnnxRuntime(ViaNumPy):
     OrtValue.from_dlpack, which asks for a legacy capsule."""
 
     module = "onnxruntime"
-    tried_on = ("1.32.0",)
+    tried_on = ("1.26.0", "1.32.0")
     dtypes = (*REAL_DTYPES, "float16")
     lacks = frozenset({"readonly", "keywords"})
 
@@ -645,7 +645,7 @@ class PyArrowTensor(ViaNumPy):
     no bool."""
 
     module = "pyarrow"
-    tried_on = ("26.0.1",)
+    tried_on = ("26.0.0", "26.0.1")
     dtypes = PYARROW_DTYPES
     lacks = frozenset({"negative-step"})
 
