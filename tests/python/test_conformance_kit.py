@@ -727,6 +727,16 @@ def test_open3d_s_adapter_drives_open3d_0_18_through_capsules(kit, tmp_path):
         "x.__dlpack__()", "xp.Tensor.from_dlpack(p)"]
 
 
+def test_mlx_s_adapter_drives_mlx_before_0_32_as_a_producer_without_keywords(kit, tmp_path):
+    """mlx before 0.32 (0.21.1, its oldest Linux wheel with DLPack) has no
+    from_dlpack and a __dlpack__ without keywords: there the adapter is a
+    producer alone and lacks keywords; 0.32 keeps both sides (before: every
+    consumer case of 0.21.1 failed, "mlx has no consumer")."""
+    calls = ["list(a.sides)", '"keywords" in a.lacks']
+    assert _spelled_with(kit, tmp_path, "mlx", "0.21.1", "mlx", calls) == [["producer"], True]
+    assert _spelled_with(kit, tmp_path, "mlx", "0.32.4", "mlx", calls) == [["producer", "consumer"], False]
+
+
 def test_numpy_s_adapter_imports_by_numpy_1_22_s_underscored_from_dlpack(kit, tmp_path):
     """NumPy 1.22, the first with DLPack, names its from_dlpack
     _from_dlpack (1.23 renamed it): the adapter calls that there (before:

@@ -662,10 +662,19 @@ class PyArrowTensor(ViaNumPy):
 
 
 class Mlx(Adapter):
-    """mlx.core (`pip install "mlx[cpu]"` on Linux): arrays on the CPU."""
+    """mlx.core (`pip install "mlx[cpu]"` on Linux): arrays on the CPU.
+    Before 0.32 mlx has no from_dlpack and its __dlpack__ takes no
+    keywords: there it is a producer alone and the keyword cases skip (the
+    release is read from the installed distribution)."""
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        if (0,) < release_of("mlx") < (0, 32):
+            self.sides = ("producer",)
+            self.lacks = self.lacks | {"keywords"}
 
     module = "mlx.core"
-    tried_on = ("0.32.4",)
+    tried_on = ("0.21.1", "0.32.4")
     dtypes = (
         *(d for d in ARRAY_API_DTYPES if d != "complex128"),
         "float16",
