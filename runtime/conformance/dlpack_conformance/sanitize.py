@@ -718,14 +718,6 @@ def _span(cap):
 _decodable = {}  # a dtype -> whether the kit reads its elements, whole bytes each
 
 
-def _row_major(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
 def _snapshot(cap):
     """A copy of the bytes the tensor's elements occupy, taken at export
     (the producer may free them once the consumer is done): (bytes, lowest
@@ -772,7 +764,7 @@ def _layout(cap):
 
 
 def _normal(device, first, dtype, shape, strides):
-    strides = strides or _row_major(shape)
+    strides = strides or reference.row_major(shape)
     return device, first, dtype, shape, tuple(s for n, s in zip(shape, strides, strict=True) if n > 1)
 
 
