@@ -39,8 +39,15 @@ Out view(const In &a) {
         shape[i] = a.shape(i);
         strides[i] = a.stride(i);
     }
+#if NB_VERSION_MAJOR >= 3
     return Out(a.data_handle(), a.ndim(), shape.data(), owner, strides.data(), a.dtype(),
                a.device_type(), a.device_id(), 0, a.byte_offset());
+#else
+    // nanobind 2.x keeps no byte_offset of its own: data() is the address
+    // with the imported byte_offset added, exported with byte_offset 0.
+    return Out(const_cast<void *>(static_cast<const void *>(a.data())), a.ndim(), shape.data(), owner,
+               strides.data(), a.dtype(), a.device_type(), a.device_id());
+#endif
 }
 
 // Writable memory: exported again as writable.
