@@ -50,16 +50,27 @@ Out view(const In &a) {
 #endif
 }
 
+// What the module returns: nanobind's own ndarray object (nb::array_api,
+// from nanobind 2.10.1); before it, nanobind's only export of its own is a
+// bare "dltensor" capsule (an nb::ndarray without a framework).
+#if NB_VERSION_MAJOR >= 3 || (NB_VERSION_MAJOR == 2 && NB_VERSION_MINOR >= 10)
+using Exported = nb::ndarray<nb::array_api>;
+using ExportedReadOnly = nb::ndarray<nb::array_api, nb::ro>;
+#else
+using Exported = nb::ndarray<>;
+using ExportedReadOnly = nb::ndarray<nb::ro>;
+#endif
+
 // Writable memory: exported again as writable.
-nb::ndarray<nb::array_api> adopt(nb::ndarray<> a) {
-    return view<nb::ndarray<nb::array_api>>(a);
+Exported adopt(nb::ndarray<> a) {
+    return view<Exported>(a);
 }
 
 // Read-only memory (a read-only NumPy array, a READ_ONLY tensor): the
 // second overload, which nanobind tries when the first refuses; exported
 // again as read-only.
-nb::ndarray<nb::array_api, nb::ro> adopt_read_only(nb::ndarray<nb::ro> a) {
-    return view<nb::ndarray<nb::array_api, nb::ro>>(a);
+ExportedReadOnly adopt_read_only(nb::ndarray<nb::ro> a) {
+    return view<ExportedReadOnly>(a);
 }
 
 }  // namespace

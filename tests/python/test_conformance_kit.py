@@ -754,6 +754,20 @@ def test_dpnp_s_adapter_drives_dpnp_before_0_17_as_a_producer_with_its_own_spell
         "xp.permute_dims(x, (1, 0))", "xp.uint8", ["producer", "consumer"], False]
 
 
+def test_nanobind_s_adapter_reads_nanobind_2_0_s_capsules_as_a_consumer_alone(kit, tmp_path):
+    """Before 2.10 nanobind has no ndarray object of its own: tests/nanobind
+    returns a bare capsule there, which the adapter reads back, a consumer
+    alone; from 2.10.1 (nb::array_api) it reads the object's __dlpack__ and
+    keeps both sides (before: on 2.0.0 every producer case failed,
+    "dlpack_nanobind has no producer", and 41 consumer cases were kit errors,
+    "'PyCapsule' object has no attribute '__dlpack__'")."""
+    calls = ["list(a.sides)", "a.read()"]
+    assert _spelled_with(kit, tmp_path, "nanobind", "2.0.0", "dlpack_nanobind", calls) == [
+        ["consumer"], "reference.Capsule(y).elements()"]
+    assert _spelled_with(kit, tmp_path, "nanobind", "2.10.1", "dlpack_nanobind", calls) == [
+        ["producer", "consumer"], "reference.Capsule(y.__dlpack__(max_version=reference.VERSION)).elements()"]
+
+
 def test_numpy_s_adapter_imports_by_numpy_1_22_s_underscored_from_dlpack(kit, tmp_path):
     """NumPy 1.22, the first with DLPack, names its from_dlpack
     _from_dlpack (1.23 renamed it): the adapter calls that there (before:

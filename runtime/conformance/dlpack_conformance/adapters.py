@@ -594,11 +594,25 @@ class Nanobind(ViaNumPy):
     nb::ndarray<nb::ro>, for read-only memory) and returns a view of it as
     nb::ndarray<nb::array_api>, nanobind's own ndarray object: the test
     suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's.
-    Tried on nanobind 2.10.1, the first with nb::array_api, and 3.1.0."""
+    Before 2.10 nanobind has no ndarray object of its own (nb::array_api
+    came in 2.10.1): the extension returns a bare "dltensor" capsule, which
+    the kit reads back, and the adapter is a consumer alone (the release is
+    that of the installed nanobind, the one the extension is built with)."""
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.capsules_only = (0,) < release_of("nanobind") < (2, 10)
+        if self.capsules_only:
+            self.sides = ("consumer",)
 
     module = "dlpack_nanobind"
-    tried_on = ("2.10.1", "3.1.0")
+    tried_on = ("2.0.0", "2.10.1", "3.1.0")
     lacks = frozenset()
+
+    def read(self):
+        if self.capsules_only:
+            return "reference.Capsule(y).elements()"
+        return super().read()
 
 
 class OnnxRuntime(ViaNumPy):
