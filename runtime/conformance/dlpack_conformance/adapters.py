@@ -606,7 +606,19 @@ class Nanobind(ViaNumPy):
             self.sides = ("consumer",)
 
     module = "dlpack_nanobind"
-    tried_on = ("2.0.0", "2.10.1", "3.1.0")
+    tried_on = (
+        "0.0.3",
+        "0.0.9",
+        "0.1.0",
+        "0.2.0",
+        "1.0.0",
+        "1.4.0",
+        "1.5.0",
+        "1.9.2",
+        "2.0.0",
+        "2.10.1",
+        "3.1.0",
+    )
     lacks = frozenset()
 
     def read(self):
