@@ -10,10 +10,25 @@
 // The matrix script builds it with g++ against nanobind from pip, no CMake:
 // this file and nanobind's single-file source (nanobind.source_dir()'s
 // nb_combined.cpp) with nanobind.include_dir() and ext/robin_map/include
-// beside it on the include path, -std=c++17 -shared -fPIC.
+// beside it on the include path, -std=c++17 -shared -fPIC. It builds against
+// every nanobind from 0.0.3, the first with DLPack (older releases tried:
+// docs/conformance-kit.md); before 2.10 what it returns is a bare capsule.
 
 #include <nanobind/nanobind.h>
+
+#define NB_AT_LEAST(major, minor) \
+    (NB_VERSION_MAJOR > (major) || (NB_VERSION_MAJOR == (major) && NB_VERSION_MINOR >= (minor)))
+#if NB_AT_LEAST(0, 2)
 #include <nanobind/ndarray.h>
+#else
+// nanobind before 0.2 names its ndarray nb::tensor (the same fields and
+// constructor).
+#include <nanobind/tensor.h>
+namespace nanobind {
+template <typename... Args>
+using ndarray = tensor<Args...>;
+}  // namespace nanobind
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -39,31 +54,56 @@ Out view(const In &a) {
         shape[i] = a.shape(i);
         strides[i] = a.stride(i);
     }
+#if NB_VERSION_MAJOR >= 3
     return Out(a.data_handle(), a.ndim(), shape.data(), owner, strides.data(), a.dtype(),
                a.device_type(), a.device_id(), 0, a.byte_offset());
+#else
+    // nanobind before 3 keeps no byte_offset of its own: data() is the
+    // address with the imported byte_offset added, exported with byte_offset 0.
+    return Out(const_cast<void *>(static_cast<const void *>(a.data())), a.ndim(), shape.data(), owner,
+               strides.data(), a.dtype(), a.device_type(), a.device_id());
+#endif
 }
+
+// What the module returns: nanobind's own ndarray object (nb::array_api,
+// from nanobind 2.10.1); before it, nanobind's only export of its own is a
+// bare "dltensor" capsule (an nb::ndarray without a framework).
+#if NB_AT_LEAST(2, 10)
+using Exported = nb::ndarray<nb::array_api>;
+using ExportedReadOnly = nb::ndarray<nb::array_api, nb::ro>;
+#elif NB_AT_LEAST(1, 5)
+using Exported = nb::ndarray<>;
+using ExportedReadOnly = nb::ndarray<nb::ro>;
+#else
+using Exported = nb::ndarray<>;
+#endif
 
 // Writable memory: exported again as writable.
-nb::ndarray<nb::array_api> adopt(nb::ndarray<> a) {
-    return view<nb::ndarray<nb::array_api>>(a);
+Exported adopt(nb::ndarray<> a) {
+    return view<Exported>(a);
 }
 
+#if NB_AT_LEAST(1, 5)
 // Read-only memory (a read-only NumPy array, a READ_ONLY tensor): the
 // second overload, which nanobind tries when the first refuses; exported
-// again as read-only.
-nb::ndarray<nb::array_api, nb::ro> adopt_read_only(nb::ndarray<nb::ro> a) {
-    return view<nb::ndarray<nb::array_api, nb::ro>>(a);
+// again as read-only. nanobind before 1.5 has no nb::ro (and its DLPack
+// import, legacy capsules only, carries no read-only flag).
+ExportedReadOnly adopt_read_only(nb::ndarray<nb::ro> a) {
+    return view<ExportedReadOnly>(a);
 }
+#endif
 
 }  // namespace
 
 NB_MODULE(dlpack_nanobind, m) {
-    m.doc() = "nanobind's nb::ndarray imports a DLPack tensor and exports it again";
+    m.attr("__doc__") = "nanobind's nb::ndarray imports a DLPack tensor and exports it again";
     // The version of the code under test, nanobind's (what the kit reports).
     std::string version = std::to_string(NB_VERSION_MAJOR) + "." + std::to_string(NB_VERSION_MINOR) + "." +
                           std::to_string(NB_VERSION_PATCH);
     m.attr("__version__") = nb::str(version.c_str());
     m.def("from_dlpack", &adopt, nb::arg("x"),
           "Imports x (an object with __dlpack__, or a DLPack capsule) as nanobind's ndarray, a view.");
+#if NB_AT_LEAST(1, 5)
     m.def("from_dlpack", &adopt_read_only, nb::arg("x"));
+#endif
 }

@@ -737,6 +737,37 @@ def test_mlx_s_adapter_drives_mlx_before_0_32_as_a_producer_without_keywords(kit
     assert _spelled_with(kit, tmp_path, "mlx", "0.32.4", "mlx", calls) == [["producer", "consumer"], False]
 
 
+def test_dpnp_s_adapter_drives_dpnp_before_0_17_as_a_producer_with_its_own_spelling(kit, tmp_path):
+    """dpnp 0.15 (its oldest release on PyPI) has no permute_dims and a
+    __dlpack__ taking stream alone; before 0.17 it names no int8, int16 or
+    unsigned dtype and its from_dlpack imports no CPU tensor: the adapter
+    transposes and lacks keywords before 0.16, names dtypes by strings and is
+    a producer alone before 0.17 (before: on 0.15.0 30 producer inputs
+    skipped as not made and every consumer case failed, "dpnp has no
+    consumer"; on 0.16.0 18 inputs skipped as not made)."""
+    calls = ['a.permute("x", (1, 0))', 'a.dtype("uint8")', "list(a.sides)", '"keywords" in a.lacks']
+    assert _spelled_with(kit, tmp_path, "dpnp", "0.15.0", "dpnp", calls) == [
+        "xp.transpose(x, (1, 0))", "'uint8'", ["producer"], True]
+    assert _spelled_with(kit, tmp_path, "dpnp", "0.16.0", "dpnp", calls) == [
+        "xp.permute_dims(x, (1, 0))", "'uint8'", ["producer"], False]
+    assert _spelled_with(kit, tmp_path, "dpnp", "0.20.0", "dpnp", calls) == [
+        "xp.permute_dims(x, (1, 0))", "xp.uint8", ["producer", "consumer"], False]
+
+
+def test_nanobind_s_adapter_reads_nanobind_2_0_s_capsules_as_a_consumer_alone(kit, tmp_path):
+    """Before 2.10 nanobind has no ndarray object of its own: tests/nanobind
+    returns a bare capsule there, which the adapter reads back, a consumer
+    alone; from 2.10.1 (nb::array_api) it reads the object's __dlpack__ and
+    keeps both sides (before: on 2.0.0 every producer case failed,
+    "dlpack_nanobind has no producer", and 41 consumer cases were kit errors,
+    "'PyCapsule' object has no attribute '__dlpack__'")."""
+    calls = ["list(a.sides)", "a.read()"]
+    assert _spelled_with(kit, tmp_path, "nanobind", "2.0.0", "dlpack_nanobind", calls) == [
+        ["consumer"], "reference.Capsule(y).elements()"]
+    assert _spelled_with(kit, tmp_path, "nanobind", "2.10.1", "dlpack_nanobind", calls) == [
+        ["producer", "consumer"], "reference.Capsule(y.__dlpack__(max_version=reference.VERSION)).elements()"]
+
+
 def test_numpy_s_adapter_imports_by_numpy_1_22_s_underscored_from_dlpack(kit, tmp_path):
     """NumPy 1.22, the first with DLPack, names its from_dlpack
     _from_dlpack (1.23 renamed it): the adapter calls that there (before:

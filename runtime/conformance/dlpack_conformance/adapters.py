@@ -446,8 +446,27 @@ class MXNet(Adapter):
 
 
 class Dpnp(Adapter):
+    """dpnp on a SYCL device (Intel's OpenCL runtime gives one on a CPU).
+    Before 0.16 dpnp has no permute_dims (the adapter transposes) and its
+    __dlpack__ takes stream alone (the keyword cases skip); before 0.17 it
+    names no int8, int16 or unsigned dtype (the adapter names every dtype
+    by its string) and its from_dlpack imports no CPU tensor (0.15 refuses
+    the device, 0.16 the NumPy array dpctl makes of it): there it is a
+    producer alone, the kit's tensors being CPU memory. The release is read
+    from the installed distribution."""
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        release = release_of("dpnp")
+        self.before_0_16 = (0,) < release < (0, 16)
+        self.before_0_17 = (0,) < release < (0, 17)
+        if self.before_0_16:
+            self.lacks = self.lacks | {"keywords"}
+        if self.before_0_17:
+            self.sides = ("producer",)
+
     module = "dpnp"
-    tried_on = ("0.20.0",)
+    tried_on = ("0.15.0", "0.16.0", "0.20.0")
     dtypes = (
         "bool",
         "int8",
@@ -462,6 +481,16 @@ class Dpnp(Adapter):
         "complex64",
     )
     lacks = frozenset({"readonly"})
+
+    def dtype(self, name):
+        if self.before_0_17:
+            return f"{name!r}"
+        return super().dtype(name)
+
+    def permute(self, x, axes):
+        if self.before_0_16:
+            return f"xp.transpose({x}, {axes!r})"
+        return super().permute(x, axes)
 
     def operate(self, y):
         # from_dlpack gives a NumPy array for host memory, which dpnp.sum refuses
@@ -564,11 +593,38 @@ class Nanobind(ViaNumPy):
     """A nanobind extension whose from_dlpack takes an nb::ndarray<> (or
     nb::ndarray<nb::ro>, for read-only memory) and returns a view of it as
     nb::ndarray<nb::array_api>, nanobind's own ndarray object: the test
-    suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's."""
+    suite's dlpack_nanobind (tests/nanobind). Both sides are nanobind's.
+    Before 2.10 nanobind has no ndarray object of its own (nb::array_api
+    came in 2.10.1): the extension returns a bare "dltensor" capsule, which
+    the kit reads back, and the adapter is a consumer alone (the release is
+    that of the installed nanobind, the one the extension is built with)."""
+
+    def __init__(self, module=None):
+        super().__init__(module)
+        self.capsules_only = (0,) < release_of("nanobind") < (2, 10)
+        if self.capsules_only:
+            self.sides = ("consumer",)
 
     module = "dlpack_nanobind"
-    tried_on = ("3.1.0",)
+    tried_on = (
+        "0.0.3",
+        "0.0.9",
+        "0.1.0",
+        "0.2.0",
+        "1.0.0",
+        "1.4.0",
+        "1.5.0",
+        "1.9.2",
+        "2.0.0",
+        "2.10.1",
+        "3.1.0",
+    )
     lacks = frozenset()
+
+    def read(self):
+        if self.capsules_only:
+            return "reference.Capsule(y).elements()"
+        return super().read()
 
 
 class OnnxRuntime(ViaNumPy):
