@@ -278,6 +278,44 @@ def test_the_c_path_passes_clean_no_capsule_the_kits_checks_fault(kit):
     assert int(got[1]) >= 1000 and int(got[3]) >= 100, r.stdout
 
 
+RESULTS = """
+import numpy as np
+from dlpack_conformance import sanitize
+
+
+def reversed_rows(x):  # a misread: the rows in the wrong order
+    return np.from_dlpack(x)[::-1]
+
+
+def copied(x):  # another layout, the same values
+    return np.from_dlpack(x).copy()
+
+
+def viewed(x):
+    return np.from_dlpack(x)
+
+
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+for consumer in (reversed_rows, copied, viewed, reversed_rows):
+    sanitize._wrap(consumer, "numpy")(a)
+print(sorted((r["spec"], r["count"]) for r in sanitize.reports()), sanitize.exchanges())
+"""
+
+
+@pytest.mark.parametrize("path", ["c", "python"])
+def test_a_result_that_does_not_view_the_tensor_has_its_values_compared(kit, monkeypatch, path):
+    """The C path passes a result clean only when it views the tensor with
+    its layout; a copy or a misread goes to the kit's comparison of values,
+    which reports the misread alone."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    r = run(kit, sys.executable, "-c", RESULTS, sanitized=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[('consumer-values', 2)] 4\n", r.stdout + r.stderr
+
+
 def test_an_unknown_major_version_read_is_reported(kit, tmp_path):
     out = tmp_path / "reports.json"
     r = run(kit, sys.executable, "--json", str(out), program("unknown_major_version.py"))

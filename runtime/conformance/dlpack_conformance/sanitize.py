@@ -362,6 +362,7 @@ static struct {
     PyObject *capsule_info;   /* _capsule_info(...) -> reference.Capsule */
     PyObject *kinds;          /* type -> int */
     PyObject *apis;           /* type -> address of dltensor_from_py_object_no_sync, or 0 */
+    PyObject *asked, *asked_names; /* max_version=VERSION, as a result's __dlpack__ is asked */
     uint32_t major;
     Py_ssize_t max_bytes;
     Py_ssize_t fields_at;     /* where a capsule keeps its pointer */
@@ -387,8 +388,8 @@ typedef struct {
     unsigned long long address, deleter, cell;
     int calls;
     char consumed, refused, held, forwarded, second_known, had_destructor, versioned;
-    PyObject *capsule, *producer, *consumer, *result, *site, *site_file;
-    int site_line;
+    PyObject *capsule, *producer, *consumer, *result, *site, *site_code;
+    int site_at;
 } Tensor;
 
 static void tensor_dealloc(Tensor *t) {
@@ -397,13 +398,22 @@ static void tensor_dealloc(Tensor *t) {
     Py_XDECREF(t->consumer);
     Py_XDECREF(t->result);
     Py_XDECREF(t->site);
-    Py_XDECREF(t->site_file);
+    Py_XDECREF(t->site_code);
     PyObject_Free(t);
 }
 
-static PyObject *site_of(PyObject **site, PyObject *file, int line) {
+/* The call site (_site's file:line), formatted when first asked: the code
+   object and its instruction (its line is found only then), or the line
+   itself before 3.11. */
+static PyObject *site_of(PyObject **site, PyObject *code, int at) {
     if (*site == NULL) {
-        *site = file != NULL ? PyUnicode_FromFormat("%U:%d", file, line) : PyUnicode_FromString("?");
+#if PY_VERSION_HEX >= 0x030B0000
+        int line = code != NULL ? PyCode_Addr2Line((PyCodeObject *)code, at) : 0;
+#else
+        int line = at;
+#endif
+        *site = code != NULL ? PyUnicode_FromFormat("%U:%d", ((PyCodeObject *)code)->co_filename, line)
+                             : PyUnicode_FromString("?");
     }
     Py_XINCREF(*site);
     return *site;
@@ -411,7 +421,7 @@ static PyObject *site_of(PyObject **site, PyObject *file, int line) {
 
 static PyObject *tensor_site(Tensor *t, void *c) {
     (void)c;
-    return site_of(&t->site, t->site_file, t->site_line);
+    return site_of(&t->site, t->site_code, t->site_at);
 }
 
 static PyObject *tensor_fields(Tensor *t, void *c) {
@@ -630,9 +640,9 @@ static PyMethodDef swap_def = {"swap", swap, METH_O, NULL};
 
 typedef struct {
     PyObject_HEAD
-    PyObject *x, *consumer, *site_file, *site;
-    int site_line;
-    int probe;     /* how to ask whether x is read-only: 0 never, 1 buffer first, 2 x.flags.writeable */
+    PyObject *x, *consumer, *site_code, *site;
+    int site_at;
+    int has_flags; /* whether x may have flags (_read_only asks x.flags.writeable) */
     int mode;      /* 0: no export yet, 1: one export, C-clean, 2: the Python path's */
     PyObject *tensor, *pending, *info, *requests, *snapshot;
     PyObject *kwnames, *kwvalues[4];
@@ -654,7 +664,7 @@ static PyTypeObject ProxyType, DeviceProxyType;
 static void proxy_dealloc(Proxy *p) {
     Py_XDECREF(p->x);
     Py_XDECREF(p->consumer);
-    Py_XDECREF(p->site_file);
+    Py_XDECREF(p->site_code);
     Py_XDECREF(p->site);
     Py_XDECREF(p->tensor);
     Py_XDECREF(p->pending);
@@ -740,16 +750,8 @@ static int materialize(Proxy *p) {
 /* Whether x is read-only as the Python path asks (x.flags.writeable is
    False): 1, 0, or -1 where it cannot tell. */
 static int read_only(Proxy *p) {
-    if (p->probe == 0) {
+    if (!p->has_flags) {
         return 0;
-    }
-    if (p->probe == 1) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(p->x, &view, PyBUF_WRITABLE) == 0) {
-            PyBuffer_Release(&view);
-            return 0;
-        }
-        PyErr_Clear();
     }
     PyObject *flags = PyObject_GetAttr(p->x, s_flags);
     if (flags == NULL) {
@@ -778,6 +780,24 @@ static int small_int(PyObject *v, long long *out) {
 static int int_pair(PyObject *v, long long *a, long long *b) {
     return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && small_int(PyTuple_GET_ITEM(v, 0), a) &&
            small_int(PyTuple_GET_ITEM(v, 1), b);
+}
+
+/* An int as int() reads it: an exact one, or an int whose type (an IntEnum,
+   as PyTorch's device types) keeps int's conversion. */
+static int device_int(PyObject *v, long long *out) {
+    if (PyLong_Check(v) && !PyLong_CheckExact(v) && Py_TYPE(v)->tp_as_number != NULL &&
+        Py_TYPE(v)->tp_as_number->nb_int == PyLong_Type.tp_as_number->nb_int) {
+        int overflow = 0;
+        *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+        return !overflow && !(*out == -1 && PyErr_Occurred());
+    }
+    return small_int(v, out);
+}
+
+/* __dlpack_device__()'s answer as _dlpack_device reads it, or 0. */
+static int device_pair(PyObject *v, long long *type, long long *id) {
+    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && device_int(PyTuple_GET_ITEM(v, 0), type) &&
+           device_int(PyTuple_GET_ITEM(v, 1), id);
 }
 
 static int same_name(PyObject *k, PyObject *name) {
@@ -865,7 +885,7 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
         }
     } else if (Py_IS_TYPE(p, &DeviceProxyType)) {
         PyObject *d = PyObject_CallMethodNoArgs(p->x, s_dlpack_device);
-        int ok = d != NULL && int_pair(d, &dev_type, &dev_id);
+        int ok = d != NULL && device_pair(d, &dev_type, &dev_id);
         Py_XDECREF(d);
         if (!ok) {
             PyErr_Clear();
@@ -956,9 +976,9 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
     Py_INCREF(Py_None);
     r->result = Py_None;
     r->site = NULL;
-    Py_XINCREF(p->site_file);
-    r->site_file = p->site_file;
-    r->site_line = p->site_line;
+    Py_XINCREF(p->site_code);
+    r->site_code = p->site_code;
+    r->site_at = p->site_at;
     if (PyDict_SetItem(S.tracked, key, (PyObject *)r) < 0) {
         Py_DECREF(key);
         Py_DECREF(r);
@@ -1074,7 +1094,7 @@ static PyObject *proxy_getattro(Proxy *p, PyObject *name) {
 
 static PyObject *proxy_site(Proxy *p, void *c) {
     (void)c;
-    return site_of(&p->site, p->site_file, p->site_line);
+    return site_of(&p->site, p->site_code, p->site_at);
 }
 
 static PyObject *proxy_requests(Proxy *p, void *c) {
@@ -1216,6 +1236,40 @@ static int same_steps(const Proxy *p, const int64_t *shape, const int64_t *strid
     return 1;
 }
 
+static int same_tensor(const Proxy *p, const dltensor_t *v) {
+    return v->device.type == p->device.type && v->device.id == p->device.id &&
+           (uintptr_t)v->data + (uintptr_t)v->byte_offset == p->data + (uintptr_t)p->byte_offset &&
+           v->dtype.code == p->dtype.code && v->dtype.bits == p->dtype.bits &&
+           v->dtype.lanes == p->dtype.lanes && v->ndim == p->ndim && (v->ndim == 0 || v->shape != NULL) &&
+           same_steps(p, v->shape, v->strides);
+}
+
+/* The result's layout read from the capsule of its own __dlpack__
+   (max_version asked, as _exported asks first), the capsule then dropped. */
+static int exported_layout(Proxy *p, PyObject *y) {
+    PyObject *capsule = NULL;
+    if (S.asked != NULL) {
+        PyObject *stack[2] = {y, S.asked};
+        capsule = PyObject_VectorcallMethod(s_dlpack, stack, 1, S.asked_names);
+    }
+    if (capsule == NULL || !PyCapsule_CheckExact(capsule)) {
+        PyErr_Clear();
+        Py_XDECREF(capsule);
+        return 0;
+    }
+    int same = 0;
+    const char *name = PyCapsule_GetName(capsule);
+    char *m = name != NULL ? PyCapsule_GetPointer(capsule, name) : NULL;
+    if (m != NULL && strcmp(name, "dltensor_versioned") == 0) {
+        same = ((versioned_t *)m)->version.major == S.major && same_tensor(p, &((versioned_t *)m)->dl_tensor);
+    } else if (m != NULL && strcmp(name, "dltensor") == 0) {
+        same = same_tensor(p, &((legacy_t *)m)->dl_tensor);
+    }
+    PyErr_Clear();
+    Py_DECREF(capsule);
+    return same;
+}
+
 /* Whether the result views the tensor's memory with its layout (_layout):
    1 yes, 0 no or cannot tell. */
 static int same_layout(Proxy *p, PyObject *y) {
@@ -1227,12 +1281,12 @@ static int same_layout(Proxy *p, PyObject *y) {
             PyErr_Clear();
             return 0;
         }
-        return v.device.type == p->device.type && v.device.id == p->device.id &&
-               (uintptr_t)v.data + (uintptr_t)v.byte_offset == first && v.dtype.code == p->dtype.code &&
-               v.dtype.bits == p->dtype.bits && v.dtype.lanes == p->dtype.lanes && v.ndim == p->ndim &&
-               (v.ndim == 0 || v.shape != NULL) && same_steps(p, v.shape, v.strides);
+        return same_tensor(p, &v);
     }
-    if (!PyObject_CheckBuffer(y) || p->device.type != 1 || p->device.id != 0) {
+    if (!PyObject_CheckBuffer(y)) {
+        return exported_layout(p, y);
+    }
+    if (p->device.type != 1 || p->device.id != 0) {
         return 0;
     }
     Py_buffer view;
@@ -1311,27 +1365,33 @@ typedef struct {
     vectorcallfunc vectorcall;
 } Entry;
 
-/* The program's file and line that made this exchange (_site). */
-static int find_site(PyObject **file, int *line) {
+/* Where in a frame's code it is: its instruction, or its line before 3.11. */
+static int frame_at(PyFrameObject *f) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetLasti(f);
+#else
+    return PyFrame_GetLineNumber(f);
+#endif
+}
+
+/* The program's code and where in it this exchange was made (_site). */
+static int find_site(PyObject **site_code, int *at) {
     PyFrameObject *f = PyEval_GetFrame();
     Py_XINCREF(f);
     PyObject *first = NULL;
-    int first_line = 0;
+    int first_at = 0;
     while (f != NULL) {
         PyCodeObject *code = PyFrame_GetCode(f);
-        PyObject *name = code->co_filename;
-        Py_INCREF(name);
-        Py_DECREF(code);
         if (first == NULL) {
-            first = name;
+            first = (PyObject *)code;
             Py_INCREF(first);
-            first_line = PyFrame_GetLineNumber(f);
+            first_at = frame_at(f);
         }
-        PyObject *user = get_ref(S.user_files, name);
+        PyObject *user = get_ref(S.user_files, code->co_filename);
         if (user == NULL) {
-            user = PyObject_CallOneArg(S.user_file, name);
+            user = PyObject_CallOneArg(S.user_file, code->co_filename);
             if (user == NULL) {
-                Py_DECREF(name);
+                Py_DECREF(code);
                 Py_DECREF(f);
                 Py_XDECREF(first);
                 return -1;
@@ -1340,19 +1400,19 @@ static int find_site(PyObject **file, int *line) {
         int is_user = user == Py_True;
         Py_DECREF(user);
         if (is_user) {
-            *file = name;
-            *line = PyFrame_GetLineNumber(f);
+            *site_code = (PyObject *)code;
+            *at = frame_at(f);
             Py_DECREF(f);
             Py_XDECREF(first);
             return 0;
         }
-        Py_DECREF(name);
+        Py_DECREF(code);
         PyFrameObject *back = PyFrame_GetBack(f);
         Py_DECREF(f);
         f = back;
     }
-    *file = first;
-    *line = first_line;
+    *site_code = first;
+    *at = first_at;
     return 0;
 }
 
@@ -1377,11 +1437,18 @@ static PyObject *entry_call(Entry *e, PyObject *const *args, size_t nargsf, PyOb
     if ((how & 3) == 3) {
         return PyObject_Vectorcall(e->slow, args, (size_t)n, kwnames);
     }
-    if (e->consumer == NULL) {
-        e->consumer = PyObject_CallOneArg(S.library, e->library);
-        if (e->consumer == NULL) {
+    if (e->consumer == NULL) { /* its label, once the library has its version */
+        PyObject *label = PyObject_CallOneArg(S.library, e->library);
+        if (label == NULL) {
             return NULL;
         }
+        Py_BEGIN_CRITICAL_SECTION(e);
+        if (e->consumer == NULL) {
+            e->consumer = label;
+            label = NULL;
+        }
+        Py_END_CRITICAL_SECTION();
+        Py_XDECREF(label);
     }
     Proxy *p = PyObject_New(Proxy, (how & 3) == 2 ? &DeviceProxyType : &ProxyType);
     if (p == NULL) {
@@ -1392,13 +1459,13 @@ static PyObject *entry_call(Entry *e, PyObject *const *args, size_t nargsf, PyOb
     p->x = x;
     Py_INCREF(e->consumer);
     p->consumer = e->consumer;
-    p->probe = (int)((how >> 2) & 3);
+    p->has_flags = (int)(how >> 2);
     PyObject **none[] = {&p->tensor, &p->pending, &p->info, &p->snapshot};
     for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
         Py_INCREF(Py_None);
         *none[i] = Py_None;
     }
-    if (find_site(&p->site_file, &p->site_line) < 0) {
+    if (find_site(&p->site_code, &p->site_at) < 0) {
         Py_DECREF(p);
         return NULL;
     }
@@ -1525,12 +1592,11 @@ PyObject *dlpack_sanitize_swap(Py_ssize_t legacy_at, Py_ssize_t versioned_at) {
 PyObject *dlpack_sanitize_fast(PyObject *config) {
     PyObject *dtypes;
     Py_ssize_t retired, offsets[6];
-    unsigned long major;
-    if (!PyArg_ParseTuple(config, "OOOOOOOOOOOOOknnnO(nnnnnn)", &S.tracked, &S.exported_by, &S.after,
+    if (!PyArg_ParseTuple(config, "OOOOOOOOOOOOOO!nnnO(nnnnnn)", &S.tracked, &S.exported_by, &S.after,
                           &S.kind_of, &S.producer_label, &S.producers, &S.user_file, &S.user_files, &S.library,
-                          &S.capsule_info, &S.kinds, &S.apis, &dtypes, &major, &S.max_bytes, &S.fields_at,
-                          &retired, &s_api, &offsets[0], &offsets[1], &offsets[2], &offsets[3], &offsets[4],
-                          &offsets[5])) {
+                          &S.capsule_info, &S.kinds, &S.apis, &dtypes, &PyTuple_Type, &S.asked, &S.max_bytes,
+                          &S.fields_at, &retired, &s_api, &offsets[0], &offsets[1], &offsets[2], &offsets[3],
+                          &offsets[4], &offsets[5])) {
         return NULL;
     }
     if (offsets[0] != (Py_ssize_t)sizeof(dltensor_t) ||
@@ -1543,7 +1609,12 @@ PyObject *dlpack_sanitize_fast(PyObject *config) {
         return NULL;
     }
     S.api_entry_at = offsets[5];
-    S.major = (uint32_t)major;
+    S.major = PyTuple_GET_SIZE(S.asked) == 2 ? (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(S.asked, 0))
+                                             : 0;
+    S.asked_names = Py_BuildValue("(s)", "max_version");
+    if (PyErr_Occurred() || S.asked_names == NULL) {
+        return NULL;
+    }
     PyObject *iter = PyObject_GetIter(dtypes), *item;
     while (iter != NULL && (item = PyIter_Next(iter)) != NULL) {
         int code, bits;
@@ -1558,7 +1629,7 @@ PyObject *dlpack_sanitize_fast(PyObject *config) {
         return NULL;
     }
     PyObject *held[] = {S.tracked, S.exported_by, S.after, S.kind_of, S.producer_label, S.producers,
-                        S.user_file, S.user_files, S.library, S.capsule_info, S.kinds, S.apis, s_api};
+                        S.user_file, S.user_files, S.library, S.capsule_info, S.kinds, S.apis, s_api, S.asked};
     for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
         Py_INCREF(held[i]); /* kept to the interpreter's end: deleters may run then */
     }
@@ -2221,20 +2292,14 @@ def _proxy_class(kind):
 def _kind_of(kind):
     """How the C path's from_dlpack takes a producer of type kind
     (remembered): 0 calls the library's as it is, 1 or 2 with a proxy (2:
-    one with __dlpack_device__), 3 hands the call to the Python path; the
-    next two bits say how it asks whether the producer is read-only
-    (_read_only): 0 never (nothing can give it flags), 1 the buffer protocol
-    first (NumPy's arrays), 2 x.flags.writeable."""
+    one with __dlpack_device__), 3 hands the call to the Python path; 4 is
+    added where its producers may have flags (_read_only asks them)."""
     proxy = _proxy_classes.get(kind)
     if proxy is None:
         proxy = _proxy_classes[kind] = _proxy_class(kind)
     how = 3 if kind is _CAPSULE else 0 if proxy is False else 2 if proxy is _DeviceExchange else 1
-    if how in (1, 2):
-        numpy = sys.modules.get("numpy")
-        if numpy is not None and kind is numpy.ndarray:
-            how |= 1 << 2
-        elif hasattr(kind, "flags") or hasattr(kind, "__getattr__") or getattr(kind, "__dictoffset__", 0):
-            how |= 2 << 2
+    if how in (1, 2) and (hasattr(kind, "flags") or hasattr(kind, "__getattr__") or kind.__dictoffset__):
+        how |= 4
     _kinds[kind] = how
     return how
 
@@ -2278,7 +2343,7 @@ def _fast_path():
     try:
         entry, proxy, device_proxy, tensor, count = _C.dlpack_sanitize_fast((
             _tracked, _exported_by, _after, _kind_of, _producer_label, _producers, _user_file, _user_files,
-            _library, _capsule_info, _kinds, {}, dtypes, reference.VERSION[0], MAX_VALUE_BYTES, _FIELDS_AT,
+            _library, _capsule_info, _kinds, {}, dtypes, tuple(reference.VERSION), MAX_VALUE_BYTES, _FIELDS_AT,
             RETIRED, "__dlpack_c_exchange_api__", structs))
     except (ValueError, TypeError):
         return None
