@@ -401,12 +401,16 @@ def test_strict_hands_a_second_deleter_call_to_the_unraisable_hook(kit, tmp_path
     assert "SanitizerError: consumer-deleter-once:" in r.stderr and "the second call was swallowed" in r.stderr
 
 
-def test_the_c_module_builds_without_a_warning(kit, tmp_path):
+@pytest.mark.parametrize("where", [sys.executable, ".venv-py3.10", ".venv-py3.14t"], ids=["3.11", "3.10", "3.14t"])
+def test_the_c_module_builds_without_a_warning(kit, tmp_path, where):
     """The C the sanitizer compiles at run time (the trampoline and the fast
-    path), under the project's C flags."""
+    path), under the project's C flags, against the headers of the oldest
+    CPython, the one of the checkout and the free-threaded one."""
     import shutil
-    import sysconfig
 
+    interpreter = python(where)
+    include = subprocess.run([interpreter, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
     cc = shutil.which("cc")
     if cc is None:
         pytest.fail("no C compiler") if REQUIRED else pytest.skip("no C compiler")
@@ -415,7 +419,7 @@ def test_the_c_module_builds_without_a_warning(kit, tmp_path):
     assert source.returncode == 0, source.stderr
     (tmp_path / "trampoline.c").write_text(source.stdout)
     r = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
-                        "-I", sysconfig.get_paths()["include"], str(tmp_path / "trampoline.c"),
+                        "-I", include, str(tmp_path / "trampoline.c"),
                         "-o", str(tmp_path / "trampoline.so")], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
 
