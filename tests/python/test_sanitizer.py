@@ -279,8 +279,16 @@ def test_the_c_path_passes_clean_no_capsule_the_kits_checks_fault(kit):
 
 
 RESULTS = """
+import ctypes
+
 import numpy as np
 from dlpack_conformance import sanitize
+from handmade import Buffer, Managed
+
+get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", ctypes.pythonapi))
+USED = ctypes.c_char_p(b"used_dltensor_versioned")
 
 
 def reversed_rows(x):  # a misread: the rows in the wrong order
@@ -295,10 +303,23 @@ def viewed(x):
     return np.from_dlpack(x)
 
 
+def copied_then_freed(x):  # takes the tensor, copies its elements, frees them (the deleter), returns a misread
+    capsule = x.__dlpack__(max_version=(1, 0))
+    address = get_pointer(capsule, b"dltensor_versioned")
+    set_name(capsule, USED)
+    m = Managed.from_address(address)
+    y = np.ctypeslib.as_array((ctypes.c_float * 6).from_address(m.dl_tensor.data)).reshape(2, 3).copy()
+    m.deleter(address)
+    return y[::-1]
+
+
 a = np.arange(6, dtype=np.float32).reshape(2, 3)
 for consumer in (reversed_rows, copied, viewed, reversed_rows):
     sanitize._wrap(consumer, "numpy")(a)
+# glibc reuses the first bytes of freed memory: values read after the free would differ
+sanitize._wrap(copied_then_freed, "numpy")(Buffer([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=(2, 3)))
 print(sorted((r["spec"], r["count"]) for r in sanitize.reports()), sanitize.exchanges())
+print(sanitize.reports()[-1]["message"])
 """
 
 
@@ -306,14 +327,19 @@ print(sorted((r["spec"], r["count"]) for r in sanitize.reports()), sanitize.exch
 def test_a_result_that_does_not_view_the_tensor_has_its_values_compared(kit, monkeypatch, path):
     """The C path passes a result clean only when it views the tensor with
     its layout; a copy or a misread goes to the kit's comparison of values,
-    which reports the misread alone."""
+    which reports the misreads alone. The bytes are copied before the
+    producer's deleter may free them: a consumer that copies the elements and
+    calls the deleter during the exchange has its array compared with the
+    values the tensor held."""
     if path == "python":
         monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
     else:
         monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
     r = run(kit, sys.executable, "-c", RESULTS, sanitized=False)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "[('consumer-values', 2)] 4\n", r.stdout + r.stderr
+    counts, message = r.stdout.splitlines()
+    assert counts == "[('consumer-values', 1), ('consumer-values', 2)] 5", r.stdout + r.stderr
+    assert "the tensor holds [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]" in message, message
 
 
 def test_an_unknown_major_version_read_is_reported(kit, tmp_path):

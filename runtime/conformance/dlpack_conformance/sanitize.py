@@ -393,6 +393,9 @@ typedef struct {
     char consumed, refused, held, forwarded, second_known, had_destructor, versioned;
     PyObject *capsule, *producer, *consumer, *result, *site, *site_code;
     int site_at;
+    uintptr_t span_at;   /* where the bytes its elements span begin */
+    Py_ssize_t span_len; /* how many, or -1: more than max_bytes, not copied */
+    PyObject *snap;      /* their copy, taken when first needed */
 } Tensor;
 
 static void tensor_dealloc(Tensor *t) {
@@ -402,6 +405,7 @@ static void tensor_dealloc(Tensor *t) {
     Py_XDECREF(t->result);
     Py_XDECREF(t->site);
     Py_XDECREF(t->site_code);
+    Py_XDECREF(t->snap);
     PyObject_Free(t);
 }
 
@@ -491,6 +495,17 @@ static PyTypeObject TensorType = {
     .tp_methods = tensor_methods,
 };
 
+/* The copy of the bytes a C-clean tensor's elements span, taken when the
+   Python path first needs it (the consumer's array does not view the
+   tensor), or before the producer's deleter may free them: its first call
+   during the exchange. */
+static PyObject *snapshot_of(Tensor *t) {
+    if (t->snap == NULL && t->span_len >= 0) {
+        t->snap = PyBytes_FromStringAndSize(t->span_len ? (const char *)t->span_at : "", t->span_len);
+    }
+    return t->snap;
+}
+
 /* ---- the retired tensors: a ring of addresses, the oldest forgotten ---- */
 
 static void retire(uintptr_t address) {
@@ -539,6 +554,8 @@ static void *first_call(void *address) {
             t->calls = 1;
             t->forwarded = 1;
             forward = (void *)(uintptr_t)t->deleter;
+        } else if (t->calls == 0 && snapshot_of(t) == NULL) {
+            PyErr_Clear();
         }
         Py_END_CRITICAL_SECTION();
     }
@@ -651,7 +668,7 @@ typedef struct {
     PyObject *kwnames, *kwvalues[4];
     Py_ssize_t nkw;
     /* what the C-clean export read */
-    PyObject *snap;
+    int lazy_snapshot; /* _snapshot is the C-clean tensor's, copied when first asked */
     Py_ssize_t snap_low;
     int versioned, ndim, shape_null, strides_null;
     version_t version;
@@ -694,7 +711,6 @@ static int proxy_clear(Proxy *p) {
         Py_CLEAR(p->kwvalues[i]);
     }
     p->nkw = 0;
-    Py_CLEAR(p->snap);
     return 0;
 }
 
@@ -718,8 +734,8 @@ static PyObject *tuple_of(const int64_t *v, int n) {
 }
 
 /* A C-clean proxy handed to the Python path: what the Python path would have
-   recorded at export (requests, the capsule as the kit reads it, the
-   snapshot), made from what the C path kept. */
+   recorded at export (requests, the capsule as the kit reads it), made from
+   what the C path kept; _snapshot copies the bytes when asked. */
 static int materialize(Proxy *p) {
     if (p->mode != 1) {
         return 0;
@@ -763,12 +779,6 @@ static int materialize(Proxy *p) {
         return -1;
     }
     Py_XSETREF(p->info, info);
-    if (p->snap != NULL) {
-        Py_XSETREF(p->snapshot, Py_BuildValue("(On)", p->snap, p->snap_low));
-        if (p->snapshot == NULL) {
-            return -1;
-        }
-    }
     return 0;
 }
 
@@ -960,20 +970,11 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
         return 0; /* data-null, judged in Python */
     }
     uintptr_t first = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
-    PyObject *snap = NULL;
-    if (high - low <= S.max_bytes) {
-        snap = PyBytes_FromStringAndSize(high > low ? (const char *)(first + (uintptr_t)(intptr_t)low) : "",
-                                         (Py_ssize_t)(high - low));
-        if (snap == NULL) {
-            return -1;
-        }
-    }
     /* clean: tracked, the deleter swapped */
     PyObject *producer = get_ref(S.producers, (PyObject *)Py_TYPE(p->x));
     if (producer == NULL) {
         producer = PyObject_CallOneArg(S.producer_label, p->x);
         if (producer == NULL) {
-            Py_XDECREF(snap);
             return -1;
         }
     }
@@ -983,7 +984,6 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
         Py_XDECREF(r);
         Py_XDECREF(key);
         Py_DECREF(producer);
-        Py_XDECREF(snap);
         return -1;
     }
     r->address = (unsigned long long)(uintptr_t)address;
@@ -1004,10 +1004,12 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
     Py_XINCREF(p->site_code);
     r->site_code = p->site_code;
     r->site_at = p->site_at;
+    r->span_at = first + (uintptr_t)(intptr_t)low;
+    r->span_len = high - low <= S.max_bytes ? (Py_ssize_t)(high - low) : -1;
+    r->snap = NULL;
     if (PyDict_SetItem(S.tracked, key, (PyObject *)r) < 0) {
         Py_DECREF(key);
         Py_DECREF(r);
-        Py_XDECREF(snap);
         return -1;
     }
     Py_DECREF(key);
@@ -1018,7 +1020,7 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
     S.exchanges++;
 #endif
     Py_XSETREF(p->tensor, (PyObject *)r);
-    p->snap = snap;
+    p->lazy_snapshot = r->span_len >= 0;
     p->snap_low = (Py_ssize_t)low;
     p->versioned = versioned;
     p->version = version;
@@ -1122,6 +1124,36 @@ static PyObject *proxy_site(Proxy *p, void *c) {
     return site_of(&p->site, p->site_code, p->site_at);
 }
 
+/* _snapshot: (bytes, lowest offset) or None, as the Python path's _snapshot. */
+static PyObject *proxy_snapshot(Proxy *p, void *c) {
+    (void)c;
+    if (p->lazy_snapshot && Py_IS_TYPE(p->tensor, &TensorType)) {
+        Tensor *t = (Tensor *)p->tensor;
+        PyObject *snap = t->snap != NULL || t->calls == 0 ? snapshot_of(t) : NULL;
+        if (snap == NULL) {
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        return Py_BuildValue("(On)", snap, p->snap_low);
+    }
+    Py_INCREF(p->snapshot);
+    return p->snapshot;
+}
+
+static int proxy_set_snapshot(Proxy *p, PyObject *v, void *c) {
+    (void)c;
+    if (v == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_snapshot");
+        return -1;
+    }
+    p->lazy_snapshot = 0;
+    Py_INCREF(v);
+    Py_XSETREF(p->snapshot, v);
+    return 0;
+}
+
 static PyObject *proxy_requests(Proxy *p, void *c) {
     (void)c;
     if (materialize(p) < 0) {
@@ -1140,13 +1172,13 @@ static PyMemberDef proxy_members[] = {
     {"_tensor", Py_T_OBJECT_EX, offsetof(Proxy, tensor), 0, NULL},
     {"_pending", Py_T_OBJECT_EX, offsetof(Proxy, pending), 0, NULL},
     {"_info", Py_T_OBJECT_EX, offsetof(Proxy, info), 0, NULL},
-    {"_snapshot", Py_T_OBJECT_EX, offsetof(Proxy, snapshot), 0, NULL},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyGetSetDef proxy_getset[] = {
     {"_site", (getter)proxy_site, NULL, NULL, NULL},
     {"requests", (getter)proxy_requests, NULL, NULL, NULL},
+    {"_snapshot", (getter)proxy_snapshot, (setter)proxy_set_snapshot, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1358,7 +1390,7 @@ static int clean_result(Proxy *p, PyObject *y) {
     if (strcmp(name, t->versioned ? "used_dltensor_versioned" : "used_dltensor") != 0) {
         return 0;
     }
-    if (p->snap != NULL && !same_layout(p, y)) {
+    if (p->lazy_snapshot && !same_layout(p, y)) {
         return 0;
     }
     PyObject *ref = PyWeakref_NewRef(y, NULL);
@@ -2302,8 +2334,10 @@ def _after(proxy, y, error):
     if error is not None:
         _finish(proxy._tensor, None, error, pending)
     else:
-        _finish(proxy._tensor, y, None, pending, proxy._info, proxy._snapshot, proxy.requests,
-                reference._dlpack_device(proxy._x))
+        # The snapshot is asked for only where values may be compared: the C
+        # path copies the bytes then.
+        _finish(proxy._tensor, y, None, pending, proxy._info, None if y is None else proxy._snapshot,
+                proxy.requests, reference._dlpack_device(proxy._x))
     _strict(pending)
 
 
