@@ -480,8 +480,14 @@ print("checked", exchanges, "deleters not run", len(alive), "reports", len(sanit
 """
 
 
-@pytest.mark.parametrize("where", [".venv", ".venv-py3.14t"], ids=["3.11-torch", "3.14t-dlpack_ctypes"])
-def test_four_threads_exchange_the_same_sanitized(kit, where):
+@pytest.mark.parametrize(("where", "path"), [(".venv", "c"), (".venv", "python"), (".venv-py3.14t", "c")],
+                         ids=["3.11-torch", "3.11-torch-python-path", "3.14t-dlpack_ctypes"])
+def test_four_threads_exchange_the_same_sanitized(kit, monkeypatch, where, path):
+    """On the C path, and on the Python path alone (no compiler)."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
     interpreter = python(where)
     plain = run(kit, interpreter, program("threads.py"), sanitized=False)
     r = run(kit, interpreter, program("threads.py"))
