@@ -186,6 +186,162 @@ def test_the_layout_read_in_place_agrees_with_the_kits_reader_on_its_corpus(kit)
     assert int(r.stdout.split()[-1]) >= 100, r.stdout
 
 
+PRESCREEN = """
+import itertools
+import os
+
+os.environ.pop("DLPACK_SANITIZE_PURE", None)  # the C path is the one judged, in the pure run too
+from dlpack_conformance import reference, sanitize
+from dlpack_conformance.corpus import CORPUS
+
+assert sanitize._FAST is not None, "the C path is built"
+# The Python path copies the elements of a tensor at export as the C path
+# does, wherever its data points: tensors at addresses the corpus makes up
+# (data given as a number) are left out, and only the verdicts are compared.
+sanitize._snapshot = lambda info: None
+VERSION = reference.VERSION
+ASKED = [{}, {"max_version": VERSION}, {"max_version": (0, 8)}, {"max_version": (VERSION[0] + 1, 0)},
+         {"max_version": VERSION, "copy": True}, {"max_version": VERSION, "copy": False},
+         {"max_version": VERSION, "dl_device": (1, 0)}, {"max_version": VERSION, "dl_device": (2, 0)},
+         {"max_version": VERSION, "stream": 1}]
+seen = []
+
+
+def consumer(proxy, **asked):
+    try:
+        proxy.__dlpack__(**asked)
+    except BufferError:  # the producer refuses: nothing to judge
+        return
+    seen.append(type(proxy._tensor) is sanitize._FAST.Tensor)
+
+
+entry = sanitize._FAST.Entry(consumer, "corpus", consumer)
+
+
+def producer(t, read_only=False):
+    kw = dict(versioned=t["version"] is not None, flags=t["flags"], device=tuple(t["device"]),
+              dtype=tuple(t["dtype"]), shape=None if t["shape"] is None else tuple(t["shape"]),
+              strides=None if t["strides"] is None else tuple(t["strides"]), byte_offset=t["byte_offset"],
+              data=t["data"], buffer_bytes=t["buffer_bytes"], ndim=t["ndim"])
+    if kw["versioned"]:
+        kw["version"] = tuple(t["version"])
+    x = reference.Producer(**kw)
+    if read_only:
+        x.flags = type("Flags", (), {"writeable": False})()
+    return x
+
+
+def kit_faults(x, asked):
+    try:
+        capsule = x.__dlpack__(**asked)
+    except BufferError:
+        return None
+    try:
+        info = reference.check_capsule(x, capsule, max_version=asked.get("max_version"),
+                                       dl_device=asked.get("dl_device"))
+        reference.check_strides_and_flags(info, copy=asked.get("copy"), readonly=sanitize._read_only(x))
+    except reference.Violation:
+        return True
+    return asked.get("stream") is not None  # consumer-stream-cpu: the Python path's to judge
+
+
+count = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+for c, asked, read_only in itertools.product(CORPUS["cases"], ASKED, (False, True)):
+    if c.get("pointer_bits", reference.POINTER_BITS) != reference.POINTER_BITS:
+        continue
+    t = {**CORPUS["defaults"], **c["tensor"]}
+    if isinstance(t["data"], int):
+        continue
+    try:
+        faulted = kit_faults(producer(t, read_only), asked)
+    except Exception:  # noqa: BLE001 - a tensor the kit cannot even read: the C path must not pass it
+        faulted = True
+    seen.clear()
+    entry(producer(t, read_only), **asked)
+    clean = seen == [True]
+    assert not (faulted and clean), (c["name"], asked, read_only)
+    if faulted is not None:
+        count[faulted, clean] += 1
+print("faulted", count[True, False], "clean", count[False, True], "python's", count[False, False])
+"""
+
+
+def test_the_c_path_passes_clean_no_capsule_the_kits_checks_fault(kit):
+    """The C path is a pre-screen: an export it passes clean is not judged
+    again. On every tensor of the kit's corpus, asked for with each
+    max_version, copy, dl_device and stream, from a writable and a read-only
+    array, no capsule the kit's producer checks fault is passed clean by it,
+    and it does pass the common ones."""
+    r = run(kit, sys.executable, "-c", PRESCREEN, sanitized=False)
+    assert r.returncode == 0, r.stderr
+    got = r.stdout.split()
+    assert int(got[1]) >= 1000 and int(got[3]) >= 100, r.stdout
+
+
+RESULTS = """
+import ctypes
+
+import numpy as np
+from dlpack_conformance import sanitize
+from handmade import Buffer, Managed
+
+get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", ctypes.pythonapi))
+USED = ctypes.c_char_p(b"used_dltensor_versioned")
+
+
+def reversed_rows(x):  # a misread: the rows in the wrong order
+    return np.from_dlpack(x)[::-1]
+
+
+def copied(x):  # another layout, the same values
+    return np.from_dlpack(x).copy()
+
+
+def viewed(x):
+    return np.from_dlpack(x)
+
+
+def copied_then_freed(x):  # takes the tensor, copies its elements, frees them (the deleter), returns a misread
+    capsule = x.__dlpack__(max_version=(1, 0))
+    address = get_pointer(capsule, b"dltensor_versioned")
+    set_name(capsule, USED)
+    m = Managed.from_address(address)
+    y = np.ctypeslib.as_array((ctypes.c_float * 6).from_address(m.dl_tensor.data)).reshape(2, 3).copy()
+    m.deleter(address)
+    return y[::-1]
+
+
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+for consumer in (reversed_rows, copied, viewed, reversed_rows):
+    sanitize._wrap(consumer, "numpy")(a)
+# glibc reuses the first bytes of freed memory: values read after the free would differ
+sanitize._wrap(copied_then_freed, "numpy")(Buffer([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=(2, 3)))
+print(sorted((r["spec"], r["count"]) for r in sanitize.reports()), sanitize.exchanges())
+print(sanitize.reports()[-1]["message"])
+"""
+
+
+@pytest.mark.parametrize("path", ["c", "python"])
+def test_a_result_that_does_not_view_the_tensor_has_its_values_compared(kit, monkeypatch, path):
+    """The C path passes a result clean only when it views the tensor with
+    its layout; a copy or a misread goes to the kit's comparison of values,
+    which reports the misreads alone. The bytes are copied before the
+    producer's deleter may free them: a consumer that copies the elements and
+    calls the deleter during the exchange has its array compared with the
+    values the tensor held."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    r = run(kit, sys.executable, "-c", RESULTS, sanitized=False)
+    assert r.returncode == 0, r.stderr
+    counts, message = r.stdout.splitlines()
+    assert counts == "[('consumer-values', 1), ('consumer-values', 2)] 5", r.stdout + r.stderr
+    assert "the tensor holds [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]" in message, message
+
+
 def test_an_unknown_major_version_read_is_reported(kit, tmp_path):
     out = tmp_path / "reports.json"
     r = run(kit, sys.executable, "--json", str(out), program("unknown_major_version.py"))
@@ -271,20 +427,25 @@ def test_strict_hands_a_second_deleter_call_to_the_unraisable_hook(kit, tmp_path
     assert "SanitizerError: consumer-deleter-once:" in r.stderr and "the second call was swallowed" in r.stderr
 
 
-def test_the_c_trampoline_builds_without_a_warning(kit, tmp_path):
-    """The C the sanitizer compiles at run time, under the project's C flags."""
+@pytest.mark.parametrize("where", [sys.executable, ".venv-py3.10", ".venv-py3.14t"], ids=["3.11", "3.10", "3.14t"])
+def test_the_c_module_builds_without_a_warning(kit, tmp_path, where):
+    """The C the sanitizer compiles at run time (the trampoline and the fast
+    path), under the project's C flags, against the headers of the oldest
+    CPython, the one of the checkout and the free-threaded one."""
     import shutil
-    import sysconfig
 
+    interpreter = python(where)
+    include = subprocess.run([interpreter, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
     cc = shutil.which("cc")
     if cc is None:
         pytest.fail("no C compiler") if REQUIRED else pytest.skip("no C compiler")
-    source = run(kit, sys.executable, "-c", "from dlpack_conformance import sanitize; print(sanitize._C_TRAMPOLINE)",
+    source = run(kit, sys.executable, "-c", "from dlpack_conformance import sanitize; print(sanitize._C_SOURCE)",
                  sanitized=False)
     assert source.returncode == 0, source.stderr
     (tmp_path / "trampoline.c").write_text(source.stdout)
     r = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
-                        "-I", sysconfig.get_paths()["include"], str(tmp_path / "trampoline.c"),
+                        "-I", include, str(tmp_path / "trampoline.c"),
                         "-o", str(tmp_path / "trampoline.so")], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
 
@@ -319,8 +480,14 @@ print("checked", exchanges, "deleters not run", len(alive), "reports", len(sanit
 """
 
 
-@pytest.mark.parametrize("where", [".venv", ".venv-py3.14t"], ids=["3.11-torch", "3.14t-dlpack_ctypes"])
-def test_four_threads_exchange_the_same_sanitized(kit, where):
+@pytest.mark.parametrize(("where", "path"), [(".venv", "c"), (".venv", "python"), (".venv-py3.14t", "c")],
+                         ids=["3.11-torch", "3.11-torch-python-path", "3.14t-dlpack_ctypes"])
+def test_four_threads_exchange_the_same_sanitized(kit, monkeypatch, where, path):
+    """On the C path, and on the Python path alone (no compiler)."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
     interpreter = python(where)
     plain = run(kit, interpreter, program("threads.py"), sanitized=False)
     r = run(kit, interpreter, program("threads.py"))

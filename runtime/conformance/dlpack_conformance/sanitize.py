@@ -17,6 +17,9 @@ proxy's __dlpack__ calls the producer's, and puts the sanitizer's trampoline
 in the managed tensor's deleter field: the trampoline forwards the first call
 to the producer's deleter and reports any other. After the call the wrapper
 judges the consumer: renamed or not, deleter calls, the values it imported.
+Where a C compiler is at hand, the common exchange runs in C (_C_SOURCE): a
+pre-screen that passes only what the kit's checks pass by construction and
+hands everything else to the Python path, which makes every report.
 Off (not enabled), nothing is imported or patched.
 
 In a program that cannot be started by it: dlpack_conformance.sanitize.enable().
@@ -264,18 +267,305 @@ def _release(t):
     return t.deleter or 0
 
 
-# The trampoline: C where a C compiler is at hand (it keeps the consumer's
-# pending exception, which Python code cannot: NumPy and Paddle call
-# deleters with theirs set), else a ctypes callback.
-_C_TRAMPOLINE = r"""
+# The C module, built where a C compiler is at hand: the trampoline (it
+# keeps the consumer's pending exception, which Python code cannot: NumPy and
+# Paddle call deleters with theirs set), the deleter swap, and the fast path
+# (_fast_path): a from_dlpack, a proxy and a tracked tensor in C, which
+# pre-screen an exchange and hand anything unusual to the Python path.
+_C_SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>
+#endif
+#if PY_VERSION_HEX < 0x030C0000
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_T_INT T_INT
+#define Py_T_BOOL T_BOOL
+#define Py_T_ULONGLONG T_ULONGLONG
+#define Py_READONLY READONLY
+#endif
+#ifndef Py_BEGIN_CRITICAL_SECTION
+#define Py_BEGIN_CRITICAL_SECTION(o) {
+#define Py_END_CRITICAL_SECTION() }
+#endif
 
+/* The deleter trampoline forwards a tracked tensor's first deleter call;
+   every other call goes to the Python judge (_deleter_call). */
 static PyObject *judge;
 
 void dlpack_sanitize_judge(PyObject *f) { Py_XINCREF(f); judge = f; }
+
+static PyObject *get_ref(PyObject *dict, PyObject *key) {
+    /* dict[key] as a new reference, or NULL (no error set) */
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *got = NULL;
+    if (PyDict_GetItemRef(dict, key, &got) < 0) {
+        PyErr_Clear();
+    }
+    return got;
+#else
+    PyObject *got = PyDict_GetItemWithError(dict, key);
+    if (got == NULL) {
+        PyErr_Clear();
+    }
+    Py_XINCREF(got);
+    return got;
+#endif
+}
+
+/* ---- the C pre-screen --------------------------------------------------
+   A C-clean exchange is one the kit's checks pass by construction: anything
+   else (a check that fails, a field it does not read, an error) goes to the
+   Python path, whose checks are the kit's, and which makes every report. */
+
+typedef struct { int32_t type, id; } device_t;
+typedef struct { uint8_t code, bits; uint16_t lanes; } dtype_t;
+typedef struct {
+    void *data;
+    device_t device;
+    int32_t ndim;
+    dtype_t dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} dltensor_t;
+typedef struct { uint32_t major, minor; } version_t;
+typedef struct {
+    version_t version;
+    void *manager_ctx;
+    void *deleter;
+    uint64_t flags;
+    dltensor_t dl_tensor;
+} versioned_t;
+typedef struct {
+    dltensor_t dl_tensor;
+    void *manager_ctx;
+    void *deleter;
+} legacy_t;
+
+#define NDIM 8 /* the most dimensions the C path reads; more: Python's */
+#define READ_ONLY 1u
+#define IS_COPIED 2u
+
+static struct {
+    PyObject *tracked;        /* _tracked */
+    PyObject *exported_by;    /* _exported_by(proxy, capsule, kwargs) */
+    PyObject *after;          /* _after(proxy, result, error) */
+    PyObject *kind_of;        /* _kind_of(type) -> int */
+    PyObject *producer_label; /* _producer_label(x) */
+    PyObject *producers;      /* type -> label */
+    PyObject *user_file;      /* _user_file(name) -> bool, cached in user_files */
+    PyObject *user_files;
+    PyObject *library;        /* _library(name) */
+    PyObject *capsule_info;   /* _capsule_info(...) -> reference.Capsule */
+    PyObject *kinds;          /* type -> int */
+    PyObject *apis;           /* type -> address of dltensor_from_py_object_no_sync, or 0 */
+    PyObject *asked, *asked_names; /* max_version=VERSION, as a result's __dlpack__ is asked */
+    uint32_t major;
+    Py_ssize_t max_bytes;
+    Py_ssize_t fields_at;     /* where a capsule keeps its pointer */
+    Py_ssize_t api_entry_at;  /* DLPackExchangeAPI.dltensor_from_py_object_no_sync */
+    unsigned char dtypes[256][9]; /* [code][bytes]: whole-byte dtypes the kit reads */
+    uint64_t exchanges;
+    size_t retired_at, retired_n, retired_max;
+    uintptr_t *retired;
+    int ready;
+} S;
+
+#ifdef Py_GIL_DISABLED
+static PyMutex retired_lock;
+#endif
+
+static PyObject *s_dlpack, *s_dlpack_device, *s_max_version, *s_dl_device, *s_copy, *s_stream, *s_flags,
+    *s_writeable, *s_api;
+
+/* ---- Tensor: one tracked managed tensor (what _Tensor is in Python) ---- */
+
+typedef struct {
+    PyObject_HEAD
+    unsigned long long address, deleter, cell;
+    int calls;
+    char consumed, refused, held, forwarded, second_known, had_destructor, versioned;
+    PyObject *capsule, *producer, *consumer, *result, *site, *site_code;
+    int site_at;
+    uintptr_t span_at;   /* where the bytes its elements span begin */
+    Py_ssize_t span_len; /* how many, or -1: more than max_bytes, not copied */
+    PyObject *snap;      /* their copy, taken when first needed */
+} Tensor;
+
+static void tensor_dealloc(Tensor *t) {
+    Py_XDECREF(t->capsule);
+    Py_XDECREF(t->producer);
+    Py_XDECREF(t->consumer);
+    Py_XDECREF(t->result);
+    Py_XDECREF(t->site);
+    Py_XDECREF(t->site_code);
+    Py_XDECREF(t->snap);
+    PyObject_Free(t);
+}
+
+/* The call site (_site's file:line), formatted when first asked: the code
+   object and its instruction (its line is found only then), or the line
+   itself before 3.11. */
+static PyObject *site_of(PyObject **site, PyObject *code, int at) {
+    if (*site == NULL) {
+#if PY_VERSION_HEX >= 0x030B0000
+        int line = code != NULL ? PyCode_Addr2Line((PyCodeObject *)code, at) : 0;
+#else
+        int line = at;
+#endif
+        *site = code != NULL ? PyUnicode_FromFormat("%U:%d", ((PyCodeObject *)code)->co_filename, line)
+                             : PyUnicode_FromString("?");
+    }
+    Py_XINCREF(*site);
+    return *site;
+}
+
+static PyObject *tensor_site(Tensor *t, void *c) {
+    (void)c;
+    return site_of(&t->site, t->site_code, t->site_at);
+}
+
+static PyObject *tensor_fields(Tensor *t, void *c) {
+    (void)c;
+    if (t->capsule == NULL || t->capsule == Py_None) {
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromSsize_t((Py_ssize_t)(((uintptr_t)t->capsule + (uintptr_t)S.fields_at) / sizeof(void *)));
+}
+
+static int tensor_set_fields(Tensor *t, PyObject *v, void *c) {
+    (void)t;
+    (void)c;
+    if (v != Py_None) { /* fields follow the capsule: only forgetting both is asked */
+        PyErr_SetString(PyExc_TypeError, "fields follow the capsule");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *tensor_about(Tensor *t, PyObject *unused) {
+    (void)unused;
+    return PyUnicode_FromFormat("a tensor from %S", t->producer);
+}
+
+static PyMemberDef tensor_members[] = {
+    {"address", Py_T_ULONGLONG, offsetof(Tensor, address), Py_READONLY, NULL},
+    {"deleter", Py_T_ULONGLONG, offsetof(Tensor, deleter), Py_READONLY, NULL},
+    {"cell", Py_T_ULONGLONG, offsetof(Tensor, cell), Py_READONLY, NULL},
+    {"calls", Py_T_INT, offsetof(Tensor, calls), 0, NULL},
+    {"consumed", Py_T_BOOL, offsetof(Tensor, consumed), 0, NULL},
+    {"refused", Py_T_BOOL, offsetof(Tensor, refused), 0, NULL},
+    {"held", Py_T_BOOL, offsetof(Tensor, held), 0, NULL},
+    {"forwarded", Py_T_BOOL, offsetof(Tensor, forwarded), 0, NULL},
+    {"second_known", Py_T_BOOL, offsetof(Tensor, second_known), 0, NULL},
+    {"had_destructor", Py_T_BOOL, offsetof(Tensor, had_destructor), Py_READONLY, NULL},
+    {"versioned", Py_T_BOOL, offsetof(Tensor, versioned), Py_READONLY, NULL},
+    {"capsule", Py_T_OBJECT_EX, offsetof(Tensor, capsule), 0, NULL},
+    {"producer", Py_T_OBJECT_EX, offsetof(Tensor, producer), Py_READONLY, NULL},
+    {"consumer", Py_T_OBJECT_EX, offsetof(Tensor, consumer), Py_READONLY, NULL},
+    {"result", Py_T_OBJECT_EX, offsetof(Tensor, result), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef tensor_getset[] = {
+    {"site", (getter)tensor_site, NULL, NULL, NULL},
+    {"fields", (getter)tensor_fields, (setter)tensor_set_fields, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef tensor_methods[] = {
+    {"about", (PyCFunction)tensor_about, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TensorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dlpack_sanitize.Tensor",
+    .tp_basicsize = sizeof(Tensor),
+    .tp_dealloc = (destructor)tensor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_members = tensor_members,
+    .tp_getset = tensor_getset,
+    .tp_methods = tensor_methods,
+};
+
+/* The copy of the bytes a C-clean tensor's elements span, taken when the
+   Python path first needs it (the consumer's array does not view the
+   tensor), or before the producer's deleter may free them: its first call
+   during the exchange. */
+static PyObject *snapshot_of(Tensor *t) {
+    if (t->snap == NULL && t->span_len >= 0) {
+        t->snap = PyBytes_FromStringAndSize(t->span_len ? (const char *)t->span_at : "", t->span_len);
+    }
+    return t->snap;
+}
+
+/* ---- the retired tensors: a ring of addresses, the oldest forgotten ---- */
+
+static void retire(uintptr_t address) {
+    uintptr_t old = 0;
+#ifdef Py_GIL_DISABLED
+    PyMutex_Lock(&retired_lock);
+#endif
+    if (S.retired_n == S.retired_max) {
+        old = S.retired[S.retired_at];
+    } else {
+        S.retired_n++;
+    }
+    S.retired[S.retired_at] = address;
+    S.retired_at = (S.retired_at + 1) % S.retired_max;
+#ifdef Py_GIL_DISABLED
+    PyMutex_Unlock(&retired_lock);
+#endif
+    if (old) {
+        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)old);
+        PyObject *t = key != NULL ? get_ref(S.tracked, key) : NULL;
+        if (t != NULL && Py_IS_TYPE(t, &TensorType) && ((Tensor *)t)->forwarded) {
+            if (PyDict_DelItem(S.tracked, key) < 0) {
+                PyErr_Clear();
+            }
+        }
+        Py_XDECREF(t);
+        Py_XDECREF(key);
+        PyErr_Clear();
+    }
+}
+
+/* The first call of a C-tracked tensor's deleter after its exchange: the
+   producer's deleter, or NULL (the Python judge decides). */
+static void *first_call(void *address) {
+    void *forward = NULL;
+    if (!S.ready) {
+        return NULL;
+    }
+    PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)address);
+    PyObject *got = key != NULL ? get_ref(S.tracked, key) : NULL;
+    Py_XDECREF(key);
+    if (got != NULL && Py_IS_TYPE(got, &TensorType)) {
+        Tensor *t = (Tensor *)got;
+        Py_BEGIN_CRITICAL_SECTION(got);
+        if (t->calls == 0 && t->capsule == Py_None && t->deleter) {
+            t->calls = 1;
+            t->forwarded = 1;
+            forward = (void *)(uintptr_t)t->deleter;
+        } else if (t->calls == 0 && snapshot_of(t) == NULL) {
+            PyErr_Clear();
+        }
+        Py_END_CRITICAL_SECTION();
+    }
+    Py_XDECREF(got);
+    PyErr_Clear();
+    if (forward != NULL) {
+        retire((uintptr_t)address);
+    }
+    return forward;
+}
 
 void dlpack_sanitize_trampoline(void *address) {
     void (*forward)(void *) = NULL;
@@ -292,20 +582,25 @@ void dlpack_sanitize_trampoline(void *address) {
     int finalizing = _Py_IsFinalizing();
 #endif
     if (judge != NULL && !finalizing) {
-        PyObject *at = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)address);
-        PyObject *r = at != NULL ? PyObject_CallOneArg(judge, at) : NULL;
-        Py_XDECREF(at);
-        if (r == NULL) {
-            /* --strict's error, which the caller cannot take: Python's
-               unraisable hook reports it, as it does an error in __del__ */
-            PyErr_WriteUnraisable(judge);
+        void *first = first_call(address);
+        if (first != NULL) {
+            forward = (void (*)(void *))(uintptr_t)first;
         } else {
-            forward = (void (*)(void *))(uintptr_t)PyLong_AsUnsignedLongLong(r);
-            if (PyErr_Occurred()) {
-                PyErr_Clear();
-                forward = NULL;
+            PyObject *at = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)address);
+            PyObject *r = at != NULL ? PyObject_CallOneArg(judge, at) : NULL;
+            Py_XDECREF(at);
+            if (r == NULL) {
+                /* --strict's error, which the caller cannot take: Python's
+                   unraisable hook reports it, as it does an error in __del__ */
+                PyErr_WriteUnraisable(judge);
+            } else {
+                forward = (void (*)(void *))(uintptr_t)PyLong_AsUnsignedLongLong(r);
+                if (PyErr_Occurred()) {
+                    PyErr_Clear();
+                    forward = NULL;
+                }
+                Py_DECREF(r);
             }
-            Py_DECREF(r);
         }
     }
 #if PY_VERSION_HEX >= 0x030C0000
@@ -361,17 +656,1071 @@ static PyObject *swap(PyObject *self, PyObject *capsule) {
 
 static PyMethodDef swap_def = {"swap", swap, METH_O, NULL};
 
+/* ---- the proxy a consumer gets ------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *x, *consumer, *site_code, *site;
+    int site_at;
+    int has_flags; /* whether x may have flags (_read_only asks x.flags.writeable) */
+    int mode;      /* 0: no export yet, 1: one export, C-clean, 2: the Python path's */
+    PyObject *tensor, *pending, *info, *requests, *snapshot;
+    PyObject *kwnames, *kwvalues[4];
+    Py_ssize_t nkw;
+    /* what the C-clean export read */
+    int lazy_snapshot; /* _snapshot is the C-clean tensor's, copied when first asked */
+    Py_ssize_t snap_low;
+    int versioned, ndim, shape_null, strides_null;
+    version_t version;
+    uint64_t flags, byte_offset;
+    uintptr_t data;
+    device_t device;
+    dtype_t dtype;
+    int64_t shape[NDIM], strides[NDIM];
+} Proxy;
+
+static PyTypeObject ProxyType, DeviceProxyType;
+
+/* A proxy is collected as the Python path's is: a consumer's array that
+   keeps it may close a cycle through its producer. */
+static int proxy_traverse(Proxy *p, visitproc visit, void *arg) {
+    Py_VISIT(p->x);
+    Py_VISIT(p->tensor);
+    Py_VISIT(p->pending);
+    Py_VISIT(p->info);
+    Py_VISIT(p->requests);
+    Py_VISIT(p->snapshot);
+    for (Py_ssize_t i = 0; i < p->nkw; i++) {
+        Py_VISIT(p->kwvalues[i]);
+    }
+    return 0;
+}
+
+static int proxy_clear(Proxy *p) {
+    Py_CLEAR(p->x);
+    Py_CLEAR(p->consumer);
+    Py_CLEAR(p->site_code);
+    Py_CLEAR(p->site);
+    Py_CLEAR(p->tensor);
+    Py_CLEAR(p->pending);
+    Py_CLEAR(p->info);
+    Py_CLEAR(p->requests);
+    Py_CLEAR(p->snapshot);
+    Py_CLEAR(p->kwnames);
+    for (Py_ssize_t i = 0; i < p->nkw; i++) {
+        Py_CLEAR(p->kwvalues[i]);
+    }
+    p->nkw = 0;
+    return 0;
+}
+
+static void proxy_dealloc(Proxy *p) {
+    PyObject_GC_UnTrack(p);
+    proxy_clear(p);
+    PyObject_GC_Del(p);
+}
+
+static PyObject *tuple_of(const int64_t *v, int n) {
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t != NULL && i < n; i++) {
+        PyObject *e = PyLong_FromLongLong(v[i]);
+        if (e == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, e);
+    }
+    return t;
+}
+
+/* A C-clean proxy handed to the Python path: what the Python path would have
+   recorded at export (requests, the capsule as the kit reads it), made from
+   what the C path kept; _snapshot copies the bytes when asked. */
+static int materialize(Proxy *p) {
+    if (p->mode != 1) {
+        return 0;
+    }
+    p->mode = 2;
+    PyObject *kwargs = PyDict_New();
+    if (kwargs == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < p->nkw; i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(p->kwnames, i), p->kwvalues[i]) < 0) {
+            Py_DECREF(kwargs);
+            return -1;
+        }
+    }
+    Py_XSETREF(p->requests, PyList_New(1));
+    if (p->requests == NULL) {
+        Py_DECREF(kwargs);
+        return -1;
+    }
+    PyList_SET_ITEM(p->requests, 0, kwargs);
+    PyObject *shape = p->shape_null ? (Py_INCREF(Py_None), Py_None) : tuple_of(p->shape, p->ndim);
+    PyObject *strides = p->strides_null ? (Py_INCREF(Py_None), Py_None) : tuple_of(p->strides, p->ndim);
+    PyObject *info = NULL;
+    if (shape != NULL && strides != NULL) {
+        PyObject *version = p->versioned ? Py_BuildValue("(II)", p->version.major, p->version.minor)
+                                         : (Py_INCREF(Py_None), Py_None);
+        if (version != NULL) {
+            info = PyObject_CallFunction(S.capsule_info, "(OOK(ii)(iii)OOKK)",
+                                         p->versioned ? Py_True : Py_False, version,
+                                         (unsigned long long)p->flags, (int)p->device.type, (int)p->device.id,
+                                         (int)p->dtype.code, (int)p->dtype.bits,
+                                         (int)p->dtype.lanes, shape, strides,
+                                         (unsigned long long)p->byte_offset, (unsigned long long)p->data);
+            Py_DECREF(version);
+        }
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    if (info == NULL) {
+        return -1;
+    }
+    Py_XSETREF(p->info, info);
+    return 0;
+}
+
+/* Whether x is read-only as the Python path asks (x.flags.writeable is
+   False): 1, 0, or -1 where it cannot tell. */
+static int read_only(Proxy *p) {
+    if (!p->has_flags) {
+        return 0;
+    }
+    PyObject *flags = PyObject_GetAttr(p->x, s_flags);
+    if (flags == NULL) {
+        return PyErr_ExceptionMatches(PyExc_AttributeError) ? (PyErr_Clear(), 0) : -1;
+    }
+    PyObject *w = PyObject_GetAttr(flags, s_writeable);
+    Py_DECREF(flags);
+    if (w == NULL) {
+        return PyErr_ExceptionMatches(PyExc_AttributeError) ? (PyErr_Clear(), 0) : -1;
+    }
+    int ro = w == Py_False;
+    Py_DECREF(w);
+    return ro;
+}
+
+static int small_int(PyObject *v, long long *out) {
+    if (!PyLong_CheckExact(v)) {
+        return 0;
+    }
+    int overflow = 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    return !overflow && !(*out == -1 && PyErr_Occurred());
+}
+
+/* A pair of exact ints (max_version, a device), or 0. */
+static int int_pair(PyObject *v, long long *a, long long *b) {
+    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && small_int(PyTuple_GET_ITEM(v, 0), a) &&
+           small_int(PyTuple_GET_ITEM(v, 1), b);
+}
+
+/* An int as int() reads it: an exact one, or an int whose type (an IntEnum,
+   as PyTorch's device types) keeps int's conversion. */
+static int device_int(PyObject *v, long long *out) {
+    if (PyLong_Check(v) && !PyLong_CheckExact(v) && Py_TYPE(v)->tp_as_number != NULL &&
+        Py_TYPE(v)->tp_as_number->nb_int == PyLong_Type.tp_as_number->nb_int) {
+        int overflow = 0;
+        *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+        return !overflow && !(*out == -1 && PyErr_Occurred());
+    }
+    return small_int(v, out);
+}
+
+/* __dlpack_device__()'s answer as _dlpack_device reads it, or 0. */
+static int device_pair(PyObject *v, long long *type, long long *id) {
+    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && device_int(PyTuple_GET_ITEM(v, 0), type) &&
+           device_int(PyTuple_GET_ITEM(v, 1), id);
+}
+
+static int same_name(PyObject *k, PyObject *name) {
+    return k == name || (PyUnicode_Check(k) && PyUnicode_Compare(k, name) == 0);
+}
+
+/* The C pre-screen of the capsule p's producer returned: 1 when it is clean
+   (then the tensor is tracked, its deleter swapped, its bytes kept), 0 when
+   the Python path must judge it (nothing was changed), -1 on an error. */
+static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObject *kwnames) {
+    PyObject *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nkw > 4 || !S.ready) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (same_name(k, s_max_version)) {
+            max_version = kwv[i];
+        } else if (same_name(k, s_dl_device)) {
+            dl_device = kwv[i];
+        } else if (same_name(k, s_copy)) {
+            copy = kwv[i];
+        } else if (same_name(k, s_stream)) {
+            if (kwv[i] != Py_None) {
+                return 0; /* a stream for a CPU tensor: consumer-stream-cpu, judged in Python */
+            }
+        } else {
+            return 0;
+        }
+    }
+    if (!PyCapsule_CheckExact(capsule)) {
+        return 0;
+    }
+    const char *name = PyCapsule_GetName(capsule);
+    if (name == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int versioned = strcmp(name, "dltensor_versioned") == 0;
+    if (!versioned && strcmp(name, "dltensor") != 0) {
+        return 0;
+    }
+    char *address = PyCapsule_GetPointer(capsule, name);
+    if (address == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    uintptr_t cell = (uintptr_t)(address + deleter_at[versioned]);
+    if (cell % sizeof(void *) != 0) {
+        return 0;
+    }
+    dltensor_t *t;
+    uint64_t flags = 0;
+    version_t version = {0, 0};
+    if (versioned) {
+        versioned_t *m = (versioned_t *)address;
+        long long asked_major, asked_minor;
+        version = m->version;
+        if (version.major != S.major || max_version == Py_None ||
+            !int_pair(max_version, &asked_major, &asked_minor) || asked_major < (long long)S.major) {
+            PyErr_Clear();
+            return 0;
+        }
+        flags = m->flags;
+        t = &m->dl_tensor;
+    } else {
+        t = &((legacy_t *)address)->dl_tensor;
+    }
+    int ndim = t->ndim;
+    if (ndim < 0 || ndim > NDIM || (ndim && (t->shape == NULL || t->strides == NULL)) || t->device.type != 1 ||
+        t->byte_offset >= ((uint64_t)1 << 62) || (uintptr_t)t->data > UINTPTR_MAX - (uintptr_t)t->byte_offset) {
+        return 0;
+    }
+    if (t->dtype.lanes != 1 || t->dtype.bits % 8 || t->dtype.bits > 64 ||
+        !S.dtypes[t->dtype.code][t->dtype.bits / 8]) {
+        return 0;
+    }
+    /* the device: dl_device asked for, else __dlpack_device__()'s */
+    long long dev_type, dev_id;
+    if (dl_device != Py_None) {
+        if (!int_pair(dl_device, &dev_type, &dev_id)) {
+            PyErr_Clear();
+            return 0;
+        }
+    } else if (Py_IS_TYPE(p, &DeviceProxyType)) {
+        PyObject *d = PyObject_CallMethodNoArgs(p->x, s_dlpack_device);
+        int ok = d != NULL && device_pair(d, &dev_type, &dev_id);
+        Py_XDECREF(d);
+        if (!ok) {
+            PyErr_Clear();
+            return 0;
+        }
+    } else {
+        dev_type = t->device.type;
+        dev_id = t->device.id;
+    }
+    if (dev_type != t->device.type || dev_id != t->device.id) {
+        return 0;
+    }
+    if (versioned) {
+        if (copy == Py_False ? (flags & IS_COPIED) != 0
+                             : copy == Py_True ? (flags & IS_COPIED) == 0 : copy != Py_None) {
+            return 0;
+        }
+        if (!(flags & READ_ONLY)) {
+            int ro = read_only(p);
+            if (ro != 0) {
+                PyErr_Clear();
+                return 0;
+            }
+        }
+    }
+    /* the bytes the elements span (_span), kept when no more than max_bytes */
+    int64_t size = t->dtype.bits / 8, low = 0, high = 0, count = 1;
+    for (int i = 0; i < ndim; i++) {
+        int64_t n = t->shape[i], step = t->strides[i];
+        if (n < 0 || n > ((int64_t)1 << 40) || step > ((int64_t)1 << 40) || step < -((int64_t)1 << 40)) {
+            return 0;
+        }
+        count = n == 0 || count == 0 ? 0 : (count > ((int64_t)1 << 40) / n ? ((int64_t)1 << 40) : count * n);
+        if (n > 0) {
+            if (step < 0) {
+                low += step * (n - 1);
+            } else {
+                high += step * (n - 1);
+            }
+        }
+    }
+    low *= size;
+    high = high * size + size;
+    if (count == 0) {
+        low = high = 0;
+    } else if (t->data == NULL) {
+        return 0; /* data-null, judged in Python */
+    }
+    uintptr_t first = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+    /* clean: tracked, the deleter swapped */
+    PyObject *producer = get_ref(S.producers, (PyObject *)Py_TYPE(p->x));
+    if (producer == NULL) {
+        producer = PyObject_CallOneArg(S.producer_label, p->x);
+        if (producer == NULL) {
+            return -1;
+        }
+    }
+    Tensor *r = PyObject_New(Tensor, &TensorType);
+    PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)address);
+    if (r == NULL || key == NULL) {
+        Py_XDECREF(r);
+        Py_XDECREF(key);
+        Py_DECREF(producer);
+        return -1;
+    }
+    r->address = (unsigned long long)(uintptr_t)address;
+    r->deleter = (unsigned long long)(uintptr_t) * (void **)cell;
+    r->cell = (unsigned long long)(cell / sizeof(void *));
+    r->calls = 0;
+    r->consumed = r->refused = r->held = r->forwarded = r->second_known = 0;
+    r->had_destructor = PyCapsule_GetDestructor(capsule) != NULL;
+    r->versioned = (char)versioned;
+    Py_INCREF(capsule);
+    r->capsule = capsule;
+    r->producer = producer;
+    Py_INCREF(p->consumer);
+    r->consumer = p->consumer;
+    Py_INCREF(Py_None);
+    r->result = Py_None;
+    r->site = NULL;
+    Py_XINCREF(p->site_code);
+    r->site_code = p->site_code;
+    r->site_at = p->site_at;
+    r->span_at = first + (uintptr_t)(intptr_t)low;
+    r->span_len = high - low <= S.max_bytes ? (Py_ssize_t)(high - low) : -1;
+    r->snap = NULL;
+    if (PyDict_SetItem(S.tracked, key, (PyObject *)r) < 0) {
+        Py_DECREF(key);
+        Py_DECREF(r);
+        return -1;
+    }
+    Py_DECREF(key);
+    *(void **)cell = (void *)(uintptr_t)dlpack_sanitize_trampoline;
+#ifdef Py_GIL_DISABLED
+    __atomic_fetch_add(&S.exchanges, 1, __ATOMIC_RELAXED);
+#else
+    S.exchanges++;
+#endif
+    Py_XSETREF(p->tensor, (PyObject *)r);
+    p->lazy_snapshot = r->span_len >= 0;
+    p->snap_low = (Py_ssize_t)low;
+    p->versioned = versioned;
+    p->version = version;
+    p->flags = flags;
+    p->device = t->device;
+    p->dtype = t->dtype;
+    p->ndim = ndim;
+    p->shape_null = t->shape == NULL;
+    p->strides_null = t->strides == NULL;
+    p->data = (uintptr_t)t->data;
+    p->byte_offset = t->byte_offset;
+    for (int i = 0; i < ndim; i++) {
+        p->shape[i] = t->shape[i];
+        p->strides[i] = t->strides[i];
+    }
+    if (kwnames != NULL) {
+        Py_INCREF(kwnames);
+        p->kwnames = kwnames;
+        for (Py_ssize_t i = 0; i < nkw; i++) {
+            Py_INCREF(kwv[i]);
+            p->kwvalues[i] = kwv[i];
+        }
+        p->nkw = nkw;
+    }
+    return 1;
+}
+
+#define MAX_ARGS 16
+
+static PyObject *proxy_dlpack(Proxy *p, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *stack[MAX_ARGS + 1];
+    PyObject *capsule;
+    if (nargs + nkw < MAX_ARGS) {
+        stack[0] = p->x;
+        for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+            stack[i + 1] = args[i];
+        }
+        capsule = PyObject_VectorcallMethod(s_dlpack, stack, (size_t)(nargs + 1), kwnames);
+    } else {
+        PyObject *method = PyObject_GetAttr(p->x, s_dlpack);
+        capsule = method != NULL ? PyObject_Vectorcall(method, args, (size_t)nargs, kwnames) : NULL;
+        Py_XDECREF(method);
+    }
+    if (capsule == NULL) {
+        return NULL;
+    }
+    if (p->mode == 0 && nargs == 0) {
+        int clean = clean_export(p, capsule, args, kwnames);
+        if (clean != 0) {
+            if (clean > 0) {
+                p->mode = 1;
+                return capsule;
+            }
+            Py_DECREF(capsule);
+            return NULL;
+        }
+    }
+    if (materialize(p) < 0) {
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    p->mode = 2;
+    PyObject *kwargs = PyDict_New();
+    for (Py_ssize_t i = 0; kwargs != NULL && i < nkw; i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+            Py_CLEAR(kwargs);
+        }
+    }
+    PyObject *r = kwargs != NULL
+                      ? PyObject_CallFunctionObjArgs(S.exported_by, (PyObject *)p, capsule, kwargs, NULL)
+                      : NULL;
+    Py_XDECREF(kwargs);
+    Py_DECREF(capsule);
+    return r;
+}
+
+static PyObject *proxy_dlpack_device(Proxy *p, PyObject *unused) {
+    (void)unused;
+    return PyObject_CallMethodNoArgs(p->x, s_dlpack_device);
+}
+
+static PyObject *proxy_getattro(Proxy *p, PyObject *name) {
+    PyObject *r = PyObject_GenericGetAttr((PyObject *)p, name);
+    if (r != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        return r;
+    }
+    /* The producer's other protocols (the C exchange API's
+       __dlpack_c_exchange_api__, __array_interface__, ...) are not the
+       proxy's: a consumer that would take them takes __dlpack__. */
+    if (PyUnicode_Check(name) && PyUnicode_GET_LENGTH(name) >= 2 && PyUnicode_READ_CHAR(name, 0) == '_' &&
+        PyUnicode_READ_CHAR(name, 1) == '_') {
+        return NULL;
+    }
+    PyErr_Clear();
+    return PyObject_GetAttr(p->x, name);
+}
+
+static PyObject *proxy_site(Proxy *p, void *c) {
+    (void)c;
+    return site_of(&p->site, p->site_code, p->site_at);
+}
+
+/* _snapshot: (bytes, lowest offset) or None, as the Python path's _snapshot. */
+static PyObject *proxy_snapshot(Proxy *p, void *c) {
+    (void)c;
+    if (p->lazy_snapshot && Py_IS_TYPE(p->tensor, &TensorType)) {
+        Tensor *t = (Tensor *)p->tensor;
+        PyObject *snap = t->snap != NULL || t->calls == 0 ? snapshot_of(t) : NULL;
+        if (snap == NULL) {
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        return Py_BuildValue("(On)", snap, p->snap_low);
+    }
+    Py_INCREF(p->snapshot);
+    return p->snapshot;
+}
+
+static int proxy_set_snapshot(Proxy *p, PyObject *v, void *c) {
+    (void)c;
+    if (v == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_snapshot");
+        return -1;
+    }
+    p->lazy_snapshot = 0;
+    Py_INCREF(v);
+    Py_XSETREF(p->snapshot, v);
+    return 0;
+}
+
+static PyObject *proxy_requests(Proxy *p, void *c) {
+    (void)c;
+    if (materialize(p) < 0) {
+        return NULL;
+    }
+    if (p->requests == NULL) {
+        p->requests = PyList_New(0);
+    }
+    Py_XINCREF(p->requests);
+    return p->requests;
+}
+
+static PyMemberDef proxy_members[] = {
+    {"_x", Py_T_OBJECT_EX, offsetof(Proxy, x), Py_READONLY, NULL},
+    {"_consumer", Py_T_OBJECT_EX, offsetof(Proxy, consumer), Py_READONLY, NULL},
+    {"_tensor", Py_T_OBJECT_EX, offsetof(Proxy, tensor), 0, NULL},
+    {"_pending", Py_T_OBJECT_EX, offsetof(Proxy, pending), 0, NULL},
+    {"_info", Py_T_OBJECT_EX, offsetof(Proxy, info), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef proxy_getset[] = {
+    {"_site", (getter)proxy_site, NULL, NULL, NULL},
+    {"requests", (getter)proxy_requests, NULL, NULL, NULL},
+    {"_snapshot", (getter)proxy_snapshot, (setter)proxy_set_snapshot, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef proxy_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))proxy_dlpack, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef device_proxy_methods[] = {
+    {"__dlpack_device__", (PyCFunction)proxy_dlpack_device, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ProxyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dlpack_sanitize.Exchange",
+    .tp_basicsize = sizeof(Proxy),
+    .tp_dealloc = (destructor)proxy_dealloc,
+    .tp_getattro = (getattrofunc)proxy_getattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)proxy_traverse,
+    .tp_clear = (inquiry)proxy_clear,
+    .tp_members = proxy_members,
+    .tp_getset = proxy_getset,
+    .tp_methods = proxy_methods,
+};
+
+static PyTypeObject DeviceProxyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dlpack_sanitize.DeviceExchange",
+    .tp_basicsize = sizeof(Proxy),
+    .tp_dealloc = (destructor)proxy_dealloc,
+    .tp_getattro = (getattrofunc)proxy_getattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)proxy_traverse,
+    .tp_clear = (inquiry)proxy_clear,
+    .tp_methods = device_proxy_methods,
+};
+
+/* ---- after the consumer returned ---------------------------------------- */
+
+/* The address of a type's dltensor_from_py_object_no_sync, or NULL. */
+typedef int (*from_py_t)(void *, dltensor_t *);
+
+static from_py_t exchange_entry(PyTypeObject *kind) {
+    PyObject *cached = get_ref(S.apis, (PyObject *)kind);
+    if (cached == NULL) {
+        uintptr_t entry = 0;
+        PyObject *table = PyObject_GetAttr((PyObject *)kind, s_api);
+        if (table != NULL) {
+            char *api = NULL;
+            if (PyCapsule_CheckExact(table)) {
+                api = PyCapsule_GetPointer(table, "dlpack_exchange_api");
+            } else if (PyLong_Check(table)) {
+                api = (char *)(uintptr_t)PyLong_AsUnsignedLongLong(table);
+            }
+            if (api != NULL && !PyErr_Occurred() && ((version_t *)api)->major == S.major) {
+                entry = (uintptr_t) * (void **)(api + S.api_entry_at);
+            }
+            Py_DECREF(table);
+        }
+        PyErr_Clear();
+        cached = PyLong_FromUnsignedLongLong((unsigned long long)entry);
+        if (cached == NULL || PyDict_SetItem(S.apis, (PyObject *)kind, cached) < 0) {
+            PyErr_Clear();
+            Py_XDECREF(cached);
+            return NULL;
+        }
+    }
+    uintptr_t entry = (uintptr_t)PyLong_AsUnsignedLongLong(cached);
+    Py_DECREF(cached);
+    return (from_py_t)entry;
+}
+
+/* A buffer's format as a DLPack dtype (native order, one element), or 0. */
+static int format_dtype(const char *f, Py_ssize_t itemsize, dtype_t *d) {
+    if (f == NULL) {
+        f = "B";
+    }
+    if (*f == '@') {
+        f++;
+    }
+    int code;
+    if (strcmp(f, "f") == 0 || strcmp(f, "d") == 0 || strcmp(f, "e") == 0) {
+        code = 2;
+    } else if (strcmp(f, "Zf") == 0 || strcmp(f, "Zd") == 0) {
+        code = 5;
+    } else if (strcmp(f, "?") == 0) {
+        code = 6;
+    } else if (strlen(f) == 1 && strchr("bhilq", f[0]) != NULL) {
+        code = 0;
+    } else if (strlen(f) == 1 && strchr("BHILQ", f[0]) != NULL) {
+        code = 1;
+    } else {
+        return 0;
+    }
+    d->code = (uint8_t)code;
+    d->bits = (uint8_t)(itemsize * 8);
+    d->lanes = 1;
+    return itemsize > 0 && itemsize <= 16;
+}
+
+/* Whether dims of extent > 1 step alike. */
+static int same_steps(const Proxy *p, const int64_t *shape, const int64_t *strides) {
+    int64_t row = 1;
+    for (int i = p->ndim - 1; i >= 0; i--) {
+        if (shape[i] != p->shape[i]) {
+            return 0;
+        }
+        int64_t step = strides != NULL ? strides[i] : row;
+        if (shape[i] > 1 && step != p->strides[i]) {
+            return 0;
+        }
+        row *= shape[i];
+    }
+    return 1;
+}
+
+static int same_tensor(const Proxy *p, const dltensor_t *v) {
+    return v->device.type == p->device.type && v->device.id == p->device.id &&
+           (uintptr_t)v->data + (uintptr_t)v->byte_offset == p->data + (uintptr_t)p->byte_offset &&
+           v->dtype.code == p->dtype.code && v->dtype.bits == p->dtype.bits &&
+           v->dtype.lanes == p->dtype.lanes && v->ndim == p->ndim && (v->ndim == 0 || v->shape != NULL) &&
+           same_steps(p, v->shape, v->strides);
+}
+
+/* The result's layout read from the capsule of its own __dlpack__
+   (max_version asked, as _exported asks first), the capsule then dropped. */
+static int exported_layout(Proxy *p, PyObject *y) {
+    PyObject *capsule = NULL;
+    if (S.asked != NULL) {
+        PyObject *stack[2] = {y, S.asked};
+        capsule = PyObject_VectorcallMethod(s_dlpack, stack, 1, S.asked_names);
+    }
+    if (capsule == NULL || !PyCapsule_CheckExact(capsule)) {
+        PyErr_Clear();
+        Py_XDECREF(capsule);
+        return 0;
+    }
+    int same = 0;
+    const char *name = PyCapsule_GetName(capsule);
+    char *m = name != NULL ? PyCapsule_GetPointer(capsule, name) : NULL;
+    if (m != NULL && strcmp(name, "dltensor_versioned") == 0) {
+        same = ((versioned_t *)m)->version.major == S.major && same_tensor(p, &((versioned_t *)m)->dl_tensor);
+    } else if (m != NULL && strcmp(name, "dltensor") == 0) {
+        same = same_tensor(p, &((legacy_t *)m)->dl_tensor);
+    }
+    PyErr_Clear();
+    Py_DECREF(capsule);
+    return same;
+}
+
+/* Whether the result views the tensor's memory with its layout (_layout):
+   1 yes, 0 no or cannot tell. */
+static int same_layout(Proxy *p, PyObject *y) {
+    uintptr_t first = p->data + (uintptr_t)p->byte_offset;
+    from_py_t entry = S.api_entry_at >= 0 ? exchange_entry(Py_TYPE(y)) : NULL;
+    if (entry != NULL) {
+        dltensor_t v;
+        if (entry(y, &v) != 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        return same_tensor(p, &v);
+    }
+    if (!PyObject_CheckBuffer(y)) {
+        return exported_layout(p, y);
+    }
+    if (p->device.type != 1 || p->device.id != 0) {
+        return 0;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(y, &view, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = 0;
+    dtype_t d;
+    if (view.ndim == p->ndim && (uintptr_t)view.buf == first && format_dtype(view.format, view.itemsize, &d) &&
+        d.code == p->dtype.code && d.bits == p->dtype.bits && view.ndim <= NDIM) {
+        int64_t shape[NDIM], strides[NDIM];
+        same = 1;
+        for (int i = 0; i < view.ndim; i++) {
+            shape[i] = view.shape[i];
+            if (view.strides[i] % view.itemsize) {
+                same = 0;
+            }
+            strides[i] = view.strides[i] / view.itemsize;
+        }
+        same = same && same_steps(p, shape, strides);
+    }
+    PyBuffer_Release(&view);
+    return same;
+}
+
+/* The C judge of a C-clean exchange: 1 when the consumer did what a
+   correct one does (renamed the capsule, called no deleter, returned an
+   array viewing the tensor with its layout), 0 for the Python judge. */
+static int clean_result(Proxy *p, PyObject *y) {
+    Tensor *t = (Tensor *)p->tensor;
+    if (y == Py_None || !Py_IS_TYPE(p->tensor, &TensorType) || t->capsule == NULL || t->capsule == Py_None) {
+        return 0;
+    }
+    const char *name = PyCapsule_GetName(t->capsule);
+    if (name == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (strcmp(name, t->versioned ? "used_dltensor_versioned" : "used_dltensor") != 0) {
+        return 0;
+    }
+    if (p->lazy_snapshot && !same_layout(p, y)) {
+        return 0;
+    }
+    PyObject *ref = PyWeakref_NewRef(y, NULL);
+    if (ref == NULL) {
+        PyErr_Clear();
+        ref = Py_None;
+        Py_INCREF(ref);
+    }
+    int clean = 0;
+    PyObject *capsule = NULL;
+    Py_BEGIN_CRITICAL_SECTION(t);
+    if (t->calls == 0) {
+        t->consumed = 1;
+        t->refused = 0;
+        Py_XSETREF(t->result, ref);
+        ref = NULL;
+        capsule = t->capsule;
+        Py_INCREF(Py_None);
+        t->capsule = Py_None;
+        clean = 1;
+    }
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(ref);
+    Py_XDECREF(capsule);
+    return clean;
+}
+
+/* ---- the patched from_dlpack ------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn, *library, *slow, *consumer, *dict;
+    vectorcallfunc vectorcall;
+} Entry;
+
+/* Where in a frame's code it is: its instruction, or its line before 3.11. */
+static int frame_at(PyFrameObject *f) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetLasti(f);
+#else
+    return PyFrame_GetLineNumber(f);
+#endif
+}
+
+/* The program's code and where in it this exchange was made (_site). */
+static int find_site(PyObject **site_code, int *at) {
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    PyObject *first = NULL;
+    int first_at = 0;
+    while (f != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        if (first == NULL) {
+            first = (PyObject *)code;
+            Py_INCREF(first);
+            first_at = frame_at(f);
+        }
+        PyObject *user = get_ref(S.user_files, code->co_filename);
+        if (user == NULL) {
+            user = PyObject_CallOneArg(S.user_file, code->co_filename);
+            if (user == NULL) {
+                Py_DECREF(code);
+                Py_DECREF(f);
+                Py_XDECREF(first);
+                return -1;
+            }
+        }
+        int is_user = user == Py_True;
+        Py_DECREF(user);
+        if (is_user) {
+            *site_code = (PyObject *)code;
+            *at = frame_at(f);
+            Py_DECREF(f);
+            Py_XDECREF(first);
+            return 0;
+        }
+        Py_DECREF(code);
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    *site_code = first;
+    *at = first_at;
+    return 0;
+}
+
+static PyObject *entry_call(Entry *e, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (n < 1 || n + nkw > MAX_ARGS || !S.ready) {
+        return PyObject_Vectorcall(e->slow, args, (size_t)n, kwnames);
+    }
+    PyObject *x = args[0];
+    PyObject *kind = get_ref(S.kinds, (PyObject *)Py_TYPE(x));
+    if (kind == NULL) {
+        kind = PyObject_CallOneArg(S.kind_of, (PyObject *)Py_TYPE(x));
+        if (kind == NULL) {
+            return NULL;
+        }
+    }
+    long how = PyLong_AsLong(kind);
+    Py_DECREF(kind);
+    if ((how & 3) == 0) {
+        return PyObject_Vectorcall(e->fn, args, nargsf, kwnames);
+    }
+    if ((how & 3) == 3) {
+        return PyObject_Vectorcall(e->slow, args, (size_t)n, kwnames);
+    }
+    if (e->consumer == NULL) { /* its label, once the library has its version */
+        PyObject *label = PyObject_CallOneArg(S.library, e->library);
+        if (label == NULL) {
+            return NULL;
+        }
+        Py_BEGIN_CRITICAL_SECTION(e);
+        if (e->consumer == NULL) {
+            e->consumer = label;
+            label = NULL;
+        }
+        Py_END_CRITICAL_SECTION();
+        Py_XDECREF(label);
+    }
+    Proxy *p = PyObject_GC_New(Proxy, (how & 3) == 2 ? &DeviceProxyType : &ProxyType);
+    if (p == NULL) {
+        return NULL;
+    }
+    memset((char *)p + sizeof(PyObject), 0, sizeof(Proxy) - sizeof(PyObject));
+    Py_INCREF(x);
+    p->x = x;
+    Py_INCREF(e->consumer);
+    p->consumer = e->consumer;
+    p->has_flags = (int)(how >> 2);
+    PyObject **none[] = {&p->tensor, &p->pending, &p->info, &p->snapshot};
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        Py_INCREF(Py_None);
+        *none[i] = Py_None;
+    }
+    PyObject_GC_Track(p);
+    if (find_site(&p->site_code, &p->site_at) < 0) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    PyObject *stack[MAX_ARGS];
+    stack[0] = (PyObject *)p;
+    for (Py_ssize_t i = 1; i < n + nkw; i++) {
+        stack[i] = args[i];
+    }
+    PyObject *y = PyObject_Vectorcall(e->fn, stack, (size_t)n, kwnames);
+    if (y != NULL && (p->mode == 0 || (p->mode == 1 && clean_result(p, y)))) {
+        Py_DECREF(p);
+        return y;
+    }
+    PyObject *error = NULL, *r;
+    if (y == NULL) {
+#if PY_VERSION_HEX >= 0x030C0000
+        error = PyErr_GetRaisedException();
+#else
+        PyObject *type, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        PyErr_NormalizeException(&type, &error, &traceback);
+        if (traceback != NULL) {
+            PyException_SetTraceback(error, traceback);
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(traceback);
+#endif
+    }
+    r = materialize(p) < 0 ? NULL
+                           : PyObject_CallFunctionObjArgs(S.after, (PyObject *)p, y != NULL ? y : Py_None,
+                                                          error != NULL ? error : Py_None, NULL);
+    Py_DECREF(p);
+    if (r == NULL) {
+        if (error != NULL) {
+#if PY_VERSION_HEX >= 0x030C0000
+            PyObject *raised = PyErr_GetRaisedException();
+            PyException_SetContext(raised, error);
+            PyErr_SetRaisedException(raised);
+#else
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            PyErr_NormalizeException(&type, &value, &traceback);
+            PyException_SetContext(value, error);
+            PyErr_Restore(type, value, traceback);
+#endif
+        }
+        Py_XDECREF(y);
+        return NULL;
+    }
+    Py_DECREF(r);
+    if (error != NULL) {
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(error);
+#else
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(error)), error, PyException_GetTraceback(error));
+#endif
+        return NULL;
+    }
+    return y;
+}
+
+static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *fn, *library, *slow;
+    if (!PyArg_ParseTuple(args, "OOO", &fn, &library, &slow) || (kwargs != NULL && PyDict_Size(kwargs))) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "Entry(fn, library, slow)");
+        }
+        return NULL;
+    }
+    Entry *e = (Entry *)type->tp_alloc(type, 0);
+    if (e == NULL) {
+        return NULL;
+    }
+    Py_INCREF(fn);
+    e->fn = fn;
+    Py_INCREF(library);
+    e->library = library;
+    Py_INCREF(slow);
+    e->slow = slow;
+    e->vectorcall = (vectorcallfunc)entry_call;
+    return (PyObject *)e;
+}
+
+static void entry_dealloc(Entry *e) {
+    Py_XDECREF(e->fn);
+    Py_XDECREF(e->library);
+    Py_XDECREF(e->slow);
+    Py_XDECREF(e->consumer);
+    Py_XDECREF(e->dict);
+    Py_TYPE(e)->tp_free(e);
+}
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dlpack_sanitize.from_dlpack",
+    .tp_basicsize = sizeof(Entry),
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_vectorcall_offset = offsetof(Entry, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_dictoffset = offsetof(Entry, dict),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = entry_new,
+};
+
+static PyObject *exchanges(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong((unsigned long long)S.exchanges);
+}
+
+static PyMethodDef exchanges_def = {"exchanges", exchanges, METH_NOARGS, NULL};
+
 PyObject *dlpack_sanitize_swap(Py_ssize_t legacy_at, Py_ssize_t versioned_at) {
     deleter_at[0] = legacy_at;
     deleter_at[1] = versioned_at;
     return PyCFunction_New(&swap_def, NULL);
 }
+
+/* The C path, configured by the Python path's functions and the release's
+   facts: (Entry, Exchange, DeviceExchange, Tensor, exchanges), or an error
+   where its structs are not the release's (the Python path stays). */
+PyObject *dlpack_sanitize_fast(PyObject *config) {
+    PyObject *dtypes;
+    Py_ssize_t retired, offsets[6];
+    if (!PyArg_ParseTuple(config, "OOOOOOOOOOOOOO!nnnO(nnnnnn)", &S.tracked, &S.exported_by, &S.after,
+                          &S.kind_of, &S.producer_label, &S.producers, &S.user_file, &S.user_files, &S.library,
+                          &S.capsule_info, &S.kinds, &S.apis, &dtypes, &PyTuple_Type, &S.asked, &S.max_bytes,
+                          &S.fields_at, &retired, &s_api, &offsets[0], &offsets[1], &offsets[2], &offsets[3],
+                          &offsets[4], &offsets[5])) {
+        return NULL;
+    }
+    if (offsets[0] != (Py_ssize_t)sizeof(dltensor_t) ||
+        offsets[1] != (Py_ssize_t)offsetof(versioned_t, dl_tensor) ||
+        offsets[2] != (Py_ssize_t)offsetof(legacy_t, deleter) ||
+        offsets[3] != (Py_ssize_t)offsetof(versioned_t, deleter) ||
+        offsets[4] != (Py_ssize_t)offsetof(versioned_t, flags) || deleter_at[0] != offsets[2] ||
+        deleter_at[1] != offsets[3]) {
+        PyErr_SetString(PyExc_ValueError, "the release's structs are not the C path's");
+        return NULL;
+    }
+    S.api_entry_at = offsets[5];
+    S.major = PyTuple_GET_SIZE(S.asked) == 2 ? (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(S.asked, 0))
+                                             : 0;
+    S.asked_names = Py_BuildValue("(s)", "max_version");
+    if (PyErr_Occurred() || S.asked_names == NULL) {
+        return NULL;
+    }
+    PyObject *iter = PyObject_GetIter(dtypes), *item;
+    while (iter != NULL && (item = PyIter_Next(iter)) != NULL) {
+        int code, bits;
+        if (PyArg_ParseTuple(item, "ii", &code, &bits) && code >= 0 && code < 256 && bits % 8 == 0 &&
+            bits > 0 && bits <= 64) {
+            S.dtypes[code][bits / 8] = 1;
+        }
+        Py_DECREF(item);
+    }
+    Py_XDECREF(iter);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *held[] = {S.tracked, S.exported_by, S.after, S.kind_of, S.producer_label, S.producers,
+                        S.user_file, S.user_files, S.library, S.capsule_info, S.kinds, S.apis, s_api, S.asked};
+    for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+        Py_INCREF(held[i]); /* kept to the interpreter's end: deleters may run then */
+    }
+    S.retired_max = (size_t)retired;
+    S.retired = PyMem_RawCalloc(S.retired_max, sizeof(uintptr_t));
+    s_dlpack = PyUnicode_InternFromString("__dlpack__");
+    s_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+    s_max_version = PyUnicode_InternFromString("max_version");
+    s_dl_device = PyUnicode_InternFromString("dl_device");
+    s_copy = PyUnicode_InternFromString("copy");
+    s_stream = PyUnicode_InternFromString("stream");
+    s_flags = PyUnicode_InternFromString("flags");
+    s_writeable = PyUnicode_InternFromString("writeable");
+    DeviceProxyType.tp_base = &ProxyType;
+    if (S.retired == NULL || PyType_Ready(&TensorType) < 0 || PyType_Ready(&ProxyType) < 0 ||
+        PyType_Ready(&DeviceProxyType) < 0 || PyType_Ready(&EntryType) < 0) {
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+    S.ready = 1;
+    return Py_BuildValue("(OOOON)", &EntryType, &ProxyType, &DeviceProxyType, &TensorType,
+                         PyCFunction_New(&exchanges_def, NULL));
+}
 """
 
 
-def _compiled_trampoline():
-    """The C trampoline, built once per interpreter into the user's cache
-    with the C compiler (cc, or $CC); None where it cannot be built."""
+def _compiled():
+    """The C module, built once per interpreter into the user's cache with
+    the C compiler (cc, or $CC): (the trampoline's address, swap, the
+    library), or None where it cannot be built."""
     import hashlib
     import shutil
     import subprocess
@@ -381,7 +1730,7 @@ def _compiled_trampoline():
     include = sysconfig.get_paths().get("include")
     if os.environ.get("DLPACK_SANITIZE_PURE") or not cc or not include:
         return None
-    tag = hashlib.sha256(f"{_C_TRAMPOLINE}{sys.version}{include}".encode()).hexdigest()[:16]
+    tag = hashlib.sha256(f"{_C_SOURCE}{sys.version}{include}".encode()).hexdigest()[:16]
     cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dlpack-sanitize")
     lib = os.path.join(cache, f"trampoline-{tag}.so")
     try:
@@ -390,7 +1739,7 @@ def _compiled_trampoline():
             with tempfile.TemporaryDirectory(dir=cache) as tmp:
                 source = os.path.join(tmp, "trampoline.c")
                 with open(source, "w") as f:
-                    f.write(_C_TRAMPOLINE)
+                    f.write(_C_SOURCE)
                 built = os.path.join(tmp, "trampoline.so")
                 subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", include, source, "-o", built],
                                check=True, capture_output=True)
@@ -404,7 +1753,7 @@ def _compiled_trampoline():
     c.dlpack_sanitize_swap.argtypes = [ctypes.c_ssize_t, ctypes.c_ssize_t]
     c.dlpack_sanitize_swap.restype = ctypes.py_object
     swap = c.dlpack_sanitize_swap(_DELETER_AT[_LEGACY], _DELETER_AT[_VERSIONED])
-    return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value, swap
+    return ctypes.cast(c.dlpack_sanitize_trampoline, ctypes.c_void_p).value, swap, c
 
 
 def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_deleter, _error=SanitizerError):
@@ -423,7 +1772,7 @@ def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_de
 
 
 # _swap: the C helper that tracks a capsule in one call, or None (Python's path).
-_TRAMPOLINE_AT, _swap = _compiled_trampoline() or (None, None)
+_TRAMPOLINE_AT, _swap, _C = _compiled() or (None, None, None)
 if _TRAMPOLINE_AT is None:
     _TRAMPOLINE = _DELETER(_deleter_called)
     _TRAMPOLINE_AT = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
@@ -494,18 +1843,23 @@ def _site(depth):
     first = frame
     while frame is not None:
         name = frame.f_code.co_filename
-        user = _user_files.get(name)
-        if user is None:
-            user = _user_files[name] = not (
-                name.startswith(_LIBRARY_DIRS)
-                or name.startswith("<frozen")
-                or f"{os.sep}site-packages{os.sep}" in name
-                or f"{os.sep}dist-packages{os.sep}" in name
-            )
-        if user:
+        if _user_files.get(name) or _user_file(name):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return f"{first.f_code.co_filename}:{first.f_lineno}"
+
+
+def _user_file(name):
+    """Whether code in the file name is the program's (remembered)."""
+    user = _user_files.get(name)
+    if user is None:
+        user = _user_files[name] = not (
+            name.startswith(_LIBRARY_DIRS)
+            or name.startswith("<frozen")
+            or f"{os.sep}site-packages{os.sep}" in name
+            or f"{os.sep}dist-packages{os.sep}" in name
+        )
+    return user
 
 
 _versions = {}
@@ -610,39 +1964,7 @@ class _Exchange:
         self.requests = []
 
     def __dlpack__(self, *args, **kwargs):
-        capsule = self._x.__dlpack__(*args, **kwargs)
-        producer = _producers.get(type(self._x)) or _producer_label(self._x)
-        if self._tensor is None:
-            try:
-                self._tensor = _track(capsule, self._site, producer, self._consumer)
-            except Violation as v:
-                self._pending = []
-                _report(v.spec, str(v), "producer", self._site, producer, self._consumer, self._pending)
-                return capsule
-            except Exception as e:  # noqa: BLE001 - the sanitizer's bug: the capsule goes on untouched
-                _internal_error(e)
-                return capsule
-        self.requests.append(kwargs)
-        if self._pending is None:
-            self._pending = []
-        try:
-            self._info = reference.check_capsule(
-                self._x, capsule, max_version=kwargs.get("max_version"), dl_device=kwargs.get("dl_device")
-            )
-            reference.check_strides_and_flags(self._info, copy=kwargs.get("copy"), readonly=_read_only(self._x))
-        except Violation as v:
-            _report(v.spec, str(v), "producer", self._site, producer, self._consumer, self._pending)
-            if self._info is None:  # what the consumer was handed, for its checks
-                with contextlib.suppress(Violation):
-                    self._info = reference.Capsule(capsule)
-        except Exception as e:  # noqa: BLE001 - the sanitizer's bug, not the program's
-            _internal_error(e)
-        self._snapshot = _snapshot(self._info)
-        if self._info is not None:
-            # Only the tracked tensor holds the capsule: a consumer that drops
-            # it lets it die when the call is over, as it would unsanitized.
-            self._info.capsule = None
-        return capsule
+        return _exported_by(self, self._x.__dlpack__(*args, **kwargs), kwargs)
 
     def __getattr__(self, name):
         # The producer's other protocols (the C exchange API's
@@ -664,6 +1986,43 @@ class _DeviceExchange(_Exchange):
 
 
 _PROXIES = (_Exchange, _DeviceExchange)
+
+
+def _exported_by(proxy, capsule, kwargs):
+    """Tracks and checks the capsule the proxy's producer exported when
+    asked with kwargs; returns it."""
+    producer = _producers.get(type(proxy._x)) or _producer_label(proxy._x)
+    if proxy._tensor is None:
+        try:
+            proxy._tensor = _track(capsule, proxy._site, producer, proxy._consumer)
+        except Violation as v:
+            proxy._pending = []
+            _report(v.spec, str(v), "producer", proxy._site, producer, proxy._consumer, proxy._pending)
+            return capsule
+        except Exception as e:  # noqa: BLE001 - the sanitizer's bug: the capsule goes on untouched
+            _internal_error(e)
+            return capsule
+    proxy.requests.append(kwargs)
+    if proxy._pending is None:
+        proxy._pending = []
+    try:
+        proxy._info = reference.check_capsule(
+            proxy._x, capsule, max_version=kwargs.get("max_version"), dl_device=kwargs.get("dl_device")
+        )
+        reference.check_strides_and_flags(proxy._info, copy=kwargs.get("copy"), readonly=_read_only(proxy._x))
+    except Violation as v:
+        _report(v.spec, str(v), "producer", proxy._site, producer, proxy._consumer, proxy._pending)
+        if proxy._info is None:  # what the consumer was handed, for its checks
+            with contextlib.suppress(Violation):
+                proxy._info = reference.Capsule(capsule)
+    except Exception as e:  # noqa: BLE001 - the sanitizer's bug, not the program's
+        _internal_error(e)
+    proxy._snapshot = _snapshot(proxy._info)
+    if proxy._info is not None:
+        # Only the tracked tensor holds the capsule: a consumer that drops
+        # it lets it die when the call is over, as it would unsanitized.
+        proxy._info.capsule = None
+    return capsule
 
 
 def _read_only(x):
@@ -952,22 +2311,34 @@ def _wrap(fn, library):
         try:
             y = fn(proxy, *args, **kwargs)
         except BaseException as e:
-            pending = proxy._pending or []
-            _finish(proxy._tensor, None, e, pending)
-            _strict(pending)
+            _after(proxy, None, e)
             raise
-        pending = proxy._pending or []
-        _finish(proxy._tensor, y, None, pending, proxy._info, proxy._snapshot, proxy.requests,
-                reference._dlpack_device(x))
-        _strict(pending)
+        _after(proxy, y, None)
         return y
 
-    from_dlpack.__dlpack_sanitized__ = fn
-    from_dlpack.__name__ = getattr(fn, "__name__", "from_dlpack")
-    from_dlpack.__qualname__ = getattr(fn, "__qualname__", from_dlpack.__name__)
-    from_dlpack.__doc__ = getattr(fn, "__doc__", None)
-    from_dlpack.__wrapped__ = fn
-    return from_dlpack
+    # The C path's from_dlpack calls this one for what it does not take (a
+    # capsule, a call without the producer first).
+    entry = from_dlpack if _FAST is None else _FAST.Entry(fn, library, from_dlpack)
+    entry.__dlpack_sanitized__ = fn
+    entry.__name__ = getattr(fn, "__name__", "from_dlpack")
+    entry.__qualname__ = getattr(fn, "__qualname__", entry.__name__)
+    entry.__doc__ = getattr(fn, "__doc__", None)
+    entry.__wrapped__ = fn
+    return entry
+
+
+def _after(proxy, y, error):
+    """Judges the consumer of the proxy's tensor once its from_dlpack
+    returned y or raised error; --strict raises here."""
+    pending = proxy._pending or []
+    if error is not None:
+        _finish(proxy._tensor, None, error, pending)
+    else:
+        # The snapshot is asked for only where values may be compared: the C
+        # path copies the bytes then.
+        _finish(proxy._tensor, y, None, pending, proxy._info, None if y is None else proxy._snapshot,
+                proxy.requests, reference._dlpack_device(proxy._x))
+    _strict(pending)
 
 
 _proxy_classes = {}  # a producer's type -> its proxy class, or False (no __dlpack__, or a proxy)
@@ -980,6 +2351,72 @@ def _proxy_class(kind):
     # is proxied too: the proxy does not publish the table, so the consumer
     # takes __dlpack__, the protocol every producer has and the one checked.
     return _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
+
+
+def _kind_of(kind):
+    """How the C path's from_dlpack takes a producer of type kind
+    (remembered): 0 calls the library's as it is, 1 or 2 with a proxy (2:
+    one with __dlpack_device__), 3 hands the call to the Python path; 4 is
+    added where its producers may have flags (_read_only asks them)."""
+    proxy = _proxy_classes.get(kind)
+    if proxy is None:
+        proxy = _proxy_classes[kind] = _proxy_class(kind)
+    how = 3 if kind is _CAPSULE else 0 if proxy is False else 2 if proxy is _DeviceExchange else 1
+    if how in (1, 2) and (hasattr(kind, "flags") or hasattr(kind, "__getattr__") or kind.__dictoffset__):
+        how |= 4
+    _kinds[kind] = how
+    return how
+
+
+_kinds = {}
+
+
+def _capsule_info(versioned, version, flags, device, dtype, shape, strides, byte_offset, data):
+    """The reference.Capsule of a tensor the C path read at export, for the
+    Python path's judges (the capsule renamed since, the tensor maybe freed)."""
+    cap = reference.Capsule.__new__(reference.Capsule)
+    cap.capsule = None
+    cap.name = dl.VERSIONED_CAPSULE_NAME if versioned else dl.CAPSULE_NAME
+    cap.versioned, cap.version, cap.flags = versioned, version, flags
+    cap.ndim, cap.device, cap.dtype = len(shape or ()), device, dtype
+    cap.shape, cap.strides, cap.byte_offset, cap.data = shape, strides, byte_offset, data
+    return cap
+
+
+def _fast_path():
+    """The C path's types (from_dlpack, the proxies, the tracked tensor),
+    configured with the Python path's functions; None where there is no C
+    module or its structs are not the release's."""
+    if _C is None:
+        return None
+    _C.dlpack_sanitize_fast.argtypes = [ctypes.py_object]
+    _C.dlpack_sanitize_fast.restype = ctypes.py_object
+    dtypes = []
+    for code in range(32):
+        for bits in (8, 16, 32, 64):
+            with contextlib.suppress(Exception):
+                if reference.decodable((code, bits, 1)):
+                    dtypes.append((code, bits))
+    api = -1  # where a DLPackExchangeAPI keeps dltensor_from_py_object_no_sync
+    if reference.EXCHANGE and not (dl.DLPackExchangeAPI.header.offset or
+                                   dl.DLPackExchangeAPIHeader.version.offset):
+        api = dl.DLPackExchangeAPI.dltensor_from_py_object_no_sync.offset
+    structs = (ctypes.sizeof(dl.DLTensor), dl.DLManagedTensorVersioned.dl_tensor.offset,
+               dl.DLManagedTensor.deleter.offset, dl.DLManagedTensorVersioned.deleter.offset,
+               dl.DLManagedTensorVersioned.flags.offset, api)
+    try:
+        entry, proxy, device_proxy, tensor, count = _C.dlpack_sanitize_fast((
+            _tracked, _exported_by, _after, _kind_of, _producer_label, _producers, _user_file, _user_files,
+            _library, _capsule_info, _kinds, {}, dtypes, tuple(reference.VERSION), MAX_VALUE_BYTES, _FIELDS_AT,
+            RETIRED, "__dlpack_c_exchange_api__", structs))
+    except (ValueError, TypeError):
+        return None
+    return types.SimpleNamespace(Entry=entry, proxies=(proxy, device_proxy), Tensor=tensor, exchanges=count)
+
+
+_FAST = _fast_path()
+if _FAST is not None:
+    _PROXIES += _FAST.proxies
 
 
 def _exchange_capsule(fn, library, capsule, args, kwargs):
@@ -1202,7 +2639,7 @@ def finish(out=None):
 def exchanges():
     """How many exchanges the sanitizer has checked."""
     with _lock:
-        return _exchanges[0]
+        return _exchanges[0] + (_FAST.exchanges() if _FAST is not None else 0)
 
 
 def not_intercepted():
