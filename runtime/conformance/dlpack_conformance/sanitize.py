@@ -31,6 +31,7 @@ import builtins
 import collections
 import contextlib
 import ctypes
+import errno
 import gc
 import importlib
 import importlib.machinery
@@ -278,6 +279,11 @@ _C_SOURCE = r"""
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __linux__
+#include <errno.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#endif
 #if PY_VERSION_HEX < 0x030B0000
 #include <frameobject.h>
 #endif
@@ -495,13 +501,66 @@ static PyTypeObject TensorType = {
     .tp_methods = tensor_methods,
 };
 
+/* read_memory: n bytes at address as a new bytes object, or NULL with no
+   error set where they cannot all be read. A producer may hand memory it
+   does not have (a tensor the consumer must refuse unread): on Linux the
+   bytes are read through process_vm_readv, which fails where a plain read
+   would crash the program; elsewhere, or where the kernel refuses that call,
+   by memcpy. */
+static PyObject *read_memory(const void *address, Py_ssize_t n) {
+    PyObject *b = PyBytes_FromStringAndSize(NULL, n);
+    if (b == NULL || n == 0) {
+        return b;
+    }
+#ifdef __linux__
+    struct iovec local, remote;
+    local.iov_base = PyBytes_AS_STRING(b);
+    local.iov_len = (size_t)n;
+    remote.iov_base = (void *)(uintptr_t)address;
+    remote.iov_len = (size_t)n;
+    errno = 0;
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == n) {
+        return b;
+    }
+    if (errno != ENOSYS && errno != EPERM) {
+        Py_DECREF(b);
+        return NULL;
+    }
+#endif
+    memcpy(PyBytes_AS_STRING(b), address, (size_t)n);
+    return b;
+}
+
+static PyObject *read_memory_py(PyObject *self, PyObject *args) {
+    unsigned long long address;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Kn", &address, &n)) {
+        return NULL;
+    }
+    if (n < 0 || address > (unsigned long long)UINTPTR_MAX - (unsigned long long)n) {
+        Py_RETURN_NONE;
+    }
+    PyObject *b = read_memory((const void *)(uintptr_t)address, n);
+    if (b == NULL && !PyErr_Occurred()) {
+        Py_RETURN_NONE;
+    }
+    return b;
+}
+
+static PyMethodDef read_memory_def = {"read_memory", read_memory_py, METH_VARARGS, NULL};
+
+PyObject *dlpack_sanitize_reader(void) {
+    return PyCFunction_New(&read_memory_def, NULL);
+}
+
 /* The copy of the bytes a C-clean tensor's elements span, taken when the
    Python path first needs it (the consumer's array does not view the
    tensor), or before the producer's deleter may free them: its first call
    during the exchange. */
 static PyObject *snapshot_of(Tensor *t) {
     if (t->snap == NULL && t->span_len >= 0) {
-        t->snap = PyBytes_FromStringAndSize(t->span_len ? (const char *)t->span_at : "", t->span_len);
+        t->snap = read_memory((const void *)t->span_at, t->span_len);
     }
     return t->snap;
 }
@@ -1773,6 +1832,50 @@ def _deleter_called(address, _deleter_call=_deleter_call, _call_deleter=_call_de
 
 # _swap: the C helper that tracks a capsule in one call, or None (Python's path).
 _TRAMPOLINE_AT, _swap, _C = _compiled() or (None, None, None)
+
+
+class _IOVec(ctypes.Structure):
+    _fields_ = (("base", ctypes.c_void_p), ("len", ctypes.c_size_t))
+
+
+def _memory_reader():
+    """read(address, n): n bytes of this process's memory, or None where they
+    are not all there. A producer may hand memory it does not have (a tensor
+    a consumer must refuse unread): on Linux they are read through
+    process_vm_readv, which fails where a plain read would crash the program;
+    elsewhere, or where the kernel refuses that call, as they are. The C
+    module's where it is built, else the same through ctypes."""
+    if _C is not None:
+        _C.dlpack_sanitize_reader.argtypes = []
+        _C.dlpack_sanitize_reader.restype = ctypes.py_object
+        return _C.dlpack_sanitize_reader()
+    readv = None
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            readv = ctypes.CDLL(None, use_errno=True).process_vm_readv
+            vec = ctypes.POINTER(_IOVec)
+            readv.argtypes = [ctypes.c_int, vec, ctypes.c_ulong, vec, ctypes.c_ulong, ctypes.c_ulong]
+            readv.restype = ctypes.c_ssize_t
+    top = 1 << (8 * ctypes.sizeof(ctypes.c_void_p))
+
+    def read(address, n):
+        if n < 0 or address < 0 or address + n > top:
+            return None
+        if n == 0:
+            return b""
+        buffer = ctypes.create_string_buffer(n)
+        if readv is not None:
+            local, remote = _IOVec(ctypes.addressof(buffer), n), _IOVec(address, n)
+            if readv(os.getpid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) == n:
+                return buffer.raw
+            if ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+                return None
+        return ctypes.string_at(address, n)
+
+    return read
+
+
+_read_memory = _memory_reader()
 if _TRAMPOLINE_AT is None:
     _TRAMPOLINE = _DELETER(_deleter_called)
     _TRAMPOLINE_AT = ctypes.cast(_TRAMPOLINE, ctypes.c_void_p).value
@@ -2089,7 +2192,8 @@ def _snapshot(cap):
     if span is None or (not cap.data and span[1] > span[0]):
         return None
     low, high = span
-    return (ctypes.string_at(cap.first + low, high - low) if high > low else b""), low
+    data = _read_memory(cap.first + low, high - low)
+    return None if data is None else (data, low)
 
 
 def _expected(cap, snapshot):
