@@ -37,14 +37,14 @@ func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64, stream bool) {
 		dst, src = unsafe.Add(dst, (rows.n-1)*rows.d), unsafe.Add(src, (rows.n-1)*rows.s)
 		rows.d, rows.s = -rows.d, -rows.s
 	}
-	blocks := stream && size == 1 && rows.s == 1 && cols.d == 1 && rows.d%16 == 0 && uintptr(dst)%16 == 0
+	blocks := stream && size == 1 && rows.s == 1 && cols.d == 1 && rows.d%16 == 0
 	t := side(size)
 	for r := int64(0); r < rows.n; r += t {
 		tr := dim{min(t, rows.n-r), rows.d, rows.s}
 		for c := int64(0); c < cols.n; c += t {
 			tc := dim{min(t, cols.n-c), cols.d, cols.s}
 			d, s := unsafe.Add(dst, r*rows.d+c*cols.d), unsafe.Add(src, r*rows.s+c*cols.s)
-			if blocks {
+			if blocks && uintptr(d)%16 == 0 {
 				byteTile(d, s, tr, tc)
 			} else {
 				tile(d, s, tr, tc, size)
