@@ -252,8 +252,12 @@ TEXT ·TransposeStrip16of1(SB), NOSPLIT, $0-48
 // transpose into the second, sixteen columns by 8 rows a round (as
 // BLOCK1); and the 64 destination rows written whole from it with
 // non-temporal stores, which do not read the destination lines first. A
-// block moves dst 64 bytes on and src 64 columns. AX and R10 count
-// loops, R13 walks the source, R12 and R11 the buffers.
+// block moves dst 64 bytes on and src 64 columns. While a block is
+// transposed, two lines a round, the next block's source lines are
+// prefetched (SI walks them), so that the memory works while the core
+// shuffles (past the last block they are lines that are not read, and a
+// prefetch never faults). AX and R10 count loops, R13 walks the source, R12
+// and R11 the buffers.
 TEXT ·TransposeBlocks64of1(SB), 0, $8192-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), R13
@@ -279,12 +283,16 @@ lines64:
 	MOVQ SP, R12
 	LEAQ 4096(SP), R11
 	MOVQ $4, AX
+	MOVQ R13, SI
 
 group64:
 	MOVQ R12, R14
 	MOVQ $8, R10
 
 round64:
+	PREFETCHT0 (SI)
+	PREFETCHT0 (SI)(CX*1)
+	LEAQ (SI)(CX*2), SI
 	PAIRS64(R14)
 	WORDS8
 	MOVOU X0, (R11)
