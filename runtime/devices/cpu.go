@@ -75,10 +75,11 @@ func copyHost(dst, src unsafe.Pointer, dims []dim, size int64) {
 	for _, d := range dims {
 		bytes *= d.n
 	}
+	stream := bytes >= streamBytes
 	workers := int64(maxWorkers())
 	workers = min(workers, bytes/parallelBytes)
 	if workers < 2 || len(dims) == 0 {
-		run(dst, src, dims, size)
+		run(dst, src, dims, size, stream)
 		return
 	}
 	// Split the outermost dimension that has room for every worker (or
@@ -104,13 +105,13 @@ func copyHost(dst, src unsafe.Pointer, dims []dim, size int64) {
 		part[k].n = min(chunk, split.n-start)
 		d, s := unsafe.Add(dst, start*split.d), unsafe.Add(src, start*split.s)
 		if start+chunk >= split.n {
-			run(d, s, part, size) // the last part on this goroutine
+			run(d, s, part, size, stream) // the last part on this goroutine
 			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run(d, s, part, size)
+			run(d, s, part, size, stream)
 		}()
 	}
 	wg.Wait()
@@ -154,8 +155,9 @@ func sortAndMerge(dims []dim) []dim {
 // run copies normalized dims on this goroutine: runs contiguous in both
 // arrays by memmove, layouts whose source and destination walk different
 // dimensions fastest (transposes) in tiles, anything else element by
-// element along the innermost dimension.
-func run(dst, src unsafe.Pointer, dims []dim, size int64) {
+// element along the innermost dimension. stream says the whole copy has at
+// least streamBytes.
+func run(dst, src unsafe.Pointer, dims []dim, size int64, stream bool) {
 	k := len(dims) - 1
 	if k < 0 {
 		copyElements(dst, src, dim{1, size, size}, size)
@@ -179,7 +181,7 @@ func run(dst, src unsafe.Pointer, dims []dim, size int64) {
 	}
 	rows := dims[j]
 	rest := append(append([]dim(nil), dims[:j]...), dims[j+1:k]...)
-	each(dst, src, rest, func(d, s unsafe.Pointer) { tiles(d, s, rows, inner, size) })
+	each(dst, src, rest, func(d, s unsafe.Pointer) { tiles(d, s, rows, inner, size, stream) })
 }
 
 // each calls f with the addresses of every index of dims.

@@ -63,8 +63,10 @@ func TestCopyMatchesReferenceForAnyStrides(t *testing.T) {
 		testCopies(t, r, 100, func() []int64 { return layouttest.Tiled(r) })
 	})
 	t.Run("parallel", func(t *testing.T) {
-		defer func(b int64, w func() int, side int64) { parallelBytes, maxWorkers, tileSide = b, w, side }(parallelBytes, maxWorkers, tileSide)
-		parallelBytes, maxWorkers, tileSide = 64, func() int { return 3 }, 8
+		defer func(b, s int64, w func() int, side int64) {
+			parallelBytes, streamBytes, maxWorkers, tileSide = b, s, w, side
+		}(parallelBytes, streamBytes, maxWorkers, tileSide)
+		parallelBytes, streamBytes, maxWorkers, tileSide = 64, 0, func() int { return 3 }, 8
 		testCopies(t, r, 1000, func() []int64 { return layouttest.Shape(r, r.Intn(5), 12) })
 		testCopies(t, r, 40, func() []int64 { return layouttest.Tiled(r) })
 	})
@@ -78,9 +80,11 @@ func FuzzCopyMatchesReference(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed int64) {
-		defer func(b int64, w func() int, side int64) { parallelBytes, maxWorkers, tileSide = b, w, side }(parallelBytes, maxWorkers, tileSide)
+		defer func(b, s int64, w func() int, side int64) {
+			parallelBytes, streamBytes, maxWorkers, tileSide = b, s, w, side
+		}(parallelBytes, streamBytes, maxWorkers, tileSide)
 		r := rand.New(rand.NewSource(seed))
-		tileSide = []int64{8, 16, 40, 256}[r.Intn(4)]
+		tileSide, streamBytes = []int64{8, 16, 40, 256}[r.Intn(4)], []int64{0, 1 << 62}[r.Intn(2)]
 		parallelBytes, maxWorkers = []int64{64, 1 << 62}[r.Intn(2)], func() int { return 1 + r.Intn(4) }
 		testCopies(t, r, 20, func() []int64 { return layouttest.Shape(r, r.Intn(5), 12) })
 		testCopies(t, r, 4, func() []int64 { return layouttest.Tiled(r) })
@@ -117,23 +121,63 @@ func TestStrips(t *testing.T) {
 	}
 }
 
+// TestByteBlocks: the kernel of large byte transposes writes each byte of
+// n blocks of 64x64 where a transpose puts it, from source columns at any
+// address and stride, the gaps between the destination rows untouched.
+func TestByteBlocks(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	for _, n := range []int64{0, 1, 3, 5} {
+		for _, at := range []int64{0, 1, 7, 15} {
+			srcCol, dstRow := 64+at+r.Int63n(200), 64*n+16*r.Int63n(3) // gaps on both sides
+			src := make([]byte, at+max(64*n*srcCol, 1))
+			r.Read(src)
+			got, want := aligned(64*dstRow+16), make([]byte, 64*dstRow+16)
+			r.Read(got)
+			copy(want, got)
+			if n > 0 {
+				transposeBytes64(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[at]), dstRow, srcCol, n)
+				storeFence()
+			}
+			for q := int64(0); q < 64; q++ {
+				for c := int64(0); c < 64*n; c++ {
+					want[q*dstRow+c] = src[at+q+c*srcCol]
+				}
+			}
+			require.Equal(t, want, got, "%d blocks, source at %d, %d apart, rows %d apart", n, at, srcCol, dstRow)
+		}
+	}
+}
+
+// aligned returns n bytes at an address that is a multiple of 16.
+func aligned(n int64) []byte {
+	buf := make([]byte, n+15)
+	at := -int64(uintptr(unsafe.Pointer(&buf[0]))) & 15
+	return buf[at : at+n]
+}
+
 func TestTransposes(t *testing.T) {
-	defer func(b, side int64) { parallelBytes, tileSide = b, side }(parallelBytes, tileSide)
-	for _, parallel := range []int64{1 << 62, 256} {
-		parallelBytes, tileSide = parallel, 32
+	defer func(b, side, stream int64) { parallelBytes, tileSide, streamBytes = b, side, stream }(parallelBytes, tileSide, streamBytes)
+	// Byte tiles of 128 with streamBytes 0 run the blocks of 64 and their
+	// edges where the rows are a multiple of 16 bytes apart.
+	for _, ps := range [][2]int64{{1 << 62, 1 << 62}, {256, 1 << 62}, {1 << 62, 0}, {256, 0}} {
+		parallelBytes, tileSide, streamBytes = ps[0], 32, ps[1]
 		for _, size := range []int{1, 2, 3, 4, 8, 16} {
-			for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}, {257, 131}} {
+			for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}, {257, 131}, {200, 144}, {64, 320}} {
 				rows, cols := dims[0], dims[1]
 				src := make([]byte, rows*cols*int64(size))
 				for i := range src {
 					src[i] = byte(i * 7 / 3)
 				}
-				// src is cols x rows row-major, read transposed.
-				got := make([]byte, len(src))
-				require.NoError(t, Copy(view(got, size, 0, []int64{rows, cols}, []int64{cols, 1}), view(src, size, 0, []int64{rows, cols}, []int64{1, rows})))
-				want := make([]byte, len(src))
-				layouttest.Copy(want, 0, []int64{cols, 1}, src, 0, []int64{1, rows}, []int64{rows, cols}, size)
-				require.Equal(t, want, got, "%d x %d of %d bytes", rows, cols, size)
+				// src is cols x rows row-major, read transposed, into
+				// a destination at a multiple of 16 bytes, then one item on.
+				for _, at := range []int64{0, 1} {
+					got := aligned(int64(len(src)) + at*int64(size))
+					require.NoError(t, Copy(view(got, size, at, []int64{rows, cols}, []int64{cols, 1}), view(src, size, 0, []int64{rows, cols}, []int64{1, rows})))
+					want := make([]byte, len(got))
+					copy(want, got)
+					layouttest.Copy(want, at, []int64{cols, 1}, src, 0, []int64{1, rows}, []int64{rows, cols}, size)
+					require.Equal(t, want, got, "%d x %d of %d bytes at %d, parallel from %d, streamed from %d", rows, cols, size, at, ps[0], ps[1])
+				}
 			}
 		}
 	}

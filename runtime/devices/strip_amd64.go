@@ -25,3 +25,13 @@ func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64
 		simd.TransposeStrip1of16(dst, src, dstRow, srcCol, n, rows)
 	}
 }
+
+// transposeBytes64 copies n blocks of 64x64 bytes along 64 destination
+// rows (dst and dstRow multiples of 16) with non-temporal stores;
+// storeFence must follow.
+func transposeBytes64(dst, src unsafe.Pointer, dstRow, srcCol, n int64) {
+	simd.TransposeBlocks64of1(dst, src, dstRow, srcCol, n)
+}
+
+// storeFence orders the non-temporal stores before it (SFENCE).
+func storeFence() { simd.StoreFence() }

@@ -2,35 +2,73 @@ package devices
 
 import "unsafe"
 
-// tileSide is the side of a square tile in elements of up to 4 bytes (half
-// that for larger ones): 256 rows of 256 four-byte elements are 256 KiB on
-// each side, which stay in a core's L2 cache while each destination row is
-// written in long runs (larger and smaller tiles, and tiles of one cache
-// line by one, measured slower). Tests lower it.
+// tileSide is the side of a square tile in elements of 2 and 4 bytes (half
+// that for larger ones, four times for bytes): 256 rows of 256 four-byte
+// elements are 256 KiB on each side, which stay in a core's L2 cache while
+// each destination row is written in long runs (larger and smaller tiles,
+// and tiles of one cache line by one, measured slower). Large byte copies
+// keep nothing of the destination in cache (streamBytes), and read 1 KiB
+// of each source line a tile, which the memory serves faster than 256
+// bytes. Tests lower it.
 var tileSide int64 = 256
 
 func side(size int64) int64 {
-	if size > 4 {
+	switch {
+	case size == 1:
+		return 4 * tileSide
+	case size > 4:
 		return tileSide / 2
 	}
 	return tileSide
 }
 
+// streamBytes is the size from which a transpose of bytes writes with
+// non-temporal stores, as memmove does from 1 MiB: they do not read the
+// destination's lines first, and they leave the cache to the source.
+// Tests lower it.
+var streamBytes int64 = 1 << 20
+
 // tiles copies a 2-D block whose source is walked fastest along rows and
 // whose destination is walked fastest along cols, in square tiles, so that
 // each cache line read or written is used whole while it is in cache.
-func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64) {
+// stream says the whole copy has at least streamBytes.
+func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64, stream bool) {
 	if rows.s < 0 {
 		dst, src = unsafe.Add(dst, (rows.n-1)*rows.d), unsafe.Add(src, (rows.n-1)*rows.s)
 		rows.d, rows.s = -rows.d, -rows.s
 	}
+	blocks := stream && size == 1 && rows.s == 1 && cols.d == 1 && rows.d%16 == 0
 	t := side(size)
 	for r := int64(0); r < rows.n; r += t {
 		tr := dim{min(t, rows.n-r), rows.d, rows.s}
 		for c := int64(0); c < cols.n; c += t {
 			tc := dim{min(t, cols.n-c), cols.d, cols.s}
-			tile(unsafe.Add(dst, r*rows.d+c*cols.d), unsafe.Add(src, r*rows.s+c*cols.s), tr, tc, size)
+			d, s := unsafe.Add(dst, r*rows.d+c*cols.d), unsafe.Add(src, r*rows.s+c*cols.s)
+			if blocks && uintptr(d)%16 == 0 {
+				byteTile(d, s, tr, tc)
+			} else {
+				tile(d, s, tr, tc, size)
+			}
 		}
+	}
+	if blocks {
+		storeFence()
+	}
+}
+
+// byteTile copies a tile of bytes in blocks of 64x64, each destination
+// row of a block written whole with non-temporal stores, the edges as
+// tile does.
+func byteTile(dst, src unsafe.Pointer, rows, cols dim) {
+	rn, cn := rows.n/64*64, cols.n/64*64
+	for r := int64(0); r < rn; r += 64 {
+		transposeBytes64(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r), rows.d, cols.s, cn/64)
+	}
+	if cn < cols.n {
+		tile(unsafe.Add(dst, cn), unsafe.Add(src, cn*cols.s), dim{rn, rows.d, rows.s}, dim{cols.n - cn, cols.d, cols.s}, 1)
+	}
+	if rn < rows.n {
+		tile(unsafe.Add(dst, rn*rows.d), unsafe.Add(src, rn), dim{rows.n - rn, rows.d, rows.s}, cols, 1)
 	}
 }
 

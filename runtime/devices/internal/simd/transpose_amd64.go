@@ -41,3 +41,17 @@ func TransposeStrip8of2(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 //
 //go:noescape
 func TransposeStrip16of1(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
+
+// TransposeBlocks64of1 transposes n blocks of 64x64 bytes along 64
+// destination rows (dstRow bytes apart, each 16-byte aligned) with
+// non-temporal stores: each block reads 64 source columns (srcCol bytes
+// apart) whole, then writes 64 bytes of every destination row. A block
+// moves dst 64 bytes on and src 64 columns. StoreFence must follow before
+// another goroutine reads the destination.
+//
+//go:noescape
+func TransposeBlocks64of1(dst, src unsafe.Pointer, dstRow, srcCol, n int64)
+
+// StoreFence orders the non-temporal stores before it before every store
+// after it (SFENCE).
+func StoreFence()

@@ -69,10 +69,10 @@ done: \
 // halves' into t.
 #define MIX(LO, HI, a, b, t) MOVO a, t; LO b, a; HI b, t
 
-// WORDS transposes 8x8 two-byte items, source columns in X0 to X7, and
-// writes the eight destination rows of 16 bytes at R11, moving R11 eight
-// rows on: three rounds of interleaving (words, pairs, quads).
-#define WORDS \
+// WORDS8 transposes 8x8 two-byte items, source columns in X0 to X7, into
+// the destination rows X0, X2, X1, X6, X8, X9, X3, X11 in order: three
+// rounds of interleaving (words, pairs, quads).
+#define WORDS8 \
 	MIX(PUNPCKLWL, PUNPCKHWL, X0, X1, X8); \
 	MIX(PUNPCKLWL, PUNPCKHWL, X2, X3, X9); \
 	MIX(PUNPCKLWL, PUNPCKHWL, X4, X5, X10); \
@@ -84,7 +84,13 @@ done: \
 	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X0, X4, X2); \
 	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X1, X5, X6); \
 	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X8, X10, X9); \
-	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X3, X7, X11); \
+	MIX(PUNPCKLQDQ, PUNPCKHQDQ, X3, X7, X11)
+
+// WORDS transposes 8x8 two-byte items, source columns in X0 to X7, and
+// writes the eight destination rows of 16 bytes at R11, moving R11 eight
+// rows on.
+#define WORDS \
+	WORDS8; \
 	MOVOU X0, (R11); \
 	MOVOU X2, (R11)(DX*1); \
 	MOVOU X1, (R11)(DX*2); \
@@ -120,19 +126,24 @@ done: \
 // two-byte items, then transposed as those.
 #define BLOCK1 \
 	MOVQ R13, R14; \
-	PAIR((R14), (R14)(CX*1), X0); \
-	PAIR((R14)(CX*2), (R14)(R8*1), X1); \
-	LEAQ (R14)(CX*4), R14; \
-	PAIR((R14), (R14)(CX*1), X2); \
-	PAIR((R14)(CX*2), (R14)(R8*1), X3); \
-	LEAQ (R14)(CX*4), R14; \
-	PAIR((R14), (R14)(CX*1), X4); \
-	PAIR((R14)(CX*2), (R14)(R8*1), X5); \
-	LEAQ (R14)(CX*4), R14; \
-	PAIR((R14), (R14)(CX*1), X6); \
-	PAIR((R14)(CX*2), (R14)(R8*1), X7); \
+	PAIRS(R14); \
 	ADDQ $8, R13; \
 	WORDS
+
+// PAIRS loads 8 bytes of each of the sixteen source columns at p (CX
+// apart; R8 is three times CX) as eight columns of byte pairs in X0 to X7.
+#define PAIRS(p) \
+	PAIR((p), (p)(CX*1), X0); \
+	PAIR((p)(CX*2), (p)(R8*1), X1); \
+	LEAQ (p)(CX*4), p; \
+	PAIR((p), (p)(CX*1), X2); \
+	PAIR((p)(CX*2), (p)(R8*1), X3); \
+	LEAQ (p)(CX*4), p; \
+	PAIR((p), (p)(CX*1), X4); \
+	PAIR((p)(CX*2), (p)(R8*1), X5); \
+	LEAQ (p)(CX*4), p; \
+	PAIR((p), (p)(CX*1), X6); \
+	PAIR((p)(CX*2), (p)(R8*1), X7)
 
 // BLOCK8 transposes 4 destination rows by 2 eight-byte items: two
 // source columns of 32 bytes.
@@ -164,6 +175,54 @@ done: \
 	ADDQ $64, R13; \
 	LEAQ (R11)(DX*4), R11
 
+// PAIRS64 loads 8 bytes of each of sixteen 64-byte lines at p as eight
+// columns of byte pairs in X0 to X7.
+#define PAIRS64(p) \
+	PAIR((p), 64(p), X0); \
+	PAIR(128(p), 192(p), X1); \
+	PAIR(256(p), 320(p), X2); \
+	PAIR(384(p), 448(p), X3); \
+	PAIR(512(p), 576(p), X4); \
+	PAIR(640(p), 704(p), X5); \
+	PAIR(768(p), 832(p), X6); \
+	PAIR(896(p), 960(p), X7)
+
+// LINES4 copies four 64-byte lines at (R13), CX apart, to the four lines
+// at (R11), 64 bytes apart.
+#define LINES4 \
+	MOVOU (R13), X0; \
+	MOVOU 16(R13), X1; \
+	MOVOU 32(R13), X2; \
+	MOVOU 48(R13), X3; \
+	MOVOU (R13)(CX*1), X4; \
+	MOVOU 16(R13)(CX*1), X5; \
+	MOVOU 32(R13)(CX*1), X6; \
+	MOVOU 48(R13)(CX*1), X7; \
+	MOVOU (R13)(CX*2), X8; \
+	MOVOU 16(R13)(CX*2), X9; \
+	MOVOU 32(R13)(CX*2), X10; \
+	MOVOU 48(R13)(CX*2), X11; \
+	MOVOU (R13)(R8*1), X12; \
+	MOVOU 16(R13)(R8*1), X13; \
+	MOVOU 32(R13)(R8*1), X14; \
+	MOVOU 48(R13)(R8*1), X15; \
+	MOVOU X0, (R11); \
+	MOVOU X1, 16(R11); \
+	MOVOU X2, 32(R11); \
+	MOVOU X3, 48(R11); \
+	MOVOU X4, 64(R11); \
+	MOVOU X5, 80(R11); \
+	MOVOU X6, 96(R11); \
+	MOVOU X7, 112(R11); \
+	MOVOU X8, 128(R11); \
+	MOVOU X9, 144(R11); \
+	MOVOU X10, 160(R11); \
+	MOVOU X11, 176(R11); \
+	MOVOU X12, 192(R11); \
+	MOVOU X13, 208(R11); \
+	MOVOU X14, 224(R11); \
+	MOVOU X15, 240(R11)
+
 // func TransposeStrip1of16(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 TEXT ·TransposeStrip1of16(SB), NOSPLIT, $0-48
 	STRIP(2, 0, BLOCK16)
@@ -183,3 +242,126 @@ TEXT ·TransposeStrip8of2(SB), NOSPLIT, $0-48
 // func TransposeStrip16of1(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 TEXT ·TransposeStrip16of1(SB), NOSPLIT, $0-48
 	STRIP(3, 4, BLOCK1)
+
+// func TransposeBlocks64of1(dst, src unsafe.Pointer, dstRow, srcCol, n int64)
+//
+// It transposes n blocks of 64x64 bytes in three passes through two 4 KiB
+// buffers on the stack: the block's 64 source lines copied whole into the
+// first (lines with power-of-two strides share a few cache sets, and
+// reading them 8 bytes at a time would lose them between reads); the
+// transpose into the second, sixteen columns by 8 rows a round (as
+// BLOCK1); and the 64 destination rows written whole from it with
+// non-temporal stores, which do not read the destination lines first. A
+// block moves dst 64 bytes on and src 64 columns. While a block is
+// transposed, two lines a round, the next block's source lines are
+// prefetched (SI walks them), so that the memory works while the core
+// shuffles (past the last block they are lines that are not read, and a
+// prefetch never faults). AX and R10 count loops, R13 walks the source, R12
+// and R11 the buffers.
+TEXT ·TransposeBlocks64of1(SB), 0, $8192-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), R13
+	MOVQ dstRow+16(FP), DX
+	MOVQ srcCol+24(FP), CX
+	MOVQ n+32(FP), BX
+	LEAQ (CX)(CX*2), R8
+	LEAQ (DX)(DX*2), R9
+	TESTQ BX, BX
+	JEQ blocksDone
+
+block64:
+	MOVQ SP, R11
+	MOVQ $16, AX
+
+lines64:
+	LINES4
+	LEAQ (R13)(CX*4), R13
+	ADDQ $256, R11
+	DECQ AX
+	JNZ lines64
+
+	MOVQ SP, R12
+	LEAQ 4096(SP), R11
+	MOVQ $4, AX
+	MOVQ R13, SI
+
+group64:
+	MOVQ R12, R14
+	MOVQ $8, R10
+
+round64:
+	PREFETCHT0 (SI)
+	PREFETCHT0 (SI)(CX*1)
+	LEAQ (SI)(CX*2), SI
+	PAIRS64(R14)
+	WORDS8
+	MOVOU X0, (R11)
+	MOVOU X2, 64(R11)
+	MOVOU X1, 128(R11)
+	MOVOU X6, 192(R11)
+	MOVOU X8, 256(R11)
+	MOVOU X9, 320(R11)
+	MOVOU X3, 384(R11)
+	MOVOU X11, 448(R11)
+	ADDQ $512, R11
+	ADDQ $8, R14
+	DECQ R10
+	JNZ round64
+	SUBQ $4080, R11
+	ADDQ $1024, R12
+	DECQ AX
+	JNZ group64
+
+	LEAQ 4096(SP), R11
+	MOVQ DI, R14
+	MOVQ $16, AX
+
+out64:
+	MOVOU (R11), X0
+	MOVOU 16(R11), X1
+	MOVOU 32(R11), X2
+	MOVOU 48(R11), X3
+	MOVOU 64(R11), X4
+	MOVOU 80(R11), X5
+	MOVOU 96(R11), X6
+	MOVOU 112(R11), X7
+	MOVNTO X0, (R14)
+	MOVNTO X1, 16(R14)
+	MOVNTO X2, 32(R14)
+	MOVNTO X3, 48(R14)
+	MOVNTO X4, (R14)(DX*1)
+	MOVNTO X5, 16(R14)(DX*1)
+	MOVNTO X6, 32(R14)(DX*1)
+	MOVNTO X7, 48(R14)(DX*1)
+	MOVOU 128(R11), X0
+	MOVOU 144(R11), X1
+	MOVOU 160(R11), X2
+	MOVOU 176(R11), X3
+	MOVOU 192(R11), X4
+	MOVOU 208(R11), X5
+	MOVOU 224(R11), X6
+	MOVOU 240(R11), X7
+	MOVNTO X0, (R14)(DX*2)
+	MOVNTO X1, 16(R14)(DX*2)
+	MOVNTO X2, 32(R14)(DX*2)
+	MOVNTO X3, 48(R14)(DX*2)
+	MOVNTO X4, (R14)(R9*1)
+	MOVNTO X5, 16(R14)(R9*1)
+	MOVNTO X6, 32(R14)(R9*1)
+	MOVNTO X7, 48(R14)(R9*1)
+	ADDQ $256, R11
+	LEAQ (R14)(DX*4), R14
+	DECQ AX
+	JNZ out64
+
+	ADDQ $64, DI
+	DECQ BX
+	JNZ block64
+
+blocksDone:
+	RET
+
+// func StoreFence()
+TEXT ·StoreFence(SB), NOSPLIT, $0-0
+	SFENCE
+	RET
