@@ -43,11 +43,11 @@ func module(t *testing.T, extra map[string]string) string {
 	return dir
 }
 
-func fuzzStep(t *testing.T, dir string) (string, error) {
+func fuzzStep(t *testing.T, dir string, env ...string) (string, error) {
 	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "fuzz.sh"))
 	require.NoError(t, err)
 	cmd := exec.Command("bash", script, dir, "FuzzPlanted", "60s", "1s")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS="), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -75,4 +75,48 @@ func TestFuzzStepFailsOnAFoundCrasherAndKeepsIt(t *testing.T) {
 	seeds, err := os.ReadDir(filepath.Join(dir, "testdata", "fuzz", "FuzzPlanted"))
 	require.NoError(t, err)
 	assert.Len(t, seeds, 1, "the crasher is kept as a regression seed")
+}
+
+// racedDeadline is a go command whose fuzzing fails as Go's coordinator
+// does when it races its own -fuzztime deadline (go.dev/issue/75804):
+// "context deadline exceeded", no input written; everything else is the
+// real go command.
+const racedDeadline = `#!/bin/sh
+case "$*" in
+*-fuzz=*)
+  echo 'fuzz: elapsed: 10s, execs: 321202 (31540/sec), new interesting: 3 (total: 242)'
+  echo '--- FAIL: FuzzPlanted (10.15s)'
+  echo '    context deadline exceeded'
+  echo 'FAIL'
+  exit 1;;
+esac
+exec "$REAL_GO" "$@"
+`
+
+// withRacedDeadline is the environment in which go is racedDeadline.
+func withRacedDeadline(t *testing.T) []string {
+	real, err := exec.LookPath("go")
+	require.NoError(t, err)
+	bin := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "go"), []byte(racedDeadline), 0o755))
+	return []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "REAL_GO=" + real}
+}
+
+func TestFuzzStepPassesGosOwnDeadlineRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module for fuzzing")
+	}
+	out, err := fuzzStep(t, module(t, nil), withRacedDeadline(t)...)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "fuzz: FuzzPlanted: Go's fuzzing coordinator raced its own -fuzztime deadline")
+}
+
+func TestFuzzStepFailsTheDeadlineRaceWhenTheCorpusFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module for fuzzing")
+	}
+	dir := module(t, map[string]string{"testdata/fuzz/FuzzPlanted/known": "go test fuzz v1\n[]byte(\"dlpack\")\n"})
+	out, err := fuzzStep(t, dir, withRacedDeadline(t)...)
+	require.ErrorAs(t, err, new(*exec.ExitError), out)
+	assert.Contains(t, out, "fuzz: FuzzPlanted failed")
 }
