@@ -293,6 +293,85 @@ def test_memory_a_tensor_does_not_have_is_not_read(kit, monkeypatch, path):
     assert r.stdout.split() == ["b'abcd'", "None", "None", "None"]
 
 
+SPAN = """
+import ctypes, sys
+import numpy as np
+from dlpack_conformance import sanitize
+from handmade import Buffer
+
+set_name = ctypes.pythonapi.PyCapsule_SetName
+set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def misread(x):  # takes the tensor, and returns the wrong array
+    set_name(x.__dlpack__(max_version=(1, 0)), b"used_dltensor_versioned")
+    return np.zeros(2, np.float32)
+
+
+# 2**24 + 1 rows 2**40 elements apart: a span of 2**66 bytes
+sanitize._wrap(misread, "mylib")(Buffer([1.0, 2.0], shape=(2**24 + 1, 2), strides=(2**40, 1)))
+print("survived")
+"""
+
+
+@pytest.mark.parametrize("path", ["c", "python"])
+def test_a_span_beyond_the_address_space_is_not_read(kit, monkeypatch, path):
+    """A tensor whose elements would span more bytes than 64 bits count
+    (strides * shape overflow) has no copy of its elements taken, on either
+    path: the sanitized program goes on (a wrapped span once made the C
+    path read far past an 8-byte copy)."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    r = run(kit, sys.executable, "-c", SPAN, sanitized=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["survived"]
+
+
+RING = """
+import sys
+import numpy as np
+from dlpack_conformance import sanitize
+from handmade import Buffer
+
+sanitize.enable(report_at_exit=False)
+last = None
+
+
+class Remembered(Buffer):
+    def __dlpack__(self, **kw):
+        global last
+        capsule = super().__dlpack__(**kw)
+        last = sanitize._WORDS[sanitize._fields(capsule)]
+        return capsule
+
+
+addresses = set()
+for _ in range(sanitize.RETIRED + 100):
+    y = np.from_dlpack(Remembered([1.0, 2.0]))
+    addresses.add(last)
+    del y  # the deleter's first call: forwarded, the tensor retired
+sanitize._DELETER(sanitize._TRAMPOLINE_AT)(last)  # the consumer's bug: a second call
+print(len(addresses) < sanitize.RETIRED, [r["spec"] for r in sanitize.reports()])
+"""
+
+
+@pytest.mark.parametrize("path", ["c", "python"])
+def test_a_second_deleter_call_is_caught_when_the_allocator_reuses_the_address(kit, monkeypatch, path):
+    """A producer's allocator hands the same address to tensor after tensor:
+    more exchanges than the ring of retired tensors holds do not make the
+    sanitizer forget the newest tensor at that address, whose second
+    deleter call is reported."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    r = run(kit, sys.executable, "-c", RING, sanitized=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().split(maxsplit=1) == ["True", "['consumer-deleter-once']"], r.stdout
+
+
 RESULTS = """
 import ctypes
 

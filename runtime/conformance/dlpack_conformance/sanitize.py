@@ -53,6 +53,12 @@ from . import adapters, reference
 from . import dlpack_ctypes as dl
 from .spec import REQUIREMENTS, Violation, basis
 
+if __name__ == "__main__":
+    # python -m runs this file as __main__: the package's module is the one
+    # that runs, so that its C module is built and configured once (before
+    # this copy sets up anything) and its state is the one the program sees.
+    sys.exit(importlib.import_module("dlpack_conformance.sanitize").main())
+
 MODULE = "python -m dlpack_conformance.sanitize"
 COMMAND = "dlpack-sanitize"  # the console command pip installs
 PREFIX = "dlpack-sanitize"  # the first word of every line it prints
@@ -226,15 +232,16 @@ def _deleter_call(address, _tracked=_tracked, _options=OPTIONS, _error=Sanitizer
     # and two threads calling one tensor's deleter at once are rare enough.
     t.calls = calls = t.calls + 1
     if calls == 1:
-        capsule = t.capsule
-        if capsule is not None and _name(t.fields) in (_VERSIONED, _LEGACY) and _WORDS[t.fields + 3]:
+        capsule, fields = t.capsule, t.fields  # once: the exchange's end may clear them meanwhile
+        owned = fields is not None and _name(fields) in (_VERSIONED, _LEGACY) and _WORDS[fields + 3]
+        if capsule is not None and owned:
             # The consumer calls the deleter while the capsule still owns the
             # tensor, whose destructor will call it again: the producer's
             # deleter runs at that call, after which nothing reads the tensor.
             t.held = True
             return 0
         t.forwarded = True  # _release, inline: the common path
-        _retired.append(address)
+        _retired.append((address, t))
         if len(_retired) > RETIRED:
             _forget()
         return t.deleter
@@ -264,7 +271,7 @@ def _deleter_call(address, _tracked=_tracked, _options=OPTIONS, _error=Sanitizer
 
 def _release(t):
     t.forwarded = True
-    _retire(t.address)
+    _retire(t)
     return t.deleter or 0
 
 
@@ -304,7 +311,10 @@ _C_SOURCE = r"""
    every other call goes to the Python judge (_deleter_call). */
 static PyObject *judge;
 
-void dlpack_sanitize_judge(PyObject *f) { Py_XINCREF(f); judge = f; }
+void dlpack_sanitize_judge(PyObject *f) {
+    Py_XINCREF(f);
+    Py_XSETREF(judge, f);
+}
 
 static PyObject *get_ref(PyObject *dict, PyObject *key) {
     /* dict[key] as a new reference, or NULL (no error set) */
@@ -379,7 +389,8 @@ static struct {
     unsigned char dtypes[256][9]; /* [code][bytes]: whole-byte dtypes the kit reads */
     uint64_t exchanges;
     size_t retired_at, retired_n, retired_max;
-    uintptr_t *retired;
+    uintptr_t *retired; /* pairs: a tensor's address, and its entry's number */
+    uintptr_t retired_count;
     int ready;
 } S;
 
@@ -402,6 +413,7 @@ typedef struct {
     uintptr_t span_at;   /* where the bytes its elements span begin */
     Py_ssize_t span_len; /* how many, or -1: more than max_bytes, not copied */
     PyObject *snap;      /* their copy, taken when first needed */
+    uintptr_t retired;   /* its entry in the ring of retired tensors, or 0 */
 } Tensor;
 
 static void tensor_dealloc(Tensor *t) {
@@ -567,30 +579,38 @@ static PyObject *snapshot_of(Tensor *t) {
 
 /* ---- the retired tensors: a ring of addresses, the oldest forgotten ---- */
 
-static void retire(uintptr_t address) {
-    uintptr_t old = 0;
+/* retire puts tensor t, whose first deleter call was forwarded, in the ring;
+   the oldest entry leaves it, and its tensor is forgotten if its address
+   still names it (a producer's allocator hands the same address to later
+   tensors, which stay tracked). */
+static void retire(uintptr_t address, Tensor *t) {
+    uintptr_t old = 0, old_entry = 0;
 #ifdef Py_GIL_DISABLED
     PyMutex_Lock(&retired_lock);
 #endif
     if (S.retired_n == S.retired_max) {
-        old = S.retired[S.retired_at];
+        old = S.retired[2 * S.retired_at];
+        old_entry = S.retired[2 * S.retired_at + 1];
     } else {
         S.retired_n++;
     }
-    S.retired[S.retired_at] = address;
+    t->retired = ++S.retired_count ? S.retired_count : ++S.retired_count; /* never 0 */
+    S.retired[2 * S.retired_at] = address;
+    S.retired[2 * S.retired_at + 1] = t->retired;
     S.retired_at = (S.retired_at + 1) % S.retired_max;
 #ifdef Py_GIL_DISABLED
     PyMutex_Unlock(&retired_lock);
 #endif
     if (old) {
         PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)old);
-        PyObject *t = key != NULL ? get_ref(S.tracked, key) : NULL;
-        if (t != NULL && Py_IS_TYPE(t, &TensorType) && ((Tensor *)t)->forwarded) {
+        PyObject *was = key != NULL ? get_ref(S.tracked, key) : NULL;
+        if (was != NULL && Py_IS_TYPE(was, &TensorType) && ((Tensor *)was)->forwarded &&
+            ((Tensor *)was)->retired == old_entry) {
             if (PyDict_DelItem(S.tracked, key) < 0) {
                 PyErr_Clear();
             }
         }
-        Py_XDECREF(t);
+        Py_XDECREF(was);
         Py_XDECREF(key);
         PyErr_Clear();
     }
@@ -618,11 +638,11 @@ static void *first_call(void *address) {
         }
         Py_END_CRITICAL_SECTION();
     }
+    if (forward != NULL) {
+        retire((uintptr_t)address, (Tensor *)got);
+    }
     Py_XDECREF(got);
     PyErr_Clear();
-    if (forward != NULL) {
-        retire((uintptr_t)address);
-    }
     return forward;
 }
 
@@ -1009,7 +1029,10 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
     int64_t size = t->dtype.bits / 8, low = 0, high = 0, count = 1;
     for (int i = 0; i < ndim; i++) {
         int64_t n = t->shape[i], step = t->strides[i];
-        if (n < 0 || n > ((int64_t)1 << 40) || step > ((int64_t)1 << 40) || step < -((int64_t)1 << 40)) {
+        /* |step| * (n - 1) at most 2^56 items: with at most 8 dimensions of
+           items of at most 8 bytes, no sum below overflows */
+        if (n < 0 || n > ((int64_t)1 << 40) || step > ((int64_t)1 << 40) || step < -((int64_t)1 << 40) ||
+            (n > 1 && (step < 0 ? -step : step) > ((int64_t)1 << 56) / (n - 1))) {
             return 0;
         }
         count = n == 0 || count == 0 ? 0 : (count > ((int64_t)1 << 40) / n ? ((int64_t)1 << 40) : count * n);
@@ -1755,7 +1778,7 @@ PyObject *dlpack_sanitize_fast(PyObject *config) {
         Py_INCREF(held[i]); /* kept to the interpreter's end: deleters may run then */
     }
     S.retired_max = (size_t)retired;
-    S.retired = PyMem_RawCalloc(S.retired_max, sizeof(uintptr_t));
+    S.retired = PyMem_RawCalloc(2 * S.retired_max, sizeof(uintptr_t));
     s_dlpack = PyUnicode_InternFromString("__dlpack__");
     s_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
     s_max_version = PyUnicode_InternFromString("max_version");
@@ -1884,17 +1907,18 @@ if _TRAMPOLINE_AT is None:
     reference._incref(_TRAMPOLINE)
 
 
-def _retire(address):
-    _retired.append(address)
+def _retire(t):
+    _retired.append((t.address, t))
     if len(_retired) > RETIRED:
         _forget()
 
 
 def _forget():
-    """Forgets the oldest finished tensor."""
-    old = _retired.popleft()
-    t = _tracked.get(old)
-    if t is not None and t.forwarded:
+    """Forgets the oldest finished tensor, if its address still names it (a
+    producer's allocator hands the same address to later tensors, which stay
+    tracked)."""
+    old, t = _retired.popleft()
+    if _tracked.get(old) is t and t.forwarded:
         _tracked.pop(old, None)
 
 
@@ -2955,7 +2979,3 @@ def command():
     """The dlpack-sanitize command."""
     return main(prog=COMMAND)
 
-
-if __name__ == "__main__":
-    # One module's state, the package's, not this __main__ copy's.
-    sys.exit(importlib.import_module("dlpack_conformance.sanitize").main())
