@@ -648,6 +648,18 @@ static void *first_call(void *address) {
 
 void dlpack_sanitize_trampoline(void *address) {
     void (*forward)(void *) = NULL;
+    /* Once the interpreter is finalizing, nothing is judged or forwarded (the
+       process is ending: the tensor is left to it), and a thread without a
+       thread state must not ask for one, which would hang it or end it. */
+#if PY_VERSION_HEX >= 0x030D0000
+    if (Py_IsFinalizing()) {
+        return;
+    }
+#else
+    if (_Py_IsFinalizing()) {
+        return;
+    }
+#endif
     PyGILState_STATE state = PyGILState_Ensure();
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *pending = PyErr_GetRaisedException();
@@ -655,12 +667,7 @@ void dlpack_sanitize_trampoline(void *address) {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
 #endif
-#if PY_VERSION_HEX >= 0x030D0000
-    int finalizing = Py_IsFinalizing();
-#else
-    int finalizing = _Py_IsFinalizing();
-#endif
-    if (judge != NULL && !finalizing) {
+    if (judge != NULL) {
         void *first = first_call(address);
         if (first != NULL) {
             forward = (void (*)(void *))(uintptr_t)first;
