@@ -602,14 +602,17 @@ static void retire(uintptr_t address, Tensor *t) {
     PyMutex_Unlock(&retired_lock);
 #endif
     if (old) {
-        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)old);
-        PyObject *was = key != NULL ? get_ref(S.tracked, key) : NULL;
+        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)old), *was = NULL;
+        /* the dict locked, so that no tensor tracked at the address meanwhile is dropped */
+        Py_BEGIN_CRITICAL_SECTION(S.tracked);
+        was = key != NULL ? get_ref(S.tracked, key) : NULL;
         if (was != NULL && Py_IS_TYPE(was, &TensorType) && ((Tensor *)was)->forwarded &&
             ((Tensor *)was)->retired == old_entry) {
             if (PyDict_DelItem(S.tracked, key) < 0) {
                 PyErr_Clear();
             }
         }
+        Py_END_CRITICAL_SECTION();
         Py_XDECREF(was);
         Py_XDECREF(key);
         PyErr_Clear();
@@ -1218,14 +1221,16 @@ static PyObject *proxy_snapshot(Proxy *p, void *c) {
     (void)c;
     if (p->lazy_snapshot && Py_IS_TYPE(p->tensor, &TensorType)) {
         Tensor *t = (Tensor *)p->tensor;
+        PyObject *got = NULL;
+        /* locked, as the deleter's first call on another thread may copy too */
+        Py_BEGIN_CRITICAL_SECTION(p->tensor);
         PyObject *snap = t->snap != NULL || t->calls == 0 ? snapshot_of(t) : NULL;
-        if (snap == NULL) {
-            if (PyErr_Occurred()) {
-                return NULL;
-            }
+        got = snap != NULL ? Py_BuildValue("(On)", snap, p->snap_low) : NULL;
+        Py_END_CRITICAL_SECTION();
+        if (got == NULL && !PyErr_Occurred()) {
             Py_RETURN_NONE;
         }
-        return Py_BuildValue("(On)", snap, p->snap_low);
+        return got;
     }
     Py_INCREF(p->snapshot);
     return p->snapshot;
