@@ -23,6 +23,16 @@ def kit(tmp_path_factory):
     return matrix.make_kit(str(tmp_path_factory.mktemp("kit")))
 
 
+def on_path(monkeypatch, path):
+    """Runs the programs on the sanitizer's C path ("c") or on its Python
+    path alone ("python": DLPACK_SANITIZE_PURE=1, as where there is no C
+    compiler)."""
+    if path == "python":
+        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
+    else:
+        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+
+
 def python(where):
     """The interpreter of a venv of the checkout (or a path), or a skip (a
     failure under DLGEN_REQUIRE_TOOLS=1)."""
@@ -278,10 +288,7 @@ def test_memory_a_tensor_does_not_have_is_not_read(kit, monkeypatch, path):
     consumer must refuse unread): the sanitizer's copy of its elements is
     none, where a plain read would crash the program; memory that is there
     is read as it is."""
-    if path == "python":
-        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
-    else:
-        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    on_path(monkeypatch, path)
     r = run(kit, sys.executable, "-c", (
         "import ctypes\n"
         "from dlpack_conformance import sanitize\n"
@@ -320,10 +327,7 @@ def test_a_span_beyond_the_address_space_is_not_read(kit, monkeypatch, path):
     (strides * shape overflow) has no copy of its elements taken, on either
     path: the sanitized program goes on (a wrapped span once made the C
     path read far past an 8-byte copy)."""
-    if path == "python":
-        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
-    else:
-        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    on_path(monkeypatch, path)
     r = run(kit, sys.executable, "-c", SPAN, sanitized=False)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["survived"]
@@ -363,10 +367,7 @@ def test_a_second_deleter_call_is_caught_when_the_allocator_reuses_the_address(k
     more exchanges than the ring of retired tensors holds do not make the
     sanitizer forget the newest tensor at that address, whose second
     deleter call is reported."""
-    if path == "python":
-        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
-    else:
-        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    on_path(monkeypatch, path)
     r = run(kit, sys.executable, "-c", RING, sanitized=False)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().split(maxsplit=1) == ["True", "['consumer-deleter-once']"], r.stdout
@@ -425,10 +426,7 @@ def test_a_result_that_does_not_view_the_tensor_has_its_values_compared(kit, mon
     producer's deleter may free them: a consumer that copies the elements and
     calls the deleter during the exchange has its array compared with the
     values the tensor held."""
-    if path == "python":
-        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
-    else:
-        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    on_path(monkeypatch, path)
     r = run(kit, sys.executable, "-c", RESULTS, sanitized=False)
     assert r.returncode == 0, r.stderr
     counts, message = r.stdout.splitlines()
@@ -578,10 +576,7 @@ print("checked", exchanges, "deleters not run", len(alive), "reports", len(sanit
                          ids=["3.11-torch", "3.11-torch-python-path", "3.14t-dlpack_ctypes"])
 def test_four_threads_exchange_the_same_sanitized(kit, monkeypatch, where, path):
     """On the C path, and on the Python path alone (no compiler)."""
-    if path == "python":
-        monkeypatch.setenv("DLPACK_SANITIZE_PURE", "1")
-    else:
-        monkeypatch.delenv("DLPACK_SANITIZE_PURE", raising=False)
+    on_path(monkeypatch, path)
     interpreter = python(where)
     plain = run(kit, interpreter, program("threads.py"), sanitized=False)
     r = run(kit, interpreter, program("threads.py"))

@@ -240,10 +240,8 @@ def _deleter_call(address, _tracked=_tracked, _options=OPTIONS, _error=Sanitizer
             # deleter runs at that call, after which nothing reads the tensor.
             t.held = True
             return 0
-        t.forwarded = True  # _release, inline: the common path
-        _retired.append((address, t))
-        if len(_retired) > RETIRED:
-            _forget()
+        t.forwarded = True
+        _retire(t)
         return t.deleter
     if t.held and not t.forwarded:
         return _release(t)  # the consumer's first call was judged when from_dlpack returned
@@ -822,6 +820,17 @@ static PyObject *tuple_of(const int64_t *v, int n) {
     return t;
 }
 
+/* The keyword arguments names/values (n of them) as a dict, or NULL. */
+static PyObject *kwargs_of(PyObject *names, PyObject *const *values, Py_ssize_t n) {
+    PyObject *kwargs = PyDict_New();
+    for (Py_ssize_t i = 0; kwargs != NULL && i < n; i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(names, i), values[i]) < 0) {
+            Py_CLEAR(kwargs);
+        }
+    }
+    return kwargs;
+}
+
 /* A C-clean proxy handed to the Python path: what the Python path would have
    recorded at export (requests, the capsule as the kit reads it), made from
    what the C path kept; _snapshot copies the bytes when asked. */
@@ -830,15 +839,9 @@ static int materialize(Proxy *p) {
         return 0;
     }
     p->mode = 2;
-    PyObject *kwargs = PyDict_New();
+    PyObject *kwargs = kwargs_of(p->kwnames, p->kwvalues, p->nkw);
     if (kwargs == NULL) {
         return -1;
-    }
-    for (Py_ssize_t i = 0; i < p->nkw; i++) {
-        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(p->kwnames, i), p->kwvalues[i]) < 0) {
-            Py_DECREF(kwargs);
-            return -1;
-        }
     }
     Py_XSETREF(p->requests, PyList_New(1));
     if (p->requests == NULL) {
@@ -891,8 +894,13 @@ static int read_only(Proxy *p) {
     return ro;
 }
 
-static int small_int(PyObject *v, long long *out) {
-    if (!PyLong_CheckExact(v)) {
+/* An exact int, or with as_int also an int whose type (an IntEnum, as
+   PyTorch's device types) keeps int's conversion, as int() reads it; 0 for
+   anything else or one out of range. */
+static int int_of(PyObject *v, int as_int, long long *out) {
+    int keeps_int = as_int && PyLong_Check(v) && Py_TYPE(v)->tp_as_number != NULL &&
+                    Py_TYPE(v)->tp_as_number->nb_int == PyLong_Type.tp_as_number->nb_int;
+    if (!PyLong_CheckExact(v) && !keeps_int) {
         return 0;
     }
     int overflow = 0;
@@ -902,26 +910,14 @@ static int small_int(PyObject *v, long long *out) {
 
 /* A pair of exact ints (max_version, a device), or 0. */
 static int int_pair(PyObject *v, long long *a, long long *b) {
-    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && small_int(PyTuple_GET_ITEM(v, 0), a) &&
-           small_int(PyTuple_GET_ITEM(v, 1), b);
-}
-
-/* An int as int() reads it: an exact one, or an int whose type (an IntEnum,
-   as PyTorch's device types) keeps int's conversion. */
-static int device_int(PyObject *v, long long *out) {
-    if (PyLong_Check(v) && !PyLong_CheckExact(v) && Py_TYPE(v)->tp_as_number != NULL &&
-        Py_TYPE(v)->tp_as_number->nb_int == PyLong_Type.tp_as_number->nb_int) {
-        int overflow = 0;
-        *out = PyLong_AsLongLongAndOverflow(v, &overflow);
-        return !overflow && !(*out == -1 && PyErr_Occurred());
-    }
-    return small_int(v, out);
+    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && int_of(PyTuple_GET_ITEM(v, 0), 0, a) &&
+           int_of(PyTuple_GET_ITEM(v, 1), 0, b);
 }
 
 /* __dlpack_device__()'s answer as _dlpack_device reads it, or 0. */
 static int device_pair(PyObject *v, long long *type, long long *id) {
-    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && device_int(PyTuple_GET_ITEM(v, 0), type) &&
-           device_int(PyTuple_GET_ITEM(v, 1), id);
+    return PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 2 && int_of(PyTuple_GET_ITEM(v, 0), 1, type) &&
+           int_of(PyTuple_GET_ITEM(v, 1), 1, id);
 }
 
 static int same_name(PyObject *k, PyObject *name) {
@@ -1099,6 +1095,7 @@ static int clean_export(Proxy *p, PyObject *capsule, PyObject *const *kwv, PyObj
     r->span_at = first + (uintptr_t)(intptr_t)low;
     r->span_len = high - low <= S.max_bytes ? (Py_ssize_t)(high - low) : -1;
     r->snap = NULL;
+    r->retired = 0;
     if (PyDict_SetItem(S.tracked, key, (PyObject *)r) < 0) {
         Py_DECREF(key);
         Py_DECREF(r);
@@ -1176,12 +1173,7 @@ static PyObject *proxy_dlpack(Proxy *p, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     p->mode = 2;
-    PyObject *kwargs = PyDict_New();
-    for (Py_ssize_t i = 0; kwargs != NULL && i < nkw; i++) {
-        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
-            Py_CLEAR(kwargs);
-        }
-    }
+    PyObject *kwargs = kwargs_of(kwnames, args + nargs, nkw);
     PyObject *r = kwargs != NULL
                       ? PyObject_CallFunctionObjArgs(S.exported_by, (PyObject *)p, capsule, kwargs, NULL)
                       : NULL;
@@ -2439,9 +2431,7 @@ def _wrap(fn, library):
         kind = type(x)
         if kind is _CAPSULE:
             return _exchange_capsule(fn, library, x, args, kwargs)
-        proxy_class = _proxy_classes.get(kind)
-        if proxy_class is None:
-            proxy_class = _proxy_classes[kind] = _proxy_class(kind)
+        proxy_class = _proxy_class(kind)
         if proxy_class is False:
             return fn(x, *args, **kwargs)
         site = _site(2)
@@ -2485,12 +2475,20 @@ _proxy_classes = {}  # a producer's type -> its proxy class, or False (no __dlpa
 
 
 def _proxy_class(kind):
-    if kind in _PROXIES or getattr(kind, "__dlpack__", None) is None:
-        return False
-    # A producer that publishes the C exchange API (__dlpack_c_exchange_api__)
-    # is proxied too: the proxy does not publish the table, so the consumer
-    # takes __dlpack__, the protocol every producer has and the one checked.
-    return _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
+    """The proxy class of a producer's type (remembered), or False (no
+    __dlpack__, or a proxy)."""
+    proxy = _proxy_classes.get(kind)
+    if proxy is None:
+        if kind in _PROXIES or getattr(kind, "__dlpack__", None) is None:
+            proxy = False
+        else:
+            # A producer that publishes the C exchange API
+            # (__dlpack_c_exchange_api__) is proxied too: the proxy does not
+            # publish the table, so the consumer takes __dlpack__, the
+            # protocol every producer has and the one checked.
+            proxy = _DeviceExchange if hasattr(kind, "__dlpack_device__") else _Exchange
+        _proxy_classes[kind] = proxy
+    return proxy
 
 
 def _kind_of(kind):
@@ -2498,9 +2496,7 @@ def _kind_of(kind):
     (remembered): 0 calls the library's as it is, 1 or 2 with a proxy (2:
     one with __dlpack_device__), 3 hands the call to the Python path; 4 is
     added where its producers may have flags (_read_only asks them)."""
-    proxy = _proxy_classes.get(kind)
-    if proxy is None:
-        proxy = _proxy_classes[kind] = _proxy_class(kind)
+    proxy = _proxy_class(kind)
     how = 3 if kind is _CAPSULE else 0 if proxy is False else 2 if proxy is _DeviceExchange else 1
     if how in (1, 2) and (hasattr(kind, "flags") or hasattr(kind, "__getattr__") or kind.__dictoffset__):
         how |= 4
