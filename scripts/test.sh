@@ -41,7 +41,7 @@ go test -race -count=1 -timeout 30m -json ./... | .cache/bin/testreport tests/ex
 echo "== dltensor, the copy engine (CPU, OpenCL, CUDA on the fake driver) and the bridge under GOEXPERIMENT=cgocheck2"
 GOEXPERIMENT=cgocheck2 go test -count=1 ./runtime/dltensor/... ./runtime/devices/... ./tests/bridge
 echo "== the copy engine's portable kernels (-tags purego: the Go code that stands for its amd64 assembly elsewhere)"
-go test -count=1 -tags purego -run 'TestStrips|TestByteBlocks|TestTransposes|TestCopyMatches|FuzzCopy' ./runtime/devices
+go test -count=1 -tags purego -run 'TestStrips|TestBlocks|TestTransposes|TestCopyMatches|FuzzCopy' ./runtime/devices
 echo "== the OpenCL backend under load: its tests three times side by side, three rounds, under -race (a hang fails)"
 scripts/opencl-stress.sh 3 3 60
 echo "== ABI report (upstream headers vs dlgen)"

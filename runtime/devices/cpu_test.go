@@ -121,29 +121,35 @@ func TestStrips(t *testing.T) {
 	}
 }
 
-// TestByteBlocks: the kernel of large byte transposes writes each byte of
-// n blocks of 64x64 where a transpose puts it, from source columns at any
-// address and stride, the gaps between the destination rows untouched.
-func TestByteBlocks(t *testing.T) {
+// TestBlocks: the block kernels of large transposes (bytes, 4-byte items)
+// write each item of n blocks where a transpose puts it, from source
+// columns at any address and stride, either way, the gaps between the destination rows
+// untouched.
+func TestBlocks(t *testing.T) {
 	r := rand.New(rand.NewSource(6))
-	for _, n := range []int64{0, 1, 3, 5} {
-		for _, at := range []int64{0, 1, 7, 15} {
-			srcCol, dstRow := 64+at+r.Int63n(200), 64*n+16*r.Int63n(3) // gaps on both sides
-			src := make([]byte, at+max(64*n*srcCol, 1))
-			r.Read(src)
-			got, want := aligned(64*dstRow+16), make([]byte, 64*dstRow+16)
-			r.Read(got)
-			copy(want, got)
-			if n > 0 {
-				transposeBytes64(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[at]), dstRow, srcCol, n)
-				storeFence()
-			}
-			for q := int64(0); q < 64; q++ {
-				for c := int64(0); c < 64*n; c++ {
-					want[q*dstRow+c] = src[at+q+c*srcCol]
+	for _, size := range []int64{1, 4} {
+		for _, n := range []int64{0, 1, 3, 5} {
+			for _, at := range []int64{0, 1, 7, 15} {
+				srcCol, dstRow := 64*size+at+r.Int63n(200), 64*size*n+16*r.Int63n(3) // gaps on both sides
+				src := make([]byte, at+max(64*n*srcCol, 1))
+				r.Read(src)
+				if at%2 == 1 && n > 0 { // columns walked backwards from the last
+					at, srcCol = at+(64*n-1)*srcCol, -srcCol
 				}
+				got, want := aligned(64*dstRow+16), make([]byte, 64*dstRow+16)
+				r.Read(got)
+				copy(want, got)
+				if n > 0 {
+					transposeBlocks(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[at]), dstRow, srcCol, n, size)
+					storeFence()
+				}
+				for q := int64(0); q < 64; q++ {
+					for c := int64(0); c < 64*n; c++ {
+						copy(want[q*dstRow+c*size:][:size], src[at+q*size+c*srcCol:])
+					}
+				}
+				require.Equal(t, want, got, "%d-byte items, %d blocks, source at %d, %d apart, rows %d apart", size, n, at, srcCol, dstRow)
 			}
-			require.Equal(t, want, got, "%d blocks, source at %d, %d apart, rows %d apart", n, at, srcCol, dstRow)
 		}
 	}
 }
@@ -157,10 +163,11 @@ func aligned(n int64) []byte {
 
 func TestTransposes(t *testing.T) {
 	defer func(b, side, stream int64) { parallelBytes, tileSide, streamBytes = b, side, stream }(parallelBytes, tileSide, streamBytes)
-	// Byte tiles of 128 with streamBytes 0 run the blocks of 64 and their
-	// edges where the rows are a multiple of 16 bytes apart.
-	for _, ps := range [][2]int64{{1 << 62, 1 << 62}, {256, 1 << 62}, {1 << 62, 0}, {256, 0}} {
-		parallelBytes, tileSide, streamBytes = ps[0], 32, ps[1]
+	// With streamBytes 0, tiles of 32 (128 for bytes) run the byte blocks
+	// of 64 and their edges where the rows are a multiple of 16 bytes
+	// apart, tiles of 64 those of 4-byte items too.
+	for _, ps := range [][3]int64{{1 << 62, 1 << 62, 32}, {256, 1 << 62, 32}, {1 << 62, 0, 32}, {256, 0, 32}, {1 << 62, 0, 64}, {256, 0, 64}} {
+		parallelBytes, streamBytes, tileSide = ps[0], ps[1], ps[2]
 		for _, size := range []int{1, 2, 3, 4, 8, 16} {
 			for _, dims := range [][2]int64{{1, 1}, {3, 70}, {33, 65}, {64, 64}, {100, 7}, {257, 131}, {200, 144}, {64, 320}} {
 				rows, cols := dims[0], dims[1]
@@ -176,7 +183,7 @@ func TestTransposes(t *testing.T) {
 					want := make([]byte, len(got))
 					copy(want, got)
 					layouttest.Copy(want, at, []int64{cols, 1}, src, 0, []int64{1, rows}, []int64{rows, cols}, size)
-					require.Equal(t, want, got, "%d x %d of %d bytes at %d, parallel from %d, streamed from %d", rows, cols, size, at, ps[0], ps[1])
+					require.Equal(t, want, got, "%d x %d of %d bytes at %d, parallel from %d, streamed from %d, tiles of %d", rows, cols, size, at, ps[0], ps[1], ps[2])
 				}
 			}
 		}

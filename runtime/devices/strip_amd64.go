@@ -26,11 +26,14 @@ func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64
 	}
 }
 
-// transposeBytes64 copies n blocks of 64x64 bytes along 64 destination
-// rows (dst and dstRow multiples of 16) with non-temporal stores;
-// storeFence must follow.
-func transposeBytes64(dst, src unsafe.Pointer, dstRow, srcCol, n int64) {
-	simd.TransposeBlocks64of1(dst, src, dstRow, srcCol, n)
+// transposeBlocks copies n blocks of 64x64 bytes or four-byte items along a block's destination rows (dst and dstRow multiples
+// of 16) with non-temporal stores; storeFence must follow.
+func transposeBlocks(dst, src unsafe.Pointer, dstRow, srcCol, n, size int64) {
+	if size == 1 {
+		simd.TransposeBlocks64of1(dst, src, dstRow, srcCol, n)
+	} else {
+		simd.TransposeBlocks64of4(dst, src, dstRow, srcCol, n)
+	}
 }
 
 // storeFence orders the non-temporal stores before it (SFENCE).

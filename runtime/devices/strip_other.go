@@ -97,10 +97,10 @@ func transpose4x4of4(dst, src unsafe.Pointer, dstRow, srcCol int64) {
 	*(*uint64)(r3), *(*uint64)(unsafe.Add(r3, 8)) = a1>>32|b1&hi, c1>>32|d1&hi
 }
 
-// transposeBytes64 copies n blocks of 64x64 bytes along 64 destination
-// rows: 64 rows of strips.
-func transposeBytes64(dst, src unsafe.Pointer, dstRow, srcCol, n int64) {
-	transposeStrip(dst, src, dstRow, srcCol, 4*n, 64, 1)
+// transposeBlocks copies n blocks of 64x64 bytes or four-byte items along
+// 64 destination rows: strips of 64 rows.
+func transposeBlocks(dst, src unsafe.Pointer, dstRow, srcCol, n, size int64) {
+	transposeStrip(dst, src, dstRow, srcCol, 4*size*n, 64, size)
 }
 
 // storeFence does nothing: the Go code makes no non-temporal stores.

@@ -37,7 +37,7 @@ func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64, stream bool) {
 		dst, src = unsafe.Add(dst, (rows.n-1)*rows.d), unsafe.Add(src, (rows.n-1)*rows.s)
 		rows.d, rows.s = -rows.d, -rows.s
 	}
-	blocks := stream && size == 1 && rows.s == 1 && cols.d == 1 && rows.d%16 == 0
+	blocks := stream && (size == 1 || size == 4) && rows.s == size && cols.d == size && rows.d%16 == 0
 	t := side(size)
 	for r := int64(0); r < rows.n; r += t {
 		tr := dim{min(t, rows.n-r), rows.d, rows.s}
@@ -45,7 +45,7 @@ func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64, stream bool) {
 			tc := dim{min(t, cols.n-c), cols.d, cols.s}
 			d, s := unsafe.Add(dst, r*rows.d+c*cols.d), unsafe.Add(src, r*rows.s+c*cols.s)
 			if blocks && uintptr(d)%16 == 0 {
-				byteTile(d, s, tr, tc)
+				blockTile(d, s, tr, tc, size)
 			} else {
 				tile(d, s, tr, tc, size)
 			}
@@ -56,19 +56,19 @@ func tiles(dst, src unsafe.Pointer, rows, cols dim, size int64, stream bool) {
 	}
 }
 
-// byteTile copies a tile of bytes in blocks of 64x64, each destination
-// row of a block written whole with non-temporal stores, the edges as
-// tile does.
-func byteTile(dst, src unsafe.Pointer, rows, cols dim) {
+// blockTile copies a tile of bytes or 4-byte items in blocks of 64x64
+// items, each destination row of a block written whole with non-temporal
+// stores, the edges as tile does.
+func blockTile(dst, src unsafe.Pointer, rows, cols dim, size int64) {
 	rn, cn := rows.n/64*64, cols.n/64*64
 	for r := int64(0); r < rn; r += 64 {
-		transposeBytes64(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r), rows.d, cols.s, cn/64)
+		transposeBlocks(unsafe.Add(dst, r*rows.d), unsafe.Add(src, r*size), rows.d, cols.s, cn/64, size)
 	}
 	if cn < cols.n {
-		tile(unsafe.Add(dst, cn), unsafe.Add(src, cn*cols.s), dim{rn, rows.d, rows.s}, dim{cols.n - cn, cols.d, cols.s}, 1)
+		tile(unsafe.Add(dst, cn*size), unsafe.Add(src, cn*cols.s), dim{rn, rows.d, rows.s}, dim{cols.n - cn, cols.d, cols.s}, size)
 	}
 	if rn < rows.n {
-		tile(unsafe.Add(dst, rn*rows.d), unsafe.Add(src, rn), dim{rows.n - rn, rows.d, rows.s}, cols, 1)
+		tile(unsafe.Add(dst, rn*rows.d), unsafe.Add(src, rn*size), dim{rows.n - rn, rows.d, rows.s}, cols, size)
 	}
 }
 

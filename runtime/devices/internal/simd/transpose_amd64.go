@@ -52,6 +52,17 @@ func TransposeStrip16of1(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 //go:noescape
 func TransposeBlocks64of1(dst, src unsafe.Pointer, dstRow, srcCol, n int64)
 
+// TransposeBlocks64of4 transposes n blocks of 64x64 four-byte items
+// along 64 destination rows (dstRow bytes apart, each 16-byte aligned)
+// with non-temporal stores, as TransposeBlocks64of1 does bytes: each block
+// reads 256 bytes of 64 source columns whole, then writes 256 bytes of
+// every destination row. A block moves dst 256 bytes on and src 64
+// columns. StoreFence must follow before another goroutine reads the
+// destination.
+//
+//go:noescape
+func TransposeBlocks64of4(dst, src unsafe.Pointer, dstRow, srcCol, n int64)
+
 // StoreFence orders the non-temporal stores before it before every store
 // after it (SFENCE).
 func StoreFence()

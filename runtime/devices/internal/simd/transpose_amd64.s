@@ -39,13 +39,9 @@ block: \
 done: \
 	RET
 
-// BLOCK4 transposes 4x4 four-byte items: four 16-byte source columns to
-// four 16-byte destination rows.
-#define BLOCK4 \
-	MOVUPS (R13), X0; \
-	MOVUPS (R13)(CX*1), X1; \
-	MOVUPS (R13)(CX*2), X2; \
-	MOVUPS (R13)(R8*1), X3; \
+// SHUFFLE4 transposes 4x4 four-byte items: the source columns in X0 to
+// X3 become the destination rows X1, X2, X3, X5.
+#define SHUFFLE4 \
 	MOVAPS X0, X4; \
 	UNPCKLPS X1, X0; \
 	UNPCKHPS X1, X4; \
@@ -57,7 +53,16 @@ done: \
 	MOVHLPS X0, X2; \
 	MOVAPS X4, X3; \
 	MOVLHPS X5, X3; \
-	MOVHLPS X4, X5; \
+	MOVHLPS X4, X5
+
+// BLOCK4 transposes 4x4 four-byte items: four 16-byte source columns to
+// four 16-byte destination rows.
+#define BLOCK4 \
+	MOVUPS (R13), X0; \
+	MOVUPS (R13)(CX*1), X1; \
+	MOVUPS (R13)(CX*2), X2; \
+	MOVUPS (R13)(R8*1), X3; \
+	SHUFFLE4; \
 	MOVUPS X1, (R11); \
 	MOVUPS X2, (R11)(DX*1); \
 	MOVUPS X3, (R11)(DX*2); \
@@ -187,6 +192,25 @@ done: \
 	PAIR(768(p), 832(p), X6); \
 	PAIR(896(p), 960(p), X7)
 
+// STORE256 writes X0 to X15 to the 256 bytes at (R11).
+#define STORE256 \
+	MOVOU X0, (R11); \
+	MOVOU X1, 16(R11); \
+	MOVOU X2, 32(R11); \
+	MOVOU X3, 48(R11); \
+	MOVOU X4, 64(R11); \
+	MOVOU X5, 80(R11); \
+	MOVOU X6, 96(R11); \
+	MOVOU X7, 112(R11); \
+	MOVOU X8, 128(R11); \
+	MOVOU X9, 144(R11); \
+	MOVOU X10, 160(R11); \
+	MOVOU X11, 176(R11); \
+	MOVOU X12, 192(R11); \
+	MOVOU X13, 208(R11); \
+	MOVOU X14, 224(R11); \
+	MOVOU X15, 240(R11)
+
 // LINES4 copies four 64-byte lines at (R13), CX apart, to the four lines
 // at (R11), 64 bytes apart.
 #define LINES4 \
@@ -206,22 +230,7 @@ done: \
 	MOVOU 16(R13)(R8*1), X13; \
 	MOVOU 32(R13)(R8*1), X14; \
 	MOVOU 48(R13)(R8*1), X15; \
-	MOVOU X0, (R11); \
-	MOVOU X1, 16(R11); \
-	MOVOU X2, 32(R11); \
-	MOVOU X3, 48(R11); \
-	MOVOU X4, 64(R11); \
-	MOVOU X5, 80(R11); \
-	MOVOU X6, 96(R11); \
-	MOVOU X7, 112(R11); \
-	MOVOU X8, 128(R11); \
-	MOVOU X9, 144(R11); \
-	MOVOU X10, 160(R11); \
-	MOVOU X11, 176(R11); \
-	MOVOU X12, 192(R11); \
-	MOVOU X13, 208(R11); \
-	MOVOU X14, 224(R11); \
-	MOVOU X15, 240(R11)
+	STORE256
 
 // func TransposeStrip1of16(dst, src unsafe.Pointer, dstRow, srcCol, n, rows int64)
 TEXT ·TransposeStrip1of16(SB), NOSPLIT, $0-48
@@ -243,6 +252,19 @@ TEXT ·TransposeStrip8of2(SB), NOSPLIT, $0-48
 TEXT ·TransposeStrip16of1(SB), NOSPLIT, $0-48
 	STRIP(3, 4, BLOCK1)
 
+// BLOCKS_ARGS loads the arguments of the block kernels: dst in DI, src in
+// R13, dstRow in DX (R9 three times it), srcCol in CX (R8 three times it),
+// n in BX, and sets the flags for n == 0.
+#define BLOCKS_ARGS \
+	MOVQ dst+0(FP), DI; \
+	MOVQ src+8(FP), R13; \
+	MOVQ dstRow+16(FP), DX; \
+	MOVQ srcCol+24(FP), CX; \
+	MOVQ n+32(FP), BX; \
+	LEAQ (CX)(CX*2), R8; \
+	LEAQ (DX)(DX*2), R9; \
+	TESTQ BX, BX
+
 // func TransposeBlocks64of1(dst, src unsafe.Pointer, dstRow, srcCol, n int64)
 //
 // It transposes n blocks of 64x64 bytes in three passes through two 4 KiB
@@ -259,14 +281,7 @@ TEXT ·TransposeStrip16of1(SB), NOSPLIT, $0-48
 // prefetch never faults). AX and R10 count loops, R13 walks the source, R12
 // and R11 the buffers.
 TEXT ·TransposeBlocks64of1(SB), 0, $8192-40
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), R13
-	MOVQ dstRow+16(FP), DX
-	MOVQ srcCol+24(FP), CX
-	MOVQ n+32(FP), BX
-	LEAQ (CX)(CX*2), R8
-	LEAQ (DX)(DX*2), R9
-	TESTQ BX, BX
+	BLOCKS_ARGS
 	JEQ blocksDone
 
 block64:
@@ -359,6 +374,103 @@ out64:
 	JNZ block64
 
 blocksDone:
+	RET
+
+// T4 transposes the 4x4 four-byte items at boff(B) (four buffered source
+// columns ls bytes apart, 16 bytes of each) and writes them as 16 bytes at
+// doff(D) of four destination rows (DX apart; R9 is three times DX) with
+// non-temporal stores.
+#define T4(B, ls, boff, D, doff) \
+	MOVUPS (boff)(B), X0; \
+	MOVUPS (boff+ls)(B), X1; \
+	MOVUPS (boff+2*ls)(B), X2; \
+	MOVUPS (boff+3*ls)(B), X3; \
+	SHUFFLE4; \
+	MOVNTO X1, (doff)(D); \
+	MOVNTO X2, (doff)(D)(DX*1); \
+	MOVNTO X3, (doff)(D)(DX*2); \
+	MOVNTO X5, (doff)(D)(R9*1)
+
+// LINE256 copies 256 bytes at (R13) to (R11).
+#define LINE256 \
+	MOVOU (R13), X0; \
+	MOVOU 16(R13), X1; \
+	MOVOU 32(R13), X2; \
+	MOVOU 48(R13), X3; \
+	MOVOU 64(R13), X4; \
+	MOVOU 80(R13), X5; \
+	MOVOU 96(R13), X6; \
+	MOVOU 112(R13), X7; \
+	MOVOU 128(R13), X8; \
+	MOVOU 144(R13), X9; \
+	MOVOU 160(R13), X10; \
+	MOVOU 176(R13), X11; \
+	MOVOU 192(R13), X12; \
+	MOVOU 208(R13), X13; \
+	MOVOU 224(R13), X14; \
+	MOVOU 240(R13), X15; \
+	STORE256
+
+// func TransposeBlocks64of4(dst, src unsafe.Pointer, dstRow, srcCol, n int64)
+//
+// It transposes n blocks of 64x64 four-byte items as TransposeBlocks64of1
+// does bytes, through a 16 KiB buffer on the stack: 256 bytes of each of
+// the block's 64 source columns copied whole into it, then four
+// destination rows at a time transposed from it in 4x4 blocks (T4) and
+// written 64 bytes, one whole line of each row, at a time with
+// non-temporal stores. Each 64 bytes of four rows, one column (four lines)
+// of the next block's source is prefetched (SI walks them). A block moves
+// dst 256 bytes on and src 64 columns.
+TEXT ·TransposeBlocks64of4(SB), 0, $16384-40
+	BLOCKS_ARGS
+	JEQ blocks64of4Done
+
+block64of4:
+	MOVQ SP, R11
+	MOVQ $64, AX
+
+lines64of4:
+	LINE256
+	ADDQ CX, R13
+	ADDQ $256, R11
+	DECQ AX
+	JNZ lines64of4
+
+	MOVQ R13, SI
+	MOVQ SP, R12
+	MOVQ DI, R14
+	MOVQ $16, AX
+
+rows64of4:
+	MOVQ R12, R15
+	MOVQ R14, R11
+	MOVQ $4, R10
+
+quads64of4:
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 128(SI)
+	PREFETCHT0 192(SI)
+	ADDQ CX, SI
+	T4(R15, 256, 0, R11, 0)
+	T4(R15, 256, 1024, R11, 16)
+	T4(R15, 256, 2048, R11, 32)
+	T4(R15, 256, 3072, R11, 48)
+	ADDQ $4096, R15
+	ADDQ $64, R11
+	DECQ R10
+	JNZ quads64of4
+
+	ADDQ $16, R12
+	LEAQ (R14)(DX*4), R14
+	DECQ AX
+	JNZ rows64of4
+
+	ADDQ $256, DI
+	DECQ BX
+	JNZ block64of4
+
+blocks64of4Done:
 	RET
 
 // func StoreFence()
