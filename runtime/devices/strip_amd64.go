@@ -26,8 +26,9 @@ func transposeStrip(dst, src unsafe.Pointer, dstRow, srcCol, n, rows, size int64
 	}
 }
 
-// transposeBlocks copies n blocks of 64x64 bytes or four-byte items along a block's destination rows (dst and dstRow multiples
-// of 16) with non-temporal stores; storeFence must follow.
+// transposeBlocks copies n blocks of 64x64 bytes or four-byte items
+// along a block's 64 destination rows (dst and dstRow multiples of 16)
+// with non-temporal stores; storeFence must follow.
 func transposeBlocks(dst, src unsafe.Pointer, dstRow, srcCol, n, size int64) {
 	if size == 1 {
 		simd.TransposeBlocks64of1(dst, src, dstRow, srcCol, n)
