@@ -189,7 +189,7 @@ func TestGoldenNamesSourcesOnlyWhereTheyAreCopied(t *testing.T) {
 		if f.Path != "python/dlpack_cython_tensor.pxi" {
 			continue
 		}
-		assert.Equal(t, "# "+backend.Marker+"\n# "+backend.SPDX+"\n[runtime/python/cython_tensor.pxi, verbatim]\n", string(elideVerbatim(f.Content)))
+		assert.Equal(t, "# "+backend.Marker+"\n# "+backend.SPDX+"\n[internal/backend/python/runtime/cython_tensor.pxi, verbatim]\n", string(elideVerbatim(f.Content)))
 		changed := bytes.Replace(f.Content, []byte("cdef class Tensor"), []byte("cdef class Tensor2"), 1)
 		assert.Equal(t, string(changed), string(elideVerbatim(changed)), "a changed copy is not elided")
 	}

@@ -15,10 +15,10 @@ import pytest
 
 from conftest import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
 
-# The rules of runtime/python/ruff.toml, for output that has no config.
+# The rules of internal/backend/python/runtime/ruff.toml, for output that has no config.
 RUFF_OUTPUT = ["check", "--no-cache", "--isolated", "--line-length", "100", "--target-version", "py310",
                "--select", "E,F,W,B,UP,SIM,RUF"]
-PROTOCOL = os.path.join(ROOT, "runtime", "python")
+PROTOCOL = os.path.join(ROOT, "internal", "backend", "python", "runtime")
 
 
 def ruff(*args, cwd=ROOT):

@@ -8,8 +8,6 @@ import (
 
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/runtime/c"
-	"github.com/dlgen/dlgen/templates"
 )
 
 // HelpersPath is where the helper header is written, beside the header.
@@ -19,7 +17,7 @@ const HelpersPath = "c/dlpack/dlpack_helpers.h"
 // frameworks written in C and C++: the checks, in their order, the facts a
 // consumer recomputes, the legacy/versioned wrappers, the capsule protocol
 // and a complete __dlpack__ and from_dlpack for C extensions. Its code is
-// hand-written, the same for every release (runtime/c/dlpack_helpers.h,
+// hand-written, the same for every release (runtime/dlpack_helpers.h,
 // with the release's side of each feature block: features.go), and names
 // no fact; the template (dlpack_helpers.h.tmpl) renders around it
 // only what a release says, from the IR alone: macros (DLGEN_HAS_VERSIONED,
@@ -179,12 +177,12 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if p.ExchangeAPICapsule != nil {
 		h.ExchangeCapsule = cString(p.ExchangeAPICapsule.Name)
 	}
-	code, err := withFeatures(cruntime.Helpers, features(h))
+	code, err := withFeatures(helpersCode, features(h))
 	if err != nil {
-		return nil, fmt.Errorf("runtime/c/dlpack_helpers.h: %w", err)
+		return nil, fmt.Errorf("internal/backend/c/runtime/dlpack_helpers.h: %w", err)
 	}
 	h.Code = code
-	tmpl, err := templates.Parse("c/dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
+	tmpl, err := backend.ParseTemplate(templates, "templates/dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
 	if err != nil {
 		return nil, err
 	}

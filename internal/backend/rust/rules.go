@@ -12,7 +12,7 @@ import (
 // be NULL, which device types the CPU reads, which type codes allow one
 // width or cannot be addressed), the rest is api.Rules: the dimension
 // limit and the message of every check. The hand-written checker
-// (runtime/rust/check.rs) and the readers of the tables (runtime/rust/rule_types.rs)
+// (internal/backend/rust/runtime/check.rs) and the readers of the tables (internal/backend/rust/runtime/rule_types.rs)
 // know no fact of their own; the limits of the address space are the
 // template's definition against the pointer width, docs/rules.md's.
 

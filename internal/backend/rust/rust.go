@@ -18,7 +18,7 @@
 // Only what varies by release is generated, from the IR through the
 // templates rust-*.tmpl. The readers of the rule tables (rules/types.rs),
 // the safe layer (an owned managed tensor, import validation, exports of
-// Rust memory) and the PyO3 glue are hand-written Rust in runtime/rust, embedded
+// Rust memory) and the PyO3 glue are hand-written Rust in internal/backend/rust/runtime, embedded
 // here and copied, behind the generated marker lines, into src/ of every
 // release from 1.0; python/exchange.rs is
 // exchange_api.rs where the release has the C exchange API and
@@ -33,13 +33,12 @@ package rust
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/runtime/rust"
-	"github.com/dlgen/dlgen/templates"
 )
 
 // Dir is where the crate is written, relative to the output directory.
@@ -52,10 +51,16 @@ const RustVersion = "1.81"
 // PyO3 is the PyO3 release line the pyo3 feature builds against.
 const PyO3 = "0.30"
 
-var sources = rustruntime.Sources
+// embedded are the backend's templates (declarations only) and the crate's
+// hand-written runtime (runtime/): its safe layer (import checks, owned
+// tensors, exports of Rust memory) and its PyO3 glue, the same for every
+// release, shipped beside the declarations.
+//
+//go:embed templates/*.tmpl runtime/*.rs
+var embedded embed.FS
 
 // handWritten maps the crate's hand-written files to their sources in
-// runtime/rust; the exchange module is chosen per release.
+// internal/backend/rust/runtime; the exchange module is chosen per release.
 var handWritten = []struct{ path, source string }{
 	{"src/rules/types.rs", "rule_types.rs"},
 	{"src/check.rs", "check.rs"},
@@ -86,16 +91,16 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		return nil, err
 	}
 	outputs := []struct{ path, template string }{
-		{"Cargo.toml", "rust/Cargo.toml.tmpl"},
-		{"src/lib.rs", "rust/lib.rs.tmpl"},
-		{"src/layout.rs", "rust/layout.rs.tmpl"},
+		{"Cargo.toml", "templates/Cargo.toml.tmpl"},
+		{"src/lib.rs", "templates/lib.rs.tmpl"},
+		{"src/layout.rs", "templates/layout.rs.tmpl"},
 	}
 	if v.Safe {
-		outputs = append(outputs, struct{ path, template string }{"src/rules.rs", "rust/rules.rs.tmpl"})
+		outputs = append(outputs, struct{ path, template string }{"src/rules.rs", "templates/rules.rs.tmpl"})
 	}
 	var files []backend.File
 	for _, o := range outputs {
-		tmpl, err := templates.Parse(o.template, map[string]any{"doc": doc, "noCfg": noCfg})
+		tmpl, err := backend.ParseTemplate(embedded, o.template, map[string]any{"doc": doc, "noCfg": noCfg})
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +124,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	copies = append(copies, struct{ path, source string }{"src/python/exchange.rs", exchange})
 	for _, c := range copies {
-		text, err := sources.ReadFile(c.source)
+		text, err := embedded.ReadFile("runtime/" + c.source)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +135,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 }
 
 // handDebug is the struct whose Debug the safe layer writes by hand
-// (runtime/rust/rule_types.rs, beside its Display): a dtype shows as its name, as
+// (internal/backend/rust/runtime/rule_types.rs, beside its Display): a dtype shows as its name, as
 // Python's repr shows it, not as `code: 2`.
 const handDebug = "DLDataType"
 
@@ -283,16 +288,16 @@ func doc(indent, text string) string {
 // docWidth is where documentation lines end.
 const docWidth = 80
 
-// Verbatim maps each hand-written source of runtime/rust, by path in the
+// Verbatim maps each hand-written source of internal/backend/rust/runtime, by path in the
 // repository, to its text, which Generate copies unchanged behind the
 // marker lines, so that golden files can name the sources instead of
 // repeating them (generate's TestGolden).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
-	entries, _ := sources.ReadDir(".")
+	entries, _ := embedded.ReadDir("runtime")
 	for _, e := range entries {
-		if data, err := sources.ReadFile(e.Name()); err == nil {
-			out["runtime/rust/"+e.Name()] = string(data)
+		if data, err := embedded.ReadFile("runtime/" + e.Name()); err == nil {
+			out["internal/backend/rust/runtime/"+e.Name()] = string(data)
 		}
 	}
 	return out

@@ -1,6 +1,6 @@
 /* The hand-written part of dlgen's C helper header, dlpack_helpers.h: the
  * same for every release. dlgen writes it into the header after the
- * release's macros and dlgen_rule (templates/c/dlpack_helpers.h.tmpl) and
+ * release's macros and dlgen_rule (internal/backend/c/templates/dlpack_helpers.h.tmpl) and
  * before the release's tables, which the prototypes below declare; it
  * names no fact of a release. Where releases differ it asks the macros
  * (DLGEN_HAS_VERSIONED, DLGEN_HAS_PADDED_FLAG, DLGEN_MANAGED_TENSOR, ...).
