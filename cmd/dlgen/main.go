@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
+	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/internal/backend"
 	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/generate"
@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintln(stdout, "dlgen", version.Tag)
+		fmt.Fprintln(stdout, "dlgen", dlgen.Tag)
 		return 0
 	}
 	if what := valueMistake(fs); what != "" {

@@ -95,6 +95,33 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if h.Versioned {
 		h.Major, h.Minor = api.Versions.Major.Name, api.Versions.Minor.Name
 	}
+	if err := h.addStructs(api); err != nil {
+		return nil, err
+	}
+	h.addEnums(api)
+	if err := h.addRules(api); err != nil {
+		return nil, err
+	}
+	h.addProtocol(api.Protocol)
+	code, err := withFeatures(helpersCode, features(h))
+	if err != nil {
+		return nil, fmt.Errorf("internal/backend/c/runtime/dlpack_helpers.h: %w", err)
+	}
+	h.Code = code
+	tmpl, err := backend.ParseTemplate(templates, "templates/dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, h); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// addStructs adds the managed tensors' C types and DLTensor's nullable
+// pointers.
+func (h *helpers) addStructs(api *ir.API) error {
 	for _, s := range api.Structs() {
 		switch s.Name {
 		case "DLManagedTensor":
@@ -117,12 +144,19 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		}
 	}
 	if len(h.Nullables) != 3 || h.Legacy == "" || h.Versioned != (h.VersionedType != "") {
-		return nil, fmt.Errorf("the C helpers need DLTensor's pointers data, shape and strides, and the managed tensors")
+		return fmt.Errorf("the C helpers need DLTensor's pointers data, shape and strides, and the managed tensors")
 	}
+	return nil
+}
+
+// addEnums adds the type codes, the devices' facts, the dtype names and the
+// flags.
+func (h *helpers) addEnums(api *ir.API) {
+	codes := api.Enum.DataTypeCode
 	for _, ev := range codes.Values {
 		h.Codes = append(h.Codes, typeCode{Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits})
 	}
-	for _, ev := range devices.Values {
+	for _, ev := range api.Enum.DeviceType.Values {
 		if ev.HostReadable {
 			h.HostReadable = append(h.HostReadable, ev.Name)
 		}
@@ -149,13 +183,18 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if f := api.Flag.IsCopied; f != nil {
 		h.IsCopied = f.Name
 	}
+}
+
+// addRules adds the import rules, each message a C format whose parameters
+// are the bytes 1, 2, ...
+func (h *helpers) addRules(api *ir.API) error {
 	for _, m := range api.Rules.Messages {
 		var format strings.Builder
 		for _, p := range m.Parts() {
 			if p.Text == "" {
 				format.WriteByte(byte(p.Param + 1))
 			} else if strings.IndexFunc(p.Text, func(c rune) bool { return c < ' ' }) >= 0 {
-				return nil, fmt.Errorf("the message of %s holds a control character, which the C helpers read as a parameter: %q", m.Check.ID, p.Text)
+				return fmt.Errorf("the message of %s holds a control character, which the C helpers read as a parameter: %q", m.Check.ID, p.Text)
 			} else {
 				format.WriteString(p.Text)
 			}
@@ -166,7 +205,11 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		h.Rules = append(h.Rules, r)
 	}
 	h.Rules[len(h.Rules)-1].Comma = ""
-	p := api.Protocol
+	return nil
+}
+
+// addProtocol adds the capsules' names and the C exchange API's.
+func (h *helpers) addProtocol(p ir.Protocol) {
 	h.Capsule, h.UsedCapsule = cString(p.Capsule.Name), cString(p.UsedCapsule.Name)
 	if h.Versioned {
 		h.VersionedCapsule, h.UsedVersioned = cString(p.VersionedCapsule.Name), cString(p.UsedVersionedCapsule.Name)
@@ -177,20 +220,6 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if p.ExchangeAPICapsule != nil {
 		h.ExchangeCapsule = cString(p.ExchangeAPICapsule.Name)
 	}
-	code, err := withFeatures(helpersCode, features(h))
-	if err != nil {
-		return nil, fmt.Errorf("internal/backend/c/runtime/dlpack_helpers.h: %w", err)
-	}
-	h.Code = code
-	tmpl, err := backend.ParseTemplate(templates, "templates/dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, h); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // features are the template's feature macros (DLGEN_HAS_...) and their

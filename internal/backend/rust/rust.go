@@ -193,75 +193,16 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 		}
 	}
 	used := map[string]bool{}
-	note := func(t rtype) {
-		for _, ffi := range []string{"c_char", "c_int", "c_void"} {
-			if strings.Contains(t.text(""), ffi) {
-				used[ffi] = true
-			}
-		}
-	}
 	for _, d := range api.Decls {
-		switch d := d.(type) {
-		case *ir.Struct:
-			s := decl{Kind: "struct", Name: d.Name, Doc: d.Doc, Derive: "Clone, Copy, Debug"}
-			if c.Safe && d.Name == handDebug {
-				s.Derive = "Clone, Copy"
-			}
-			if pointerFree(d) {
-				s.Derive += ", PartialEq, Eq, Hash"
-			}
-			for _, f := range d.Fields {
-				t, err := rustType(f.Type)
-				if err != nil {
-					return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
-				}
-				note(t)
-				s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc()})
-			}
-			c.Decls = append(c.Decls, s)
-		case *ir.Enum:
-			repr, ok := rustScalar[d.Storage]
-			if !ok {
-				return nil, fmt.Errorf("enum %s: no Rust type for %s", d.Name, d.Storage)
-			}
-			e := decl{Kind: "enum", Name: d.Name, Doc: d.Doc, Repr: repr}
-			for _, ev := range d.Values {
-				e.Values = append(e.Values, enumValue{Doc: ev.Doc, Name: ev.Name, Value: ev.Value})
-			}
-			c.Decls = append(c.Decls, e)
-		case *ir.Flags:
-			typ, ok := rustScalar[d.Type]
-			if !ok {
-				return nil, fmt.Errorf("flags %s: no Rust type for %s", d.Name, d.Type)
-			}
-			f := decl{Kind: "flags", Name: d.Name, Doc: d.Doc}
-			for _, bit := range d.Bits {
-				f.Bits = append(f.Bits, constant{Doc: bit.Doc, Name: bit.Name, Type: typ, Value: fmt.Sprintf("1 << %d", bit.Bit)})
-			}
-			c.Decls = append(c.Decls, f)
-		case *ir.FuncType:
-			t, err := funcType(d.Sig)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", d.Name, err)
-			}
-			note(t)
-			// Parameter names are C's; rustc would ask for snake case.
-			c.Decls = append(c.Decls, decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Type: t.text(""), NonSnakeCase: !t.snakeCase()})
+		rd, err := c.decl(d, used)
+		if err != nil {
+			return nil, err
+		}
+		if rd != nil {
+			c.Decls = append(c.Decls, *rd)
 		}
 	}
-	var imports []string
-	for _, ffi := range []string{"c_char", "c_int", "c_void"} {
-		if used[ffi] {
-			imports = append(imports, ffi)
-		}
-	}
-	switch len(imports) {
-	case 0:
-	case 1:
-		c.Imports = "use core::ffi::" + imports[0] + ";"
-	default:
-		c.Imports = "use core::ffi::{" + strings.Join(imports, ", ") + "};"
-	}
+	c.Imports = ffiImports(used)
 	c.Models = models(api)
 	if c.Safe {
 		r, err := ruleTables(api)
@@ -271,6 +212,86 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 		c.Rules = r
 	}
 	return c, nil
+}
+
+// ffiTypes are the core::ffi types the declarations may name.
+var ffiTypes = []string{"c_char", "c_int", "c_void"}
+
+// decl is the Rust declaration of d, or nil for none; used notes the
+// core::ffi types it names.
+func (c *crate) decl(d ir.Decl, used map[string]bool) (*decl, error) {
+	note := func(t rtype) {
+		for _, ffi := range ffiTypes {
+			if strings.Contains(t.text(""), ffi) {
+				used[ffi] = true
+			}
+		}
+	}
+	switch d := d.(type) {
+	case *ir.Struct:
+		s := decl{Kind: "struct", Name: d.Name, Doc: d.Doc, Derive: "Clone, Copy, Debug"}
+		if c.Safe && d.Name == handDebug {
+			s.Derive = "Clone, Copy"
+		}
+		if pointerFree(d) {
+			s.Derive += ", PartialEq, Eq, Hash"
+		}
+		for _, f := range d.Fields {
+			t, err := rustType(f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
+			}
+			note(t)
+			s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc()})
+		}
+		return &s, nil
+	case *ir.Enum:
+		repr, ok := rustScalar[d.Storage]
+		if !ok {
+			return nil, fmt.Errorf("enum %s: no Rust type for %s", d.Name, d.Storage)
+		}
+		e := decl{Kind: "enum", Name: d.Name, Doc: d.Doc, Repr: repr}
+		for _, ev := range d.Values {
+			e.Values = append(e.Values, enumValue{Doc: ev.Doc, Name: ev.Name, Value: ev.Value})
+		}
+		return &e, nil
+	case *ir.Flags:
+		typ, ok := rustScalar[d.Type]
+		if !ok {
+			return nil, fmt.Errorf("flags %s: no Rust type for %s", d.Name, d.Type)
+		}
+		f := decl{Kind: "flags", Name: d.Name, Doc: d.Doc}
+		for _, bit := range d.Bits {
+			f.Bits = append(f.Bits, constant{Doc: bit.Doc, Name: bit.Name, Type: typ, Value: fmt.Sprintf("1 << %d", bit.Bit)})
+		}
+		return &f, nil
+	case *ir.FuncType:
+		t, err := funcType(d.Sig)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Name, err)
+		}
+		note(t)
+		// Parameter names are C's; rustc would ask for snake case.
+		return &decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Type: t.text(""), NonSnakeCase: !t.snakeCase()}, nil
+	}
+	return nil, nil
+}
+
+// ffiImports is the use line of the core::ffi types used, or "".
+func ffiImports(used map[string]bool) string {
+	var imports []string
+	for _, ffi := range ffiTypes {
+		if used[ffi] {
+			imports = append(imports, ffi)
+		}
+	}
+	switch len(imports) {
+	case 0:
+		return ""
+	case 1:
+		return "use core::ffi::" + imports[0] + ";"
+	}
+	return "use core::ffi::{" + strings.Join(imports, ", ") + "};"
 }
 
 // doc renders text as /// lines at indent, wrapped at docWidth (prose,
