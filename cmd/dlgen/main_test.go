@@ -516,12 +516,20 @@ func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
 // which flag to pass instead.
 func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, args := range [][]string{{}, {"-check"}, {"-lang", "c", "-dlpack-version", "1.3"}} {
-		code, stdout, stderr := runDlgen(t, args...)
-		assert.Equal(t, 2, code, "%v", args)
-		assert.Empty(t, stdout, "%v", args)
-		assert.Equal(t, "dlgen: -out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)\n"+
-			"run dlgen -h for usage\n", stderr, "%v", args)
+	for _, c := range []struct {
+		args    []string
+		folders string // what the run would write
+	}{
+		{nil, "c/, go/, python/ and rust/"},
+		{[]string{"-check"}, "c/, go/, python/ and rust/"},
+		{[]string{"-lang", "c", "-dlpack-version", "1.3"}, "c/"},
+		{[]string{"-lang", "python,conformance"}, "python/ and conformance/"},
+	} {
+		code, stdout, stderr := runDlgen(t, c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Empty(t, stdout, "%v", c.args)
+		assert.Equal(t, "dlgen: -out is missing: pass -out DIR, the directory to write "+c.folders+" into (-out . for the current one)\n"+
+			"run dlgen -h for usage\n", stderr, "%v", c.args)
 	}
 	entries, err := os.ReadDir(".")
 	require.NoError(t, err)

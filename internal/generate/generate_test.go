@@ -114,7 +114,11 @@ func goldenOptions(s *ir.Schema, flags string) (Options, error) {
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		return opts, err
 	}
-	opts.Langs = splitList(*lang)
+	langs, err := splitLanguages(*lang)
+	if err != nil {
+		return opts, err
+	}
+	opts.Langs = langs
 	if *release != "" {
 		v, err := s.ParseRelease(*release)
 		if err != nil {
