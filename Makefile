@@ -21,7 +21,7 @@ generate:
 	go run ./cmd/dlgen -out generated
 
 golden:
-	go test ./internal/generate -update
+	go test ./internal/backend/c ./internal/backend/golang ./internal/backend/python ./internal/backend/rust -update
 
 wheels:
 	rm -rf dist

@@ -225,8 +225,11 @@ func (h *helpers) addProtocol(p ir.Protocol) {
 // features are the template's feature macros (DLGEN_HAS_...) and their
 // value in the release h describes.
 func features(h helpers) map[string]bool {
-	return map[string]bool{"DLGEN_HAS_VERSIONED": h.Versioned, "DLGEN_HAS_PADDED_FLAG": h.Padded != ""}
+	return map[string]bool{featureMacros[0]: h.Versioned, featureMacros[1]: h.Padded != ""}
 }
+
+// featureMacros are the feature macros the hand-written helper code asks.
+var featureMacros = []string{"DLGEN_HAS_VERSIONED", "DLGEN_HAS_PADDED_FLAG"}
 
 // cString is s as a C string literal: printable ASCII as it is, anything
 // else escaped in octal (which, unlike \x, ends after three digits).
@@ -248,4 +251,24 @@ func cString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// Verbatim maps the hand-written helper code, as each release's header
+// holds it (one text per combination of the feature macros, named by
+// their values), to that text, so that golden files name it instead of
+// repeating it (package backendtest).
+func (Backend) Verbatim() map[string]string {
+	out := map[string]string{}
+	for combination := range 1 << len(featureMacros) {
+		on := map[string]bool{}
+		var values []string
+		for i, name := range featureMacros {
+			on[name] = combination>>i&1 == 1
+			values = append(values, fmt.Sprintf("%s=%d", name, combination>>i&1))
+		}
+		if code, err := withFeatures(helpersCode, on); err == nil { // else the generator reports it
+			out["internal/backend/c/runtime/dlpack_helpers.h with "+strings.Join(values, " ")] = code
+		}
+	}
+	return out
 }

@@ -114,7 +114,7 @@ func importBlock(own []string, srcs []pythonSource) []string {
 // the text of it that dlgen copies unchanged into its output: a Cython
 // source as it is, a Python source without its import lines (shared.py is
 // both), so that golden files can name the sources instead of repeating
-// them (generate's TestGolden).
+// them (package backendtest).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
 	entries, _ := fs.ReadDir(sources, ".")

@@ -312,7 +312,7 @@ const docWidth = 80
 // Verbatim maps each hand-written source of internal/backend/rust/runtime, by path in the
 // repository, to its text, which Generate copies unchanged behind the
 // marker lines, so that golden files can name the sources instead of
-// repeating them (generate's TestGolden).
+// repeating them (package backendtest).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
 	entries, _ := embedded.ReadDir("runtime")
