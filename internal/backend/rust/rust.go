@@ -169,6 +169,7 @@ type decl struct {
 type field struct {
 	Doc, Line   string
 	FuncPointer bool
+	Name, Zero  string // for ZERO: the field's Rust name and zero value
 }
 
 type enumValue struct {
@@ -242,7 +243,8 @@ func (c *crate) decl(d ir.Decl, used map[string]bool) (*decl, error) {
 				return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
 			}
 			note(t)
-			s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc()})
+			s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc(),
+				Name: ident(f.Name), Zero: t.zero})
 		}
 		return &s, nil
 	case *ir.Enum:
