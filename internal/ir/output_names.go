@@ -174,14 +174,14 @@ var OutputNames = []Reserved{
 		ReadOnly Result Rule SHAPE_NULLABLE STRIDES_NULLABLE SUBBYTE_PADDED Send SeqCst ShapeNegative
 		ShapeNull SizeLimit Some SpanLimit Spec StreamRefused StrideLimit StridesCount StridesNull String
 		Sync T TABLES TABLES_KEPT Table ToString USED_CAPSULE USED_VERSIONED_CAPSULE UnknownDataTypeName
-		VERSION VERSIONED_CAPSULE Vec VersionMajor Versioned _obj _stream a
+		VERSION VERSIONED_CAPSULE Vec VersionMajor Versioned ZERO _obj _stream a
 		a_tensor_dropped_on_another_thread_is_deleted_there_once
 		a_zero_extent_is_judged_the_same_wherever_it_sits add addr_of addr_of_mut address align_of all alloc
 		allow allows and_then any_owner_can_export_raw_memory arg args as_bytes as_mut as_mut_ptr
 		as_mut_slice as_ptr as_ref as_slice asked assert_eq assume_attached atomic attr b bad base before
 		below bind bit boxed broken buf byte_range bytes bytes_for c c_char c_int c_void cached call
 		call_method0 calls capsule cases cast cast_const cast_mut cfg change changed check check_limits
-		check_torch checked_add checked_mul clone collect compile_error consumer_table contains
+		check_torch checked_add checked_mul clippy clone collect compile_error consumer_table contains
 		contiguous_strides copied_flag_reaches_the_consumer copy_dims copy_from_slice copy_nonoverlapping
 		core count counted cpu cuda current d data_ptr debug_assert_eq debug_struct delete_legacy
 		delete_versioned derive desc describe destroy destroy_legacy destroy_versioned destructor dim dims
@@ -207,7 +207,7 @@ var OutputNames = []Reserved{
 		malformed_legacy_tensor_is_refused_and_deleted_once
 		malformed_tensors_are_refused_by_the_rules_in_their_words managed map_err map_or matches max_version
 		mem memory misaligned_data_gives_no_typed_slice_but_bytes module n name named names nbytes
-		negative_strides_export_reaches_back_from_byte_offset new_err new_unchecked
+		needless_update negative_strides_export_reaches_back_from_byte_offset new_err new_unchecked
 		new_with_pointer_and_destructor no_std non_exhaustive non_snake_case non_upper_case_globals null
 		null_mut null_pointer_is_refused_without_a_deleter null_strides_follow_the_producer_version o obj of
 		offset offset_of ok older one ones opaque open overflow own owner p packed padded pair params parse

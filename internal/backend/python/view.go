@@ -59,6 +59,7 @@ type rules struct {
 	MaxDims                           int
 	Nullables                         []nullable
 	TypeCodes                         []typeCode
+	SmallFloats                       []typeCode // the type codes with a Float
 	HostReadable                      []constant // Name: the enumerator, Value: its value
 	Streamless                        []constant // Name: the enumerator, Value: its value
 	DataTypes                         []ir.NamedDataType
@@ -77,6 +78,7 @@ type typeCode struct {
 	Name   string
 	Opaque bool
 	Bits   int
+	Float  *ir.FloatFormat // a small float's encoding, or nil
 }
 
 // message is a check's message: its id, the Python exception, its words as
@@ -312,7 +314,11 @@ func rulesOf(api *ir.API) (*rules, error) {
 		}
 	}
 	for _, ev := range codes.Values {
-		r.TypeCodes = append(r.TypeCodes, typeCode{Value: ev.Value, Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits})
+		tc := typeCode{Value: ev.Value, Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits, Float: ev.Float}
+		r.TypeCodes = append(r.TypeCodes, tc)
+		if tc.Float != nil {
+			r.SmallFloats = append(r.SmallFloats, tc)
+		}
 	}
 	for _, ev := range devices.Values {
 		if ev.HostReadable {

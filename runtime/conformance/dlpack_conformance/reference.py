@@ -266,29 +266,15 @@ def _decoder(dtype):
 
 
 # ---- float8, float6, float4 --------------------------------------------------
-# The small floats of DLPack 1.1 (dlpack.h, DLDataTypeCode 7 to 17), by type
-# code: (exponent bits, mantissa bits, exponent bias, what the special
-# patterns mean). "ieee": an all-ones exponent is infinity (mantissa 0) or
-# NaN; "fn": finite, all ones is NaN; "fnuz": finite, unsigned zero, the
-# pattern of negative zero is NaN; "finite": every pattern is a number;
-# "e8m0": unsigned, exponent only, all ones is NaN. The names say which
-# (e4m3fnuz: 4 exponent bits, 3 mantissa bits, finite, unsigned zero); the
-# biases are those of the formats' definitions (OCP 8-bit floats, OCP MX).
-_MINIFLOATS = {
-    7: (3, 4, 3, "ieee"),  # float8_e3m4
-    8: (4, 3, 7, "ieee"),  # float8_e4m3
-    9: (4, 3, 11, "fnuz"),  # float8_e4m3b11fnuz
-    10: (4, 3, 7, "fn"),  # float8_e4m3fn
-    11: (4, 3, 8, "fnuz"),  # float8_e4m3fnuz
-    12: (5, 2, 15, "ieee"),  # float8_e5m2
-    13: (5, 2, 16, "fnuz"),  # float8_e5m2fnuz
-    14: (8, 0, 127, "e8m0"),  # float8_e8m0fnu
-    15: (2, 3, 1, "finite"),  # float6_e2m3fn
-    16: (3, 2, 3, "finite"),  # float6_e3m2fn
-    17: (2, 1, 1, "finite"),  # float4_e2m1fn
-}
-# The codes of this release (an older kit's DTYPES lacks them).
-MINIFLOAT_CODES = frozenset(c for c in _MINIFLOATS if c in {v[0] for v in DTYPES.values()})
+# The small floats of the release, by type code, as the schema's float facts
+# give them (the reference module's _FLOAT_FORMATS): (exponent bits, mantissa
+# bits, exponent bias, what the special patterns mean). "ieee": an all-ones
+# exponent is infinity (mantissa 0) or NaN; "fn": finite, all ones is NaN;
+# "fnuz": finite, unsigned zero, the pattern of negative zero is NaN;
+# "finite": every pattern is a number; "e8m0": unsigned, exponent only, all
+# ones is NaN.
+_MINIFLOATS = dl._FLOAT_FORMATS
+MINIFLOAT_CODES = frozenset(_MINIFLOATS)
 SUBBYTE_PADDED = getattr(dl, "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", 0)
 
 
