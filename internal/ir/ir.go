@@ -372,7 +372,9 @@ type Enumerator struct {
 // Mantissa mantissa bits, and what the encoding keeps for infinities and
 // NaN (Special).
 type FloatFormat struct {
-	Exponent, Mantissa, Bias int
+	Exponent int // exponent bits
+	Mantissa int // mantissa bits
+	Bias     int // exponent bias
 	// Special is "ieee" (all-ones exponent: infinities and NaNs), "fn"
 	// (finite; all ones is NaN), "fnuz" (finite, unsigned zero: the
 	// negative zero's bits are the NaN), "finite" (no infinity, no NaN) or
