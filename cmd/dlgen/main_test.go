@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dlgen/dlgen"
+	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/abidiff"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
@@ -516,12 +517,19 @@ func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
 // which flag to pass instead.
 func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
 	t.Chdir(t.TempDir())
+	var folders []string // what -lang's default writes: a folder per language
+	for _, r := range backend.Registered() {
+		if !r.ByNameOnly {
+			folders = append(folders, r.Name+"/")
+		}
+	}
+	everyFolder := strings.Join(folders[:len(folders)-1], ", ") + " and " + folders[len(folders)-1]
 	for _, c := range []struct {
 		args    []string
 		folders string // what the run would write
 	}{
-		{nil, "c/, go/, python/ and rust/"},
-		{[]string{"-check"}, "c/, go/, python/ and rust/"},
+		{nil, everyFolder},
+		{[]string{"-check"}, everyFolder},
 		{[]string{"-lang", "c", "-dlpack-version", "1.3"}, "c/"},
 		{[]string{"-lang", "python,conformance"}, "python/ and conformance/"},
 	} {
