@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/dlgen/dlgen"
-	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/abidiff"
+	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/stretchr/testify/assert"

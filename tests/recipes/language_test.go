@@ -77,7 +77,7 @@ func TestANewLanguageIsAFolderAndALine(t *testing.T) {
 	}
 	git := tooltest.Require(t, "git")
 	root, copyDir := tooltest.Root(), t.TempDir()
-	for _, p := range strings.Split(strings.TrimRight(tooltest.Run(t, root, nil, git, "ls-files", "-z"), "\x00"), "\x00") {
+	for _, p := range strings.Split(strings.TrimRight(tooltest.Run(t, root, nil, git, "ls-files", "-z", "--cached", "--others", "--exclude-standard"), "\x00"), "\x00") {
 		data, err := os.ReadFile(filepath.Join(root, p))
 		if os.IsNotExist(err) {
 			continue // deleted in the work tree

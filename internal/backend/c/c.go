@@ -51,9 +51,10 @@ func (Backend) Name() string { return "c" }
 
 func init() {
 	backend.Register(backend.Registration{
-		Name:    "c",
-		New:     func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
-		Headers: true,
+		Name:     "c",
+		New:      func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		Headers:  true,
+		Reserved: reserved,
 	})
 }
 

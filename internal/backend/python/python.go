@@ -124,6 +124,7 @@ func init() {
 			return Backend{Schema: c.Schema, Package: c.Options[PackageFlag]}
 		},
 		Reference: Dir + "/dlpack_ctypes.py",
+		Reserved:  reserved,
 	})
 }
 

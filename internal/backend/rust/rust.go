@@ -81,7 +81,8 @@ type Backend struct {
 func (Backend) Name() string { return "rust" }
 
 func init() {
-	backend.Register(backend.Registration{Name: "rust", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+	backend.Register(backend.Registration{Name: "rust", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		Reserved: reserved})
 }
 
 // Generate renders the crate of api.

@@ -2,6 +2,7 @@ package rust
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/ir"
@@ -16,12 +17,15 @@ var rustScalar = map[string]string{
 }
 
 // ident spells a C member or parameter name as a Rust identifier: a word
-// on a Rust list of ir.ReservedWords gets a trailing underscore (self and
-// friends cannot be raw identifiers). The schema refuses such field names;
-// a parameter may be one (DLPack's deleter takes self).
+// on one of the backend's reserved lists that apply to fields gets a
+// trailing underscore (self and friends cannot be raw identifiers). The
+// schema refuses such field names; a parameter may be one (DLPack's
+// deleter takes self).
 func ident(c string) string {
-	if ir.RustKeyword(c) {
-		return c + "_"
+	for _, r := range reserved {
+		if r.On&ir.FieldName != 0 && slices.Contains(strings.Fields(r.Words), c) {
+			return c + "_"
+		}
 	}
 	return c
 }
