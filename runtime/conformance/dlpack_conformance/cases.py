@@ -253,15 +253,44 @@ def _check(adapter, expected, shape, dtype, **keywords):
     return f"reference.check_export(x, capsule, expected={expected!r}, shape={shape!r}, dtype={dtype!r}{args})"
 
 
+class _Producer:
+    """What the producer cases of one adapter share."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+        self.keywords = "keywords" not in adapter.lacks  # its __dlpack__ takes them
+        self.releases = list(dict.fromkeys([(1, 0), VERSION]))  # 1.0 and this release, once each
+        self.versions = [None, *self.releases, (2, 0)] if self.keywords else [None]
+        self.dtype = adapter.layout_dtype
+        self.layouts = layouts_for(adapter)
+        self.plain = self.layouts[0]
+        self.size = "x".join(map(str, self.plain.base))
+
+
 def producer_cases(adapter):
+    p = _Producer(adapter)
+    cases = [
+        *_layout_cases(p),
+        *_dtype_cases(p),
+        *_protocol_cases(p),
+        *_keyword_cases(p),
+        *_deleter_cases(p),
+        *_read_only_cases(p),
+        *_exchange_api_cases(p),
+    ]
+    for c in cases:  # the others make the plain array
+        c.ndims = c.ndims or p.plain.ndims
+    return cases + _exchange_input_cases(p)
+
+
+def _layout_cases(p):
+    """Each layout exported, at each max_version."""
+    adapter = p.adapter
+    versions = p.versions
+    dtype = p.dtype
+    layouts = p.layouts
+    plain = p.plain
     cases = []
-    keywords = "keywords" not in adapter.lacks
-    releases = list(dict.fromkeys([(1, 0), VERSION]))  # 1.0 and this release, once each
-    versions = [None, *releases, (2, 0)] if keywords else [None]
-    dtype = adapter.layout_dtype
-    layouts = layouts_for(adapter)
-    plain = layouts[0]
-    size = "x".join(map(str, plain.base))
     for layout in layouts:
         for mv in versions:
             setup, expected, shape = _array_setup(adapter, dtype, layout)
@@ -283,6 +312,17 @@ def producer_cases(adapter):
                     ndims=layout.ndims,
                 )
             )
+    return cases
+
+
+def _dtype_cases(p):
+    """Each dtype exported, without and with max_version."""
+    adapter = p.adapter
+    keywords = p.keywords
+    dtype = p.dtype
+    plain = p.plain
+    size = p.size
+    cases = []
     for dt in dtypes_of(adapter):
         for mv in [None, VERSION] if keywords else [None]:
             setup, expected, shape = _array_setup(adapter, dt, plain)
@@ -301,6 +341,17 @@ def producer_cases(adapter):
                     f"{size} {dt} array, __dlpack__({_kw(kw)})",
                 )
             )
+    return cases
+
+
+def _protocol_cases(p):
+    """The dtype and device objects' protocol, a conjugated view, __dlpack_device__."""
+    adapter = p.adapter
+    keywords = p.keywords
+    dtype = p.dtype
+    plain = p.plain
+    size = p.size
+    cases = []
     # The dtype and device exchange protocol (an RFC): each dtype object's
     # __dlpack_data_type__, the device object's __dlpack_device__.
     mv = VERSION if keywords else None
@@ -356,7 +407,7 @@ def producer_cases(adapter):
                 f"{size} complex64 array conjugated ({adapter.conj('x')}), __dlpack__({_kw(kw)})",
             )
         )
-    setup, expected, shape = _array_setup(adapter, dtype, plain)
+    setup, _, _ = _array_setup(adapter, dtype, plain)
     cases.append(
         Case(
             "producer/__dlpack_device__",
@@ -368,139 +419,164 @@ def producer_cases(adapter):
             act=0,
         )
     )
-    if keywords:
-        # Whether __dlpack__ takes each keyword at all: the one case that
-        # reports a keyword it does not take (the others that pass it skip).
-        for keyword, value in zip(reference.KEYWORDS, (VERSION, CPU, None), strict=True):
-            kw = {"max_version": VERSION, keyword: value}
-            body = [f"capsule = {adapter.export('x', kw)}", _check(adapter, expected, shape, dtype, **kw)]
-            cases.append(
-                Case(
-                    f"producer/keywords/takes-{keyword}",
-                    "producer",
-                    setup,
-                    body,
-                    ("keyword", keyword),
-                    f"{size} {dtype} array, __dlpack__({_kw(kw)}): the keyword is taken",
-                )
+    return cases
+
+
+def _keyword_cases(p):
+    """__dlpack__'s keywords: each taken, and each request's answer."""
+    adapter = p.adapter
+    keywords = p.keywords
+    dtype = p.dtype
+    plain = p.plain
+    size = p.size
+    cases = []
+    if not keywords:
+        return []
+    setup, expected, shape = _array_setup(adapter, dtype, plain)
+    # Whether __dlpack__ takes each keyword at all: the one case that
+    # reports a keyword it does not take (the others that pass it skip).
+    for keyword, value in zip(reference.KEYWORDS, (VERSION, CPU, None), strict=True):
+        kw = {"max_version": VERSION, keyword: value}
+        body = [f"capsule = {adapter.export('x', kw)}", _check(adapter, expected, shape, dtype, **kw)]
+        cases.append(
+            Case(
+                f"producer/keywords/takes-{keyword}",
+                "producer",
+                setup,
+                body,
+                ("keyword", keyword),
+                f"{size} {dtype} array, __dlpack__({_kw(kw)}): the keyword is taken",
             )
-        for name, kw, refusal in [
-            ("copy=True", {"max_version": VERSION, "copy": True}, "export"),
-            ("copy=False", {"max_version": VERSION, "copy": False}, "export"),
-            ("max_version=(0, 8)", {"max_version": (0, 8)}, "export"),
-        ]:
-            body = [
-                f"capsule = {adapter.export('x', kw)}",
-                _check(adapter, expected, shape, dtype, max_version=kw["max_version"], copy=kw.get("copy")),
-            ]
-            cases.append(
-                Case(
-                    f"producer/keywords/{slug(name)}",
-                    "producer",
-                    setup,
-                    body,
-                    refusal,
-                    f"{size} {dtype} array, __dlpack__({_kw(kw)})",
-                )
-            )
-        for copy in (None, False, True):
-            kw = {"max_version": VERSION, "dl_device": CPU, "copy": copy}
-            if copy is None:
-                del kw["copy"]
-            body = [
-                (
-                    f"reference.check_to_cpu(x, lambda: {adapter.export('x', kw)}, copy={copy!r}, "
-                    f"expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
-                )
-            ]
-            name = "dl_device=CPU" + ("" if copy is None else f" copy={copy}")
-            cases.append(
-                Case(
-                    f"producer/keywords/{slug(name)}",
-                    "producer",
-                    setup,
-                    body,
-                    "export",
-                    f"{size} {dtype} array, __dlpack__({_kw(kw)})",
-                    act=0,
-                )
-            )
-        for name, kw, spec in [
-            (
-                "dl_device=kDLVPI",
-                {"max_version": VERSION, "dl_device": ABSENT_DEVICE},
-                "dl-device-unsupported",
-            ),
-            (
-                "dl_device=kDLVPI copy=False",
-                {"max_version": VERSION, "dl_device": ABSENT_DEVICE, "copy": False},
-                "copy-needed",
-            ),
-        ]:
-            body = [
-                f"capsule = {adapter.export('x', kw)}",
-                f"reference.exported_anyway(capsule, {spec!r}, {kw['dl_device']!r})",
-            ]
-            cases.append(
-                Case(
-                    f"producer/keywords/{slug(name)}",
-                    "producer",
-                    setup,
-                    body,
-                    ("raise", spec),
-                    f"an array, __dlpack__({_kw(kw)}): a device no library has",
-                )
-            )
-        for name, device in (("kDLCUDAHost", CUDA_HOST), ("kDLCUDAManaged", CUDA_MANAGED)):
-            kw = {"max_version": VERSION, "dl_device": device}
-            declared = device[0] in getattr(adapter, "host_devices", ())
-            body = [
-                (
-                    f"reference.check_to_device(x, lambda: {adapter.export('x', kw)}, device={device!r}, "
-                    f"declared={declared!r}, expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
-                )
-            ]
-            cases.append(
-                Case(
-                    f"producer/keywords/dl_device={name}",
-                    "producer",
-                    setup,
-                    body,
-                    "export",
-                    f"a CPU array, __dlpack__({_kw(kw)}): memory the CPU reads, of a device with streams",
-                    act=0,
-                )
-            )
-        export = adapter.export("x", {"max_version": VERSION})
+        )
+    for name, kw, refusal in [
+        ("copy=True", {"max_version": VERSION, "copy": True}, "export"),
+        ("copy=False", {"max_version": VERSION, "copy": False}, "export"),
+        ("max_version=(0, 8)", {"max_version": (0, 8)}, "export"),
+    ]:
         body = [
-            f"capsule = {export}",
-            f"capsule2 = {export}",
-            "reference.check_copied_flag(capsule, capsule2)",
+            f"capsule = {adapter.export('x', kw)}",
+            _check(adapter, expected, shape, dtype, max_version=kw["max_version"], copy=kw.get("copy")),
         ]
         cases.append(
             Case(
-                "producer/keywords/is-copied-exactly-when-copied",
+                f"producer/keywords/{slug(name)}",
+                "producer",
+                setup,
+                body,
+                refusal,
+                f"{size} {dtype} array, __dlpack__({_kw(kw)})",
+            )
+        )
+    for copy in (None, False, True):
+        kw = {"max_version": VERSION, "dl_device": CPU, "copy": copy}
+        if copy is None:
+            del kw["copy"]
+        body = [
+            (
+                f"reference.check_to_cpu(x, lambda: {adapter.export('x', kw)}, copy={copy!r}, "
+                f"expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
+            )
+        ]
+        name = "dl_device=CPU" + ("" if copy is None else f" copy={copy}")
+        cases.append(
+            Case(
+                f"producer/keywords/{slug(name)}",
                 "producer",
                 setup,
                 body,
                 "export",
-                "two exports of one array: IS_COPIED only if they are copies",
+                f"{size} {dtype} array, __dlpack__({_kw(kw)})",
+                act=0,
             )
         )
+    for name, kw, spec in [
+        (
+            "dl_device=kDLVPI",
+            {"max_version": VERSION, "dl_device": ABSENT_DEVICE},
+            "dl-device-unsupported",
+        ),
+        (
+            "dl_device=kDLVPI copy=False",
+            {"max_version": VERSION, "dl_device": ABSENT_DEVICE, "copy": False},
+            "copy-needed",
+        ),
+    ]:
         body = [
-            f"capsule = {adapter.export('x', {'max_version': VERSION, 'stream': 1})}",
-            "reference.accepted_stream_on_cpu(x)",
+            f"capsule = {adapter.export('x', kw)}",
+            f"reference.exported_anyway(capsule, {spec!r}, {kw['dl_device']!r})",
         ]
         cases.append(
             Case(
-                "producer/keywords/stream-on-cpu",
+                f"producer/keywords/{slug(name)}",
                 "producer",
                 setup,
                 body,
-                "ok",
-                "a CPU array, __dlpack__(stream=1)",
+                ("raise", spec),
+                f"an array, __dlpack__({_kw(kw)}): a device no library has",
             )
         )
+    for name, device in (("kDLCUDAHost", CUDA_HOST), ("kDLCUDAManaged", CUDA_MANAGED)):
+        kw = {"max_version": VERSION, "dl_device": device}
+        declared = device[0] in getattr(adapter, "host_devices", ())
+        body = [
+            (
+                f"reference.check_to_device(x, lambda: {adapter.export('x', kw)}, device={device!r}, "
+                f"declared={declared!r}, expected={expected!r}, shape={shape!r}, dtype={dtype!r})"
+            )
+        ]
+        cases.append(
+            Case(
+                f"producer/keywords/dl_device={name}",
+                "producer",
+                setup,
+                body,
+                "export",
+                f"a CPU array, __dlpack__({_kw(kw)}): memory the CPU reads, of a device with streams",
+                act=0,
+            )
+        )
+    export = adapter.export("x", {"max_version": VERSION})
+    body = [
+        f"capsule = {export}",
+        f"capsule2 = {export}",
+        "reference.check_copied_flag(capsule, capsule2)",
+    ]
+    cases.append(
+        Case(
+            "producer/keywords/is-copied-exactly-when-copied",
+            "producer",
+            setup,
+            body,
+            "export",
+            "two exports of one array: IS_COPIED only if they are copies",
+        )
+    )
+    body = [
+        f"capsule = {adapter.export('x', {'max_version': VERSION, 'stream': 1})}",
+        "reference.accepted_stream_on_cpu(x)",
+    ]
+    cases.append(
+        Case(
+            "producer/keywords/stream-on-cpu",
+            "producer",
+            setup,
+            body,
+            "ok",
+            "a CPU array, __dlpack__(stream=1)",
+        )
+    )
+    return cases
+
+
+def _deleter_cases(p):
+    """A capsule dropped unconsumed, and consumed."""
+    adapter = p.adapter
+    keywords = p.keywords
+    releases = p.releases
+    dtype = p.dtype
+    plain = p.plain
+    cases = []
+    setup, _, _ = _array_setup(adapter, dtype, plain)
     for mv in [None, *releases] if keywords else [None]:
         kw = {} if mv is None else {"max_version": mv}
         cases.append(
@@ -534,6 +610,17 @@ def producer_cases(adapter):
                 "a capsule consumed as a consumer does, then dropped",
             )
         )
+    return cases
+
+
+def _read_only_cases(p):
+    """A read-only array exported."""
+    adapter = p.adapter
+    keywords = p.keywords
+    releases = p.releases
+    dtype = p.dtype
+    plain = p.plain
+    cases = []
     if "readonly" not in adapter.lacks:
         ro_setup, ro_expected, ro_shape = _array_setup(adapter, dtype, plain, readonly=True)
         for mv in releases if keywords else []:
@@ -564,6 +651,17 @@ def producer_cases(adapter):
                 "a read-only array, legacy export",
             )
         )
+    return cases
+
+
+def _exchange_api_cases(p):
+    """__dlpack_c_exchange_api__ against __dlpack__."""
+    adapter = p.adapter
+    keywords = p.keywords
+    dtype = p.dtype
+    layouts = p.layouts
+    plain = p.plain
+    cases = []
     if keywords and reference.EXCHANGE:
         export = f"lambda: {adapter.export('x', {'max_version': VERSION})}"
         for prefix, check, about in [
@@ -575,7 +673,7 @@ def producer_cases(adapter):
             ),
         ]:
             for layout in layouts:
-                setup, expected, shape = _array_setup(adapter, dtype, layout)
+                setup, _, _ = _array_setup(adapter, dtype, layout)
                 cases.append(
                     Case(
                         f"producer/exchange-api/{prefix}{slug(layout.name)}",
@@ -589,7 +687,7 @@ def producer_cases(adapter):
                         ndims=layout.ndims,
                     )
                 )
-        setup, expected, shape = _array_setup(adapter, dtype, plain)
+        setup, _, _ = _array_setup(adapter, dtype, plain)
         values = base_values("float32", (2, 3))
         for name, check, about in [
             ("table", "reference.check_exchange_table(x)", "the table's entries"),
@@ -617,8 +715,15 @@ def producer_cases(adapter):
             cases.append(
                 Case(f"producer/exchange-api/{name}", "producer", setup, [check], "ok", about, act=0)
             )
-    for c in cases:  # the others make the plain array
-        c.ndims = c.ndims or plain.ndims
+    return cases
+
+
+def _exchange_input_cases(p):
+    """The adapter's own inputs of the C exchange API."""
+    adapter = p.adapter
+    keywords = p.keywords
+    cases = []
+    export = f"lambda: {adapter.export('x', {'max_version': VERSION})}"
     if keywords and reference.EXCHANGE:
         for name, lines, values in adapter.exchange_inputs():
             cases.append(
@@ -857,6 +962,16 @@ def consumer_cases(adapter):
                 read,
             )
         )
+    if adapter.from_dlpack("producer") == "xp.from_dlpack(producer)":
+        cases.append(_raw_capsule_case(adapter, dtype, code, read))
+    if getattr(adapter, "stream_keyword", False):
+        cases += _stream_cases(adapter, code)
+    cases += corpus_cases(adapter)
+    return cases
+
+
+def _raw_capsule_case(adapter, dtype, code, read):
+    """from_dlpack handed a legacy capsule itself, not an object."""
     values = base_values(dtype, (2, 3))
     setup = [
         f"producer = reference.Producer(versioned=False, dtype={code!r}, shape=(2, 3), values={values!r})"
@@ -868,22 +983,15 @@ def consumer_cases(adapter):
         "del y",
         "reference.check_released(producer)",
     ]
-    if adapter.from_dlpack("producer") == "xp.from_dlpack(producer)":
-        cases.append(
-            Case(
-                "consumer/legacy/raw-capsule",
-                "consumer",
-                setup,
-                body,
-                "ok",
-                "from_dlpack(capsule): a raw legacy capsule",
-                ndims=frozenset({2}),
-            )
-        )
-    if getattr(adapter, "stream_keyword", False):
-        cases += _stream_cases(adapter, code)
-    cases += corpus_cases(adapter)
-    return cases
+    return Case(
+        "consumer/legacy/raw-capsule",
+        "consumer",
+        setup,
+        body,
+        "ok",
+        "from_dlpack(capsule): a raw legacy capsule",
+        ndims=frozenset({2}),
+    )
 
 
 def _stream_cases(adapter, code):
