@@ -7,15 +7,15 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// The conformance corpus (runtime/conformance/corpus/corpus.json, described in
+// The conformance corpus (conformance/corpus/corpus.json, described in
 // docs/conformance.md): every case, made a real managed tensor by a C
 // producer whose deleter counts its calls, gets the verdict, the rule and
 // the words the corpus says, and the deleter runs exactly once.

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/internal/schema"
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/abi"
 	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"

@@ -13,6 +13,21 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATED = os.environ.get("DLGEN_PYTHON_DIR", os.path.join(ROOT, "generated", "python"))
+
+
+def _load(name, path):
+    """The module at path, imported by its file alone: the kit's home folder
+    itself is not put on sys.path, where its source package would hide the
+    kits the tests generate."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# The conformance matrix's script (conformance/matrix.py).
+matrix = _load("conformance_matrix", os.path.join(ROOT, "conformance", "matrix.py"))
 REQUIRED = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
 

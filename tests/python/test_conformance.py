@@ -1,4 +1,4 @@
-"""The conformance corpus (runtime/conformance/corpus/corpus.json, docs/conformance.md)
+"""The conformance corpus (conformance/corpus/corpus.json, docs/conformance.md)
 against both Python modules, as the Go runtime runs it: each case becomes a
 real managed tensor in C memory, versioned or legacy as the case says, whose
 deleter (a C function pointer) counts its calls. It goes through from_dlpack
@@ -14,7 +14,7 @@ import pytest
 import dlpack_ctypes as ct
 from conftest import ROOT
 
-with open(os.path.join(ROOT, "runtime", "conformance", "corpus", "corpus.json")) as f:
+with open(os.path.join(ROOT, "conformance", "corpus", "corpus.json")) as f:
     CORPUS = json.load(f)
 POINTER_BITS = 8 * ctypes.sizeof(ctypes.c_void_p)
 CASES = [case for case in CORPUS["cases"] if case.get("pointer_bits", POINTER_BITS) == POINTER_BITS]

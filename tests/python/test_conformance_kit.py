@@ -2,7 +2,7 @@
 against every library the suite installs, each from its own venv: the
 verdicts must equal the recorded matrix (docs/conformance-matrix.json), so
 docs/conformance-matrix.md stays true, and dlgen's own modules must pass
-every case. scripts/conformance_matrix.py --write records a new matrix."""
+every case. conformance/matrix.py --write records a new matrix."""
 import os
 import subprocess
 import sys
@@ -11,8 +11,7 @@ import pytest
 
 from conftest import CYTHON_DIR, ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import conformance_matrix as matrix  # noqa: E402
+from conftest import matrix  # noqa: E402
 
 REQUIRE = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
@@ -96,7 +95,7 @@ def test_every_violation_names_a_requirement():
     import ast
     import re
     import runpy
-    kit_dir = os.path.join(ROOT, "runtime", "conformance", "dlpack_conformance")
+    kit_dir = os.path.join(ROOT, "conformance", "dlpack_conformance")
     requirements = runpy.run_path(os.path.join(kit_dir, "spec.py"))["REQUIREMENTS"]
     named = set()
     for name in os.listdir(kit_dir):

@@ -9,8 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import conformance_matrix as matrix  # noqa: E402
+from conftest import matrix  # noqa: E402
 
 pytest.importorskip("numpy")
 

@@ -110,7 +110,7 @@ def test_conformance_kit_passes_ruff(dlgen, tmp_path):
     module) under the kit's ruff settings: E, F, W, B, UP, SIM, RUF and
     isort. Its dlpack_ctypes.py is the Python backend's, linted above."""
     subprocess.run([dlgen, "-lang", "conformance", "-out", str(tmp_path)], check=True)
-    config = os.path.join(ROOT, "runtime", "conformance", "ruff.toml")
+    config = os.path.join(ROOT, "conformance", "ruff.toml")
     status, report = ruff("check", "--no-cache", "--config", config, "--extend-exclude", "dlpack_ctypes.py",
                           str(tmp_path / "conformance"))
     assert status == 0, report

@@ -11,8 +11,7 @@ import sys
 import pytest
 from conftest import CYTHON_DIR, GENERATED, REQUIRED, ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import conformance_matrix as matrix
+from conftest import matrix  # noqa: E402
 
 PROGRAMS = os.path.join(ROOT, "tests", "python", "testdata", "sanitize")
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch (1.13), as test_torch_debian.py uses it

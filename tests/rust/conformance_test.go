@@ -4,13 +4,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/stretchr/testify/require"
 )
 
 // TestConformanceCorpusWithTheCrate runs the conformance corpus
-// (runtime/conformance/corpus/corpus.json) against the safe layer of the newest
+// (conformance/corpus/corpus.json) against the safe layer of the newest
 // release's crate (the corpus's release):
 // importer.rs makes each case a real managed tensor, versioned or legacy,
 // with a deleter that counts its calls, and imports it with

@@ -7,9 +7,9 @@ Markdown report as issue.md where the library breaks a requirement a text
 states. tests/python/test_conformance_kit.py runs the same libraries and
 fails when a verdict differs from the recorded one.
 
-    .venv/bin/python scripts/conformance_matrix.py --write           # after make deps
-    .venv/bin/python scripts/conformance_matrix.py numpy             # one library, compared
-    .venv/bin/python scripts/conformance_matrix.py --write mlx warp  # these recorded anew, the others kept"""
+    .venv/bin/python conformance/matrix.py --write           # after make deps
+    .venv/bin/python conformance/matrix.py numpy             # one library, compared
+    .venv/bin/python conformance/matrix.py --write mlx warp  # these recorded anew, the others kept"""
 import argparse
 import json
 import os
@@ -223,7 +223,7 @@ def write(got, kit):
 
 def _markdown(matrix):
     lines = ["# DLPack conformance matrix", "",
-             "<!-- Written by scripts/conformance_matrix.py --write; tests/python/test_conformance_kit.py fails when "
+             "<!-- Written by conformance/matrix.py --write; tests/python/test_conformance_kit.py fails when "
              "a verdict changes. -->", "",
              f"dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest release of "
              f"each of the {len(set(LIBRARIES) - set(OLDER_RELEASES))} libraries the test suite installs, and older "

@@ -1,4 +1,4 @@
-// Package kitruntime holds the DLPack conformance kit's hand-written
+// Package conformance holds the DLPack conformance kit's hand-written
 // sources: the Python package dlpack_conformance (the runner, the cases, the
 // reference producer and consumer, the adapters, the pytest plugin), its
 // pytest entry point for a kit not installed and its README. They are the
@@ -6,7 +6,7 @@
 // ships them under conformance/ beside the release's generated reference
 // module (dlpack_ctypes.py), corpus (corpus.py) and pyproject.toml.
 // docs/conformance-kit.md is the maintainer's guide.
-package kitruntime
+package conformance
 
 import "embed"
 
