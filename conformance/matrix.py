@@ -77,7 +77,7 @@ def run(library, kit, pythonpath=(), case_by_case=False):
     Markdown report (--markdown) is left in kit/results-LIBRARY.md. The
     matrix records a whole run (every case in one worker); case_by_case runs
     each case in a process of its own, forked after the library's import."""
-    venv, dist, env = LIBRARIES[library]
+    _venv, dist, env = LIBRARIES[library]
     env = dict(os.environ, **(_dpnp_env() if env is None else env))
     if case_by_case:
         env["DLPACK_CONFORMANCE_ISOLATE"] = "1"
@@ -85,17 +85,20 @@ def run(library, kit, pythonpath=(), case_by_case=False):
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
     out = os.path.join(kit, f"results-{library}.json")
     start = time.monotonic()
-    r = subprocess.run([python_of(library), "-m", "dlpack_conformance", OLDER_RELEASES.get(library, library),
-                        "--json", out, "-q",
-                        "--markdown", markdown_of(kit, library)], cwd=kit, env=env, capture_output=True, text=True)
+    command = [python_of(library), "-m", "dlpack_conformance", OLDER_RELEASES.get(library, library),
+               "--json", out, "-q", "--markdown", markdown_of(kit, library)]
+    r = subprocess.run(command, cwd=kit, env=env, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - start
     if r.returncode not in (0, 1, 3):  # 3: nothing fails, the kit could not judge some cases
-        raise RuntimeError(f"the kit could not run against {library} (exit {r.returncode}):\n{r.stderr}{r.stdout}")
+        raise RuntimeError(
+            f"the kit could not run against {library} (exit {r.returncode}):\n{r.stderr}{r.stdout}"
+        )
     with open(out) as f:
         results = json.load(f)
     version = None
     if dist:
-        version = subprocess.run([python_of(library), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
+        ask = f"import importlib.metadata as m; print(m.version({dist!r}))"
+        version = subprocess.run([python_of(library), "-c", ask],
                                  capture_output=True, text=True, env=env, check=True).stdout.strip()
     return results, version, seconds
 
@@ -114,7 +117,8 @@ def load():
 ISSUE_NOTES = {
     "dlpack_nanobind": (
         "`dlpack_nanobind` is a small nanobind extension (dlgen's tests/nanobind/dlpack_nanobind.cpp): its "
-        "`from_dlpack(x)` takes `nb::ndarray<>` (`nb::ndarray<nb::ro>` for read-only memory) and returns a view "
+        "`from_dlpack(x)` takes `nb::ndarray<>` (`nb::ndarray<nb::ro>` for read-only memory) "
+        "and returns a view "
         "of it as `nb::ndarray<nb::array_api>`, so every import and export below is nanobind's own code."
     ),
     "mlx": "mlx imports through nanobind's `nb::ndarray` (see nanobind's report, which breaks the same rules).",
@@ -223,31 +227,34 @@ def write(got, kit):
 
 def _markdown(matrix):
     lines = ["# DLPack conformance matrix", "",
-             "<!-- Written by conformance/matrix.py --write; tests/python/test_conformance_kit.py fails when "
-             "a verdict changes. -->", "",
-             f"dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest release of "
-             f"each of the {len(set(LIBRARIES) - set(OLDER_RELEASES))} libraries the test suite installs, and older "
-             f"releases the built-in adapters must still drive ({', '.join(OLDER_RELEASES)}), on a CPU (Linux x86-64, "
+             ("<!-- Written by conformance/matrix.py --write; tests/python/test_conformance_kit.py fails when "
+             "a verdict changes. -->"), "",
+             ("dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest "
+             f"release of each of the {len(set(LIBRARIES) - set(OLDER_RELEASES))} libraries the test suite "
+             "installs, and older releases the built-in adapters must still drive "
+             f"({', '.join(OLDER_RELEASES)}), on a CPU (Linux x86-64, "
              "no GPU). A failure breaks a requirement the "
              "DLPack or array-API text states; a warning breaks a recommendation or touches a point the text "
-             "leaves open (the kit's output lists them). Each failure links to its reproducer.", "",
+             "leaves open (the kit's output lists them). Each failure links to its reproducer."), "",
              "![the matrix](conformance-matrix.svg)", "",
              "| library | version | cases | seconds | " + " | ".join(ORDER) + " |",
              "|---|---|---|---|" + "---|" * len(ORDER)]
     for library, m in matrix.items():
         lines.append(f"| {library} | {m['version'] or 'this commit'} | {m['cases']} | {m['seconds']} | "
                      + " | ".join(str(m["counts"].get(v, 0)) for v in ORDER) + " |")
-    lines += ["", "Seconds: one run of every case (the imports, a fresh worker after each crash), on the 2-core "
+    lines += ["", ("Seconds: one run of every case (the imports, a fresh worker after each crash), "
+                   "on the 2-core "
               "machine that recorded the page, while it did other work; `make bench-conformance` measures it "
-              "alone.", "",
-              "Not run here: CuPy and PyTorch on CUDA. The machines that record this page have no GPU; "
-              "`tests/python/test_devices.py` covers them where one is.", ""]
+              "alone."), "",
+              ("Not run here: CuPy and PyTorch on CUDA. The machines that record this page have no GPU; "
+              "`tests/python/test_devices.py` covers them where one is."), ""]
     for library, m in matrix.items():
         if not m["failures"]:
             continue
         lines += [f"## {library} {m['version'] or ''}", ""]
         if os.path.exists(issue_path(library)):
-            lines += [f"An issue to file, the kit's report: [issue.md](conformance-matrix/{library}/issue.md).", ""]
+            link = f"[issue.md](conformance-matrix/{library}/issue.md)"
+            lines += [f"An issue to file, the kit's report: {link}.", ""]
         lines += ["| case | verdict | requirement | source | got |", "|---|---|---|---|---|"]
         for r in m["failures"]:
             link = f"conformance-matrix/{library}/{r['case'].replace('/', '__')}.py"
@@ -272,8 +279,8 @@ def _svg(matrix):
     scale, left, row = 1.4, 130, 24
     most = max(m["cases"] for m in matrix.values())
     width, height = left + int(most * scale) + 20, 40 + row * len(libraries)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           'font-family="sans-serif" font-size="12">']
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           'font-family="sans-serif" font-size="12">')]
     for i, (verdict, colour) in enumerate(colours):
         out.append(f'<rect x="{left + 90 * i}" y="6" width="10" height="10" fill="{colour}"/>'
                    f'<text x="{left + 90 * i + 14}" y="15">{verdict}</text>')
