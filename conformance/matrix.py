@@ -4,7 +4,7 @@ venv, and with --write records the results in docs/conformance-matrix.json,
 docs/conformance-matrix.md, docs/conformance-matrix.svg and one reproducer
 per failing case under docs/conformance-matrix/LIBRARY/, beside the kit's
 Markdown report as issue.md where the library breaks a requirement a text
-states. tests/python/test_conformance_kit.py runs the same libraries and
+states. conformance/tests/test_conformance_kit.py runs the same libraries and
 fails when a verdict differs from the recorded one.
 
     .venv/bin/python conformance/matrix.py --write           # after make deps
@@ -227,7 +227,7 @@ def write(got, kit):
 
 def _markdown(matrix):
     lines = ["# DLPack conformance matrix", "",
-             ("<!-- Written by conformance/matrix.py --write; tests/python/test_conformance_kit.py fails when "
+             ("<!-- Written by conformance/matrix.py --write; conformance/tests/test_conformance_kit.py fails when "
              "a verdict changes. -->"), "",
              ("dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest "
              f"release of each of the {len(set(LIBRARIES) - set(OLDER_RELEASES))} libraries the test suite "

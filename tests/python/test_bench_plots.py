@@ -10,7 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import REQUIRED, ROOT
+from harness import REQUIRED, ROOT
 
 SVG = "{http://www.w3.org/2000/svg}"
 

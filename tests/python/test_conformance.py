@@ -12,7 +12,7 @@ import os
 import pytest
 
 import dlpack_ctypes as ct
-from conftest import ROOT
+from harness import ROOT
 
 with open(os.path.join(ROOT, "conformance", "corpus", "corpus.json")) as f:
     CORPUS = json.load(f)

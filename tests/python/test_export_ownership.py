@@ -15,9 +15,9 @@ import weakref
 
 import numpy as np
 import pytest
-from conftest import CYTHON_DIR, GENERATED, REQUIRED, ROOT
+from harness import CYTHON_DIR, GENERATED, REQUIRED, ROOT
 
-from conftest import matrix  # noqa: E402
+from harness import matrix  # noqa: E402
 
 _py = ctypes.pythonapi
 _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", _py))

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
+from harness import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
 
 # The rules of internal/backend/python/runtime/ruff.toml, for output that has no config.
 RUFF_OUTPUT = ["check", "--no-cache", "--isolated", "--line-length", "100", "--target-version", "py310",

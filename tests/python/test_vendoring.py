@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import REQUIRED, cython_warnings
+from harness import REQUIRED, cython_warnings
 
 VENDORS = {"liba": "1.2", "libb": "1.3"}
 

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from conftest import CYTHON_DIR, ROOT
+from harness import CYTHON_DIR, ROOT
 
-from conftest import matrix  # noqa: E402
+from harness import matrix  # noqa: E402
 
 REQUIRE = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 

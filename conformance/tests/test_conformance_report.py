@@ -12,9 +12,9 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT
+from harness import ROOT
 
-from conftest import matrix  # noqa: E402
+from harness import matrix  # noqa: E402
 
 pytest.importorskip("numpy")
 

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CYTHON_DIR, GENERATED, REQUIRED, ROOT
+from harness import CYTHON_DIR, GENERATED, REQUIRED, ROOT
 
-from conftest import matrix  # noqa: E402
+from harness import matrix  # noqa: E402
 
-PROGRAMS = os.path.join(ROOT, "tests", "python", "testdata", "sanitize")
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "sanitize")
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch (1.13), as test_torch_debian.py uses it
 
 
@@ -751,7 +751,7 @@ def test_the_docs_worked_example(kit, tmp_path):
 
     with open(os.path.join(ROOT, "docs", "sanitizer.md")) as f:
         page = f.read()
-    marker = "<!-- snippet: tested by tests/python/test_sanitizer.py test_the_docs_worked_example -->\n"
+    marker = "<!-- snippet: tested by conformance/tests/test_sanitizer.py test_the_docs_worked_example -->\n"
     blocks = [part.split("```", 2)[1].split("\n", 1)[1] for part in page.split(marker)[1:]]
     source, plain_block, sanitized_block = blocks
     (tmp_path / "myprog.py").write_text(source)
