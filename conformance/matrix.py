@@ -219,16 +219,30 @@ def write(got, kit):
                     f.write(r["reproducer"])
     matrix = {lib: matrix[lib] for lib in LIBRARIES if lib in matrix}
     with open(MATRIX, "w") as f:
-        json.dump(matrix, f, indent=1, sort_keys=True)
-        f.write("\n")
+        f.write(_json(matrix))
     _markdown(matrix)
     _svg(matrix)
 
 
+def _json(value, indent=""):
+    """value as JSON, keys sorted: a dict one key a line (a dict of counts on
+    one line), a list one item a line, each item (a failure) whole on its
+    line."""
+    inner = indent + " "
+    if isinstance(value, dict) and value and not all(isinstance(v, int) for v in value.values()):
+        items = [f"{inner}{json.dumps(k)}: {_json(v, inner)}" for k, v in sorted(value.items())]
+    elif isinstance(value, list) and value:
+        items = [inner + json.dumps(v, sort_keys=True) for v in value]
+    else:
+        return json.dumps(value, sort_keys=True) + ("\n" if not indent else "")
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    return opening + "\n" + ",\n".join(items) + "\n" + indent + closing + ("\n" if not indent else "")
+
+
 def _markdown(matrix):
     lines = ["# DLPack conformance matrix", "",
-             ("<!-- Written by conformance/matrix.py --write; conformance/tests/test_conformance_kit.py fails when "
-             "a verdict changes. -->"), "",
+             ("<!-- Written by conformance/matrix.py --write; conformance/tests/test_conformance_kit.py "
+              "fails when a verdict changes. -->"), "",
              ("dlgen's conformance kit ([conformance-kit.md](conformance-kit.md)) run against the newest "
              f"release of each of the {len(set(LIBRARIES) - set(OLDER_RELEASES))} libraries the test suite "
              "installs, and older releases the built-in adapters must still drive "
