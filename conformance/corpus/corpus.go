@@ -1,6 +1,6 @@
 // Package corpus reads the conformance corpus, corpus.json: managed
 // tensors, well formed and malformed, with the verdict, rule and message
-// every DLPack consumer dlgen writes must give (docs/conformance.md). The
+// every DLPack consumer dlgen writes must give (docs/corpus.md). The
 // runners of every language that are written in Go (dltensor's, the Rust
 // crate's) load it here; each case comes with its defaults applied and
 // checked against the format.

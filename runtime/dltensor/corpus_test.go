@@ -16,7 +16,7 @@ import (
 )
 
 // The conformance corpus (conformance/corpus/corpus.json, described in
-// docs/conformance.md): every case, made a real managed tensor by a C
+// docs/corpus.md): every case, made a real managed tensor by a C
 // producer whose deleter counts its calls, gets the verdict, the rule and
 // the words the corpus says, and the deleter runs exactly once.
 
@@ -38,7 +38,7 @@ func produce(ct corpus.Tensor) cproducer.Record {
 	return r
 }
 
-func TestConformanceCorpus(t *testing.T) {
+func TestCorpus(t *testing.T) {
 	c, err := corpus.Load()
 	require.NoError(t, err)
 	require.Equal(t, [2]uint32{dlpack.MajorVersion, dlpack.MinorVersion}, c.Consumer,
@@ -78,10 +78,10 @@ func TestConformanceCorpus(t *testing.T) {
 	}
 }
 
-// TestConformanceCorpusCoversEveryImportRule: every import check has a
+// TestCorpusCoversEveryImportRule: every import check has a
 // case on each side, and every refusal names a rule with its Python
 // exception, BufferError.
-func TestConformanceCorpusCoversEveryImportRule(t *testing.T) {
+func TestCorpusCoversEveryImportRule(t *testing.T) {
 	c, err := corpus.Load()
 	require.NoError(t, err)
 	refused := map[string]bool{}

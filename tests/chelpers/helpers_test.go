@@ -41,7 +41,7 @@ func releases(t *testing.T) []string {
 	return out
 }
 
-// TestConformanceCorpusWithTheCHelpers runs the conformance corpus
+// TestCorpusWithTheCHelpers runs the conformance corpus
 // through dlgen_check_versioned and dlgen_check_legacy of the newest
 // release (the corpus's): every case gets the verdict, the rule and the
 // words the corpus says, the deleter runs exactly once (at the refusal, or
@@ -51,7 +51,7 @@ func releases(t *testing.T) []string {
 // for i686 (the cases of 32-bit pointers), and once more with clang
 // through the header's _MSC_VER branch (static __inline), which MSVC's C
 // takes: forced on Linux, so LP64 and glibc, not MSVC's LLP64 and CRT.
-func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
+func TestCorpusWithTheCHelpers(t *testing.T) {
 	c, err := corpus.Load()
 	require.NoError(t, err)
 	rs := releases(t)

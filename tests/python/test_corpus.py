@@ -1,4 +1,4 @@
-"""The conformance corpus (conformance/corpus/corpus.json, docs/conformance.md)
+"""The conformance corpus (conformance/corpus/corpus.json, docs/corpus.md)
 against both Python modules, as the Go runtime runs it: each case becomes a
 real managed tensor in C memory, versioned or legacy as the case says, whose
 deleter (a C function pointer) counts its calls. It goes through from_dlpack
@@ -96,7 +96,7 @@ def test_the_corpus_is_for_this_release(dl):
 @pytest.mark.parametrize("path", ["from_dlpack", "from_managed"])
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_corpus_case(dl, case, path):
-    """docs/conformance.md's runner in a few lines, made real: Made is its
+    """docs/corpus.md's runner in a few lines, made real: Made is its
     make_capsule, dl.from_dlpack (or from_managed) its from_dlpack."""
     tensor = tensor_of(case)
     made = Made(tensor)

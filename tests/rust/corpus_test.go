@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConformanceCorpusWithTheCrate runs the conformance corpus
+// TestCorpusWithTheCrate runs the conformance corpus
 // (conformance/corpus/corpus.json) against the safe layer of the newest
 // release's crate (the corpus's release):
 // importer.rs makes each case a real managed tensor, versioned or legacy,
@@ -21,7 +21,7 @@ import (
 // and lie in their buffer. It runs on this machine, for i686 (the cases of
 // 32-bit pointers), and under Miri, which fails on undefined behaviour in
 // the checks or the reads.
-func TestConformanceCorpusWithTheCrate(t *testing.T) {
+func TestCorpusWithTheCrate(t *testing.T) {
 	c, err := corpus.Load()
 	require.NoError(t, err)
 	s, _ := Releases(t)
