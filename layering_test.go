@@ -1,15 +1,20 @@
 package dlgen_test
 
 import (
+	"bytes"
+	"errors"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestNoProductionPackageImportsATestPackage: code outside tests/ that is
@@ -153,5 +158,36 @@ func TestTheMapIsTrue(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckedInOutputIsUnder30Percent: what dlgen writes (generated/, the
+// backends' goldens) and what it records (the conformance matrix, the
+// benchmark plots) stay under 30% of the tracked lines, counted as
+// docs/contributing.md's table counts them.
+func TestCheckedInOutputIsUnder30Percent(t *testing.T) {
+	list, err := exec.Command("git", "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	golden := regexp.MustCompile(`^internal/backend/[^/]+/testdata/`)
+	var total, output int
+	for _, path := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in this work tree, not yet in the index
+		}
+		require.NoError(t, err)
+		lines := bytes.Count(data, []byte("\n"))
+		total += lines
+		if strings.HasPrefix(path, "generated/") || golden.MatchString(path) ||
+			strings.HasPrefix(path, "docs/conformance-matrix") || strings.HasPrefix(path, "docs/bench/") {
+			output += lines
+		}
+	}
+	share := float64(output) / float64(total)
+	t.Logf("output: %d of %d lines (%.1f%%)", output, total, 100*share)
+	if share >= 0.30 {
+		t.Errorf("checked-in output is %.1f%% of the tracked lines (%d of %d): 30%% at most", 100*share, output, total)
 	}
 }
