@@ -21,7 +21,7 @@ generate:
 	go run ./cmd/dlgen -out generated
 
 golden:
-	go test ./internal/backend/c ./internal/backend/golang ./internal/backend/python ./internal/backend/rust -update
+	go test $$(ls -d internal/backend/*/testdata | sed 's|^|./|; s|/testdata$$||') -update
 
 wheels:
 	rm -rf dist

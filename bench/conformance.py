@@ -17,9 +17,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_spec = importlib.util.spec_from_file_location("conformance_matrix", os.path.join(ROOT, "conformance", "matrix.py"))
+_spec = importlib.util.spec_from_file_location("matrix", os.path.join(ROOT, "conformance", "matrix.py"))
 matrix = importlib.util.module_from_spec(_spec)  # by its file: the kit's folder is not put on sys.path
-sys.modules["conformance_matrix"] = matrix
+sys.modules["matrix"] = matrix
 _spec.loader.exec_module(matrix)
 
 ROUNDS = int(os.environ.get("DLGEN_BENCH_ROUNDS", "3"))

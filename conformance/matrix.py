@@ -354,8 +354,9 @@ def build_nanobind():
 
 
 def build_cython():
-    sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
-    from conftest import CYTHON_DIR
+    """dlpack_cython, built as dlgen's Python tests build it (tests/harness.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from harness import CYTHON_DIR
     return CYTHON_DIR
 
 

@@ -33,7 +33,7 @@ def _load(name, path):
 
 
 # The conformance matrix's script (conformance/matrix.py).
-matrix = _load("conformance_matrix", os.path.join(ROOT, "conformance", "matrix.py"))
+matrix = _load("matrix", os.path.join(ROOT, "conformance", "matrix.py"))
 REQUIRED = os.environ.get("DLGEN_REQUIRE_TOOLS") == "1"
 
 

@@ -55,16 +55,6 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// Backends returns every registered backend (internal/backend/all), in the
-// order -lang lists them by default, made with config.
-func Backends(config backend.Config) []backend.Backend {
-	var out []backend.Backend
-	for _, r := range backend.Registered() {
-		out = append(out, r.New(config))
-	}
-	return out
-}
-
 // Languages returns the names of all backends.
 func Languages() []string {
 	var names []string
