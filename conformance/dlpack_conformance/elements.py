@@ -68,8 +68,7 @@ def _decoder(dtype):
 # "fnuz": finite, unsigned zero, the pattern of negative zero is NaN;
 # "finite": every pattern is a number; "e8m0": unsigned, exponent only, all
 # ones is NaN.
-_MINIFLOATS = dl._FLOAT_FORMATS
-MINIFLOAT_CODES = frozenset(_MINIFLOATS)
+MINIFLOAT_CODES = frozenset(dl._FLOAT_FORMATS)
 SUBBYTE_PADDED = getattr(dl, "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", 0)
 
 
@@ -77,13 +76,13 @@ def _minifloat_width(code):
     """The bits of one element of a small-float code, or None."""
     if code not in MINIFLOAT_CODES:
         return None
-    e, m, _, kind = _MINIFLOATS[code]
+    e, m, _, kind = dl._FLOAT_FORMATS[code]
     return e + m + (kind != "e8m0")
 
 
 def minifloat(code, word):
     """The value of the small float of type code whose bits are word."""
-    e, m, bias, kind = _MINIFLOATS[code]
+    e, m, bias, kind = dl._FLOAT_FORMATS[code]
     if kind == "e8m0":
         return math.nan if word == 0xFF else math.ldexp(1.0, word - bias)
     sign = -1.0 if word >> (e + m) & 1 else 1.0
@@ -127,7 +126,7 @@ _SMALL_VALUES = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.5, -1.0, -1.5, -2.0, -3.0
 def small_float(code, i):
     """The i-th of distinct values (they repeat after 15; 24 for e8m0fnu)
     that the small float of type code holds exactly."""
-    if _MINIFLOATS[code][3] == "e8m0":
+    if dl._FLOAT_FORMATS[code][3] == "e8m0":
         return math.ldexp(1.0, i % 24 - 12)
     return _SMALL_VALUES[i % len(_SMALL_VALUES)]
 

@@ -70,6 +70,7 @@ type Request struct {
 	SchemaFile string // "" means the embedded schema
 	Out        string // where to write; required when generating
 	Lang       string // comma-separated; "" means every language
+	LangGiven  bool   // -lang was given on the command line: an empty Lang is then a mistake
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
@@ -214,9 +215,9 @@ func (j job) staleBuilds(out string, files []backend.File) ([]string, error) {
 	return lines, nil
 }
 
-// EmptyLanguageError is the error of a -lang list with an empty name in it
+// emptyLanguageError is the error of a -lang list with an empty name in it
 // ("c,,go", ","; "" given on the command line).
-func EmptyLanguageError(lang string) error {
+func emptyLanguageError(lang string) error {
 	return usagef("-lang %q has an empty name in its list; name languages separated by commas (known: %s), or leave -lang out for all of them", lang, strings.Join(Languages(), ", "))
 }
 
@@ -224,6 +225,9 @@ func EmptyLanguageError(lang string) error {
 // anything is read, and returns the backends -lang selects: the one place
 // -lang is read.
 func (req Request) validate() ([]backend.Registration, error) {
+	if req.LangGiven && req.Lang == "" {
+		return nil, emptyLanguageError(req.Lang)
+	}
 	langs, err := splitLanguages(req.Lang)
 	if err != nil {
 		return nil, err
@@ -341,23 +345,17 @@ func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
 	return v, nil
 }
 
-// release settles which release to emit: v, or the newest if v is zero.
+// release settles which release to emit: v, or the newest if v is zero,
+// looked up as -dlpack-version's text is (ir.Schema.ParseRelease).
 func release(s *ir.Schema, v ir.Version) (ir.Version, error) {
 	if v == (ir.Version{}) {
 		return s.Newest(), nil
 	}
-	if _, ok := s.Lookup(v); !ok {
-		return v, usagef("unknown DLPack version %s (known: %s)", v, strings.Join(versions(s), ", "))
+	settled, err := s.ParseRelease(v.String())
+	if err != nil {
+		return v, usagef("%v", err)
 	}
-	return v, nil
-}
-
-func versions(s *ir.Schema) []string {
-	var out []string
-	for _, r := range s.Releases {
-		out = append(out, r.Version.String())
-	}
-	return out
+	return settled, nil
 }
 
 // folders lists the top folders the backends write, one per language named
@@ -374,7 +372,7 @@ func folders(backends []backend.Registration) string {
 }
 
 // splitLanguages splits -lang's list, nil for none; an empty name in it
-// ("c,,go", ",") is an EmptyLanguageError.
+// ("c,,go", ",") is an emptyLanguageError.
 func splitLanguages(s string) ([]string, error) {
 	if s == "" {
 		return nil, nil
@@ -382,7 +380,7 @@ func splitLanguages(s string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p == "" {
-			return nil, EmptyLanguageError(s)
+			return nil, emptyLanguageError(s)
 		}
 		out = append(out, p)
 	}
