@@ -3,6 +3,7 @@ package dlgen_test
 import (
 	"bytes"
 	"errors"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -190,4 +191,33 @@ func TestCheckedInOutputIsUnder30Percent(t *testing.T) {
 	if share >= 0.30 {
 		t.Errorf("checked-in output is %.1f%% of the tracked lines (%d of %d): 30%% at most", 100*share, output, total)
 	}
+}
+
+// TestNoGoFunctionIsLong: no function outside tests is over 80 lines, so
+// that each reads as one thing (docs/contributing.md, "Changing dlgen").
+func TestNoGoFunctionIsLong(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == "testdata" || d.Name() == "out" || strings.HasPrefix(d.Name(), ".") && path != "."):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok {
+				if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > 80 {
+					t.Errorf("%s: %s is %d lines (80 at most)", fset.Position(fn.Pos()), fn.Name.Name, n)
+				}
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
