@@ -458,7 +458,7 @@ _GENERATED_NAME = "dlpack_cython"
 # another fingerprint (regenerated, not rebuilt) it refuses to import.
 cdef extern from *:
     """
-    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources 78891789659845c8";
+    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources 0d26fc7f6d2276ba";
     """
     const char* dlgen_fingerprint
 _BUILT_FINGERPRINT = dlgen_fingerprint.decode("ascii")

@@ -104,6 +104,13 @@ func TestANewReleaseIsASchemaEdit(t *testing.T) {
 			"import dlpack_ctypes as dl; m = dl.DLManagedTensorVersioned; "+
 				"print(dl.DLPACK_MINOR_VERSION, dl.DLDataTypeCode.kDLFloat8_e2m5.value, m.reserved.offset == m.dl_tensor.offset + dl.ctypes.sizeof(dl.DLTensor))")
 		require.Equal(t, "4 19 True\n", got)
+		// The protocol reads and writes the managed tensor by the release's
+		// layout: NumPy's tensor imported, and the Tensor exported back to
+		// NumPy (with its new field zeroed), whatever the release adds.
+		got = tooltest.Run(t, filepath.Join(out, "python"), nil, python, "-c",
+			"import numpy as np, dlpack_ctypes as dl; a = np.arange(6, dtype=np.float32).reshape(2, 3); "+
+				"t = dl.from_dlpack(a); b = np.from_dlpack(t); print(b.tolist() == a.tolist(), t.__dlpack__(max_version=(1, 4)) is not None)")
+		require.Equal(t, "True True\n", got)
 		got = tooltest.Run(t, filepath.Join(out, "conformance"), nil, python, "-c",
 			"from dlpack_conformance import reference as r; print(r.minifloat(19, 0b0_01_00000), r.minifloat(19, 0b1_11_00000))")
 		require.Equal(t, "1.0 -inf\n", got)

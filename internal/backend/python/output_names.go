@@ -26,27 +26,27 @@ var outputNames = []ir.Reserved{
 		_keep _leaves_of _libc _live_exports _look_at _look_at_due _look_token _memmove _name _name_mistake
 		_nbytes _new_arena _new_slot _new_tensor _new_view _not_a_capsule _null_allowed _on_device _open
 		_outer_indices _pack_legacy _pack_versioned _packed_steps _parse_dtype _permanent_cstring
-		_pointer_address _private_copy _prod _py _raw_free _raw_malloc _read _read_dims _read_unsigned_dims
-		_read_versioned _readonly_import _refcount _refs_of_one_name _request_capsule _request_managed
-		_shape _stream _strides _strides_arg _string_at _struct_of _sum _sweep _sweep_after_collection _take
-		_take_turn _taking _with_dims abc abs abspath acquire addr address addressof alignment all args
-		argtypes at base batch before bit_length buf built byref byte_strides bytearray byteorder bytes c
-		c_char c_char_p c_int c_int32 c_int64 c_size_t c_ssize_t c_uint16 c_uint32 c_uint64 c_uint8 c_void_p
-		calcsize call callable callbacks caller capsule cast cdll changed closed cls cname collections
-		copied count create ctype ctypes d data_ptr datetime datetime_CAPI decode dev_id dev_type dict dim
-		dims dirname dirs dl_device dst due e elements empty encode end endswith entry enumerate environ exc
-		exists extend extent facts field fields file first fits fixed flagged fmt format format_map found
-		from_bytes from_dlpack from_managed from_pointer fromkeys frozenset gc generated get getattr
-		getrefcount got h have head held here high i id implementation imported index info inner
-		inner_stride is_contiguous isascii isdigit isinstance item items itemsize join k keep kwargs later
-		lease leaves limit list low math max_version maxsize memmove memory memoryview missing mistake
-		module msvcrt n name nbytes now obj offset on_copy on_stream opaque order os owner pack pack_into
-		packed padded params parent parts path phase pop pos probe prod property pythonapi r raw reach
-		rebuild release relpath rest restype reversed rows rpartition rule s said setdefault shape_null
-		shape_p shown since size slot split step storage str stream strict stride strides_null strides_p
-		string_at sum sys t taken target text threading time to_managed to_type tobytes toreadonly tuple
-		typing unpack unpack_from update used v value values version_info versioned view wait want wanted
-		what when width word words x zip`},
+		_pointer_address _private_copy _prod _protocol_leaves _py _raw_free _raw_malloc _read _read_dims
+		_read_unsigned_dims _read_versioned _readonly_import _refcount _refs_of_one_name _request_capsule
+		_request_managed _shape _stream _strides _strides_arg _string_at _struct_of _sum _sweep
+		_sweep_after_collection _take _take_turn _taking _with_dims abc abs abspath acquire addr address
+		addressof alignment all args argtypes at base batch before bit_length buf built byref byte_strides
+		bytearray byteorder bytes c c_char c_char_p c_int c_int32 c_int64 c_size_t c_ssize_t c_uint16
+		c_uint32 c_uint64 c_uint8 c_void_p calcsize call callable callbacks caller capsule cast cdll changed
+		closed cls cname collections copied count create ctype ctypes d data_ptr datetime datetime_CAPI
+		decode dev_id dev_type dict dim dims dirname dirs dl_device dst due e elements empty encode end
+		endswith entry enumerate environ exc exists extend extent facts field fields file first fits fixed
+		flagged fmt format format_map found from_bytes from_dlpack from_managed from_pointer fromkeys
+		frozenset gc generated get getattr getrefcount got h have head held here high i id implementation
+		imported index info inner inner_stride is_contiguous isascii isdigit isinstance item items itemsize
+		join k keep kwargs later lease leaves limit list low math max_version maxsize memmove memory
+		memoryview missing mistake module msvcrt n name nbytes now obj offset on_copy on_stream opaque order
+		os owner pack pack_into packed padded params parent partition parts path phase pop pos probe prod
+		property pythonapi r raw reach rebuild release relpath rest restype reversed rows rpartition rule s
+		said setdefault shape_null shape_p shown since size slot split step storage str stream strict stride
+		strides_null strides_p string_at sum sys t taken target text threading time to_managed to_type
+		tobytes toreadonly tuple typing unpack unpack_from update used v value values version_info versioned
+		view wait want wanted what when width word words x zip`},
 	{Lang: "Cython", Kind: "name dlgen's Cython module uses or declares", On: ir.TypeName | ir.EnumeratorName | ir.MacroName, Output: true, Words: `AttributeError BaseException BufferError CAPSULE_NAME DLGEN_FREE_THREADED DLGEN_OK
 		DLPACK_VERSION_STRING DTYPE_NAMES DataType Device Exception INT32_MAX INT32_MIN ImportError IntEnum
 		MemoryError NamedTuple NotImplementedError OSError OverflowError PyBUF_FORMAT PyBUF_ND

@@ -102,11 +102,22 @@ def _leaves_of(ctype):
     return leaves
 
 
+# The fields of a managed tensor the protocol reads and writes. A field a
+# later release adds is neither read nor set: an export writes it as zero.
+_PROTOCOL_FIELDS = frozenset(("version", "manager_ctx", "deleter", "flags", "dl_tensor"))
+
+
+def _protocol_leaves(ctype):
+    """_leaves_of a managed tensor's ctype, those of _PROTOCOL_FIELDS."""
+    return [(path, code) for path, code in _leaves_of(ctype)
+            if path.partition(".")[0] in _PROTOCOL_FIELDS]
+
+
 def _struct_of(ctype):
-    """A struct.Struct reading every scalar field of ctype (_leaves_of) at
-    this machine's C offsets."""
+    """A struct.Struct reading the protocol's scalar fields of a managed
+    tensor's ctype (_protocol_leaves) at this machine's C offsets."""
     fmt, pos = "=", 0
-    for path, code in _leaves_of(ctype):
+    for path, code in _protocol_leaves(ctype):
         code = _P if code == "P" else code
         offset = _at(ctype, path)[0]
         if offset > pos:
@@ -122,7 +133,7 @@ _LEGACY = _struct_of(DLManagedTensor)
 # laid out as _VERSIONED reads a managed tensor: an import keeps what it
 # read (one store where seven would cost a tenth of an import), and every
 # other Tensor gets one from _head_of. These index it.
-_HEAD_INDEX = {path: i for i, (path, _) in enumerate(_leaves_of(DLManagedTensorVersioned))}
+_HEAD_INDEX = {path: i for i, (path, _) in enumerate(_protocol_leaves(DLManagedTensorVersioned))}
 _DATA, _DEV_TYPE, _DEV_ID, _DTYPE, _BYTE_OFFSET = (
     _HEAD_INDEX["dl_tensor." + name] for name in
     ("data", "device.device_type", "device.device_id", "dtype", "byte_offset"))
