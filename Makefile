@@ -21,7 +21,7 @@ generate:
 	go run ./cmd/dlgen -out generated
 
 golden:
-	go test ./internal/generate -update
+	go test $$(ls -d internal/backend/*/testdata | sed 's|^|./|; s|/testdata$$||') -update
 
 wheels:
 	rm -rf dist

@@ -259,7 +259,7 @@ var checkerMarker = regexp.MustCompile(`^\s*(?://[/!]?|#|/\*|\{\{/\*)\s*dlgen:ch
 
 // checkerSources are the folders of hand-written code; generated output
 // and its copies repeat the markers of the sources they come from.
-var checkerSources = []string{"internal/backend", "runtime", "templates", "examples/gobridge"}
+var checkerSources = []string{"internal/backend", "runtime", "examples/gobridge"}
 
 // TestRulesPageNamesEveryChecker: docs/rules.md's table of checkers has a
 // row for every marked checker, naming its file, and no row without one.

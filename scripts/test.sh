@@ -46,8 +46,8 @@ echo "== the OpenCL backend under load: its tests three times side by side, thre
 scripts/opencl-stress.sh 3 3 60
 echo "== ABI report (upstream headers vs dlgen)"
 go test -count=1 -v -run 'TestMatches|Clang' ./tests/abi | grep -E '^(ABI|Go layout|--- )'
-echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict"
-python -m pytest -q -p no:cacheprovider tests/python
+echo "== python: generated modules against NumPy, JAX, tvm-ffi, array-api-strict; the conformance kit and its sanitizer"
+python -m pytest -q -p no:cacheprovider tests/python conformance/tests
 echo "== python: the interop suites again under the DLPack sanitizer (a report fails them)"
 sanitize_kit=$(mktemp -d)
 go run ./cmd/dlgen -lang conformance -out "$sanitize_kit"
@@ -70,7 +70,7 @@ for v in 3.10 3.12 3.13 3.14 3.14t; do
   echo "== python $v: protocol, producer API, dtypes, pending errors, Cython API, device tensors, the C extension, capsules taken in place, exports given back, threads racing for a capsule"
   # dlpack_cython, built once for this interpreter as the tests build it (on
   # a free-threaded build Cython is its pure-Python wheel: minutes).
-  cython_dir=$(env -u PYTHON_GIL PYTHONPATH=tests/python .venv-py$v/bin/python -c 'import conftest; print(conftest.CYTHON_DIR)')
+  cython_dir=$(env -u PYTHON_GIL PYTHONPATH=tests .venv-py$v/bin/python -c 'import harness; print(harness.CYTHON_DIR)')
   # These venvs hold NumPy, Cython and pytest only: tvm-ffi and PyTorch may skip there.
   env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" DLGEN_ABSENT_MODULES=tvm_ffi,torch .venv-py$v/bin/python -m pytest -q -p no:cacheprovider tests/python/test_protocol.py \
     tests/python/test_producer.py tests/python/test_dtypes.py tests/python/test_pending_error.py \
@@ -79,8 +79,8 @@ for v in 3.10 3.12 3.13 3.14 3.14t; do
     tests/python/test_release.py tests/python/test_thread_stress.py
   if [[ $v == *t ]]; then
     echo "== python $v: importing dlpack_ctypes and dlpack_cython leaves the GIL off"
-    env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" PYTHONPATH=tests/python .venv-py$v/bin/python -c '
-import sys, conftest  # puts both modules on sys.path
+    env -u PYTHON_GIL DLGEN_CYTHON_DIR="$cython_dir" PYTHONPATH=tests .venv-py$v/bin/python -c '
+import sys, harness  # puts both modules on sys.path
 import dlpack_ctypes, dlpack_cython
 if sys._is_gil_enabled():
     sys.exit("importing dlpack_ctypes and dlpack_cython turned the GIL on")'

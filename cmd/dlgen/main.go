@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	version "github.com/dlgen/dlgen" // package dlgen; the tests' helper is named dlgen
+	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/internal/backend"
 	_ "github.com/dlgen/dlgen/internal/backend/all"
 	"github.com/dlgen/dlgen/internal/generate"
@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintln(stdout, "dlgen", version.Tag)
+		fmt.Fprintln(stdout, "dlgen", dlgen.Tag)
 		return 0
 	}
 	if what := valueMistake(fs); what != "" {
@@ -62,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mistake(stderr, fmt.Sprintf("unexpected argument %q: dlgen takes flags only, each value after its flag (-out DIR)", fs.Arg(0)))
 		return 2
 	}
+	fs.Visit(func(f *flag.Flag) { req.LangGiven = req.LangGiven || f.Name == "lang" })
 	req.BackendOptions = map[string]string{}
 	for flag, value := range backendFlags {
 		req.BackendOptions[flag] = *value
@@ -101,9 +102,7 @@ func mistake(stderr io.Writer, what string) {
 
 // valueMistake names a flag given on the command line whose value is
 // wrong in a way the flag package lets pass: a flag that took the next flag
-// as its value (-dlpack-version -out o), or a -lang given empty, which the
-// request cannot tell from no -lang (generate checks the rest of the list).
-// It returns "" when there is none.
+// as its value (-dlpack-version -out o). It returns "" when there is none.
 func valueMistake(fs *flag.FlagSet) string {
 	var what string
 	fs.Visit(func(f *flag.Flag) {
@@ -117,10 +116,6 @@ func valueMistake(fs *flag.FlagSet) string {
 		name, _, _ := strings.Cut(strings.TrimLeft(value, "-"), "=")
 		if strings.HasPrefix(value, "-") && fs.Lookup(name) != nil {
 			what = fmt.Sprintf("-%s took %q as its value; give -%s its value first (-%s VALUE %s ...)", f.Name, value, f.Name, f.Name, value)
-			return
-		}
-		if f.Name == "lang" && strings.TrimSpace(value) == "" {
-			what = generate.EmptyLanguageError(value).Error()
 		}
 	})
 	return what

@@ -11,15 +11,16 @@ import (
 	"testing"
 	"time"
 
-	version "github.com/dlgen/dlgen"
+	"github.com/dlgen/dlgen"
 	"github.com/dlgen/dlgen/internal/abidiff"
+	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/generate"
 	"github.com/dlgen/dlgen/internal/schema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func dlgen(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runDlgen(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(args, &out, &errb)
@@ -28,57 +29,68 @@ func dlgen(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func TestGenerateThenCheck(t *testing.T) {
 	dir := t.TempDir()
-	code, _, stderr := dlgen(t, "-out", dir)
+	code, _, stderr := runDlgen(t, "-out", dir)
 	require.Equal(t, 0, code, stderr)
 	assert.FileExists(t, filepath.Join(dir, "c", "dlpack", "dlpack.h"))
 	assert.FileExists(t, filepath.Join(dir, "go", "dlpack", "dlpack.go"))
 
-	code, stdout, _ := dlgen(t, "-out", dir, "-check")
+	code, stdout, _ := runDlgen(t, "-out", dir, "-check")
 	assert.Equal(t, 0, code)
 	assert.Empty(t, stdout)
 
 	// Another release is drift for a tree generated at the newest.
-	code, stdout, stderr = dlgen(t, "-out", dir, "-check", "-dlpack-version", "1.2")
+	code, stdout, stderr = runDlgen(t, "-out", dir, "-check", "-dlpack-version", "1.2")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "-#define DLPACK_MINOR_VERSION 3\n+#define DLPACK_MINOR_VERSION 2")
 	assert.Contains(t, stderr, "is stale")
 }
 
 func TestVersionPrintsTheRelease(t *testing.T) {
-	code, stdout, stderr := dlgen(t, "-version")
+	code, stdout, stderr := runDlgen(t, "-version")
 	assert.Equal(t, 0, code)
-	assert.Equal(t, "dlgen v"+version.Version+"\n", stdout)
+	assert.Equal(t, "dlgen v"+dlgen.Version+"\n", stdout)
 	assert.Empty(t, stderr)
-	code, stdout, _ = dlgen(t, "-lang", "cobol", "-version", "-out", t.TempDir())
+	code, stdout, _ = runDlgen(t, "-lang", "cobol", "-version", "-out", t.TempDir())
 	assert.Equal(t, 0, code, "-version answers whatever the other flags")
-	assert.Equal(t, "dlgen v"+version.Version+"\n", stdout)
+	assert.Equal(t, "dlgen v"+dlgen.Version+"\n", stdout)
 }
 
 func TestCheckFindsMissingFiles(t *testing.T) {
-	code, stdout, _ := dlgen(t, "-out", t.TempDir(), "-check", "-lang", "c")
+	code, stdout, _ := runDlgen(t, "-out", t.TempDir(), "-check", "-lang", "c")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "--- /dev/null")
 }
 
 func TestRewritesNothingWhenCurrent(t *testing.T) {
 	dir := t.TempDir()
-	code, _, _ := dlgen(t, "-out", dir, "-lang", "c")
+	code, _, _ := runDlgen(t, "-out", dir, "-lang", "c")
 	require.Equal(t, 0, code)
 	path := filepath.Join(dir, "c", "dlpack", "dlpack.h")
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	require.NoError(t, os.Chtimes(path, old, old))
-	code, _, _ = dlgen(t, "-out", dir, "-lang", "c")
+	code, _, _ = runDlgen(t, "-out", dir, "-lang", "c")
 	require.Equal(t, 0, code)
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, old, info.ModTime(), "an unchanged file must not be rewritten")
 }
 
+// knownReleases is the embedded schema's releases, as an error lists them.
+func knownReleases(t *testing.T) string {
+	s, err := schema.Default()
+	require.NoError(t, err)
+	var known []string
+	for _, r := range s.Releases {
+		known = append(known, r.Version.String())
+	}
+	return strings.Join(known, ", ")
+}
+
 func TestUnknownVersion(t *testing.T) {
-	code, _, stderr := dlgen(t, "-out", t.TempDir(), "-dlpack-version", "2.0")
+	code, _, stderr := runDlgen(t, "-out", t.TempDir(), "-dlpack-version", "2.0")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "unknown DLPack version 2.0 (known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3, main)")
-	code, _, stderr = dlgen(t, "-dlpack-version", "one")
+	assert.Contains(t, stderr, "unknown DLPack version 2.0 (known: "+knownReleases(t)+")")
+	code, _, stderr = runDlgen(t, "-dlpack-version", "one")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "known: 0.6")
 }
@@ -87,7 +99,7 @@ func TestLanguageListOfOnlyCommasIsAnError(t *testing.T) {
 	// it meant "every language" before, silently
 	for _, lang := range []string{",", " , ,"} {
 		dir := t.TempDir()
-		code, _, stderr := dlgen(t, "-out", dir, "-lang", lang)
+		code, _, stderr := runDlgen(t, "-out", dir, "-lang", lang)
 		assert.Equal(t, 2, code, lang)
 		assert.Contains(t, stderr, "has an empty name in its list")
 		entries, err := os.ReadDir(dir)
@@ -97,7 +109,7 @@ func TestLanguageListOfOnlyCommasIsAnError(t *testing.T) {
 }
 
 func TestUnknownLanguage(t *testing.T) {
-	code, _, stderr := dlgen(t, "-out", t.TempDir(), "-lang", "c,fortran")
+	code, _, stderr := runDlgen(t, "-out", t.TempDir(), "-lang", "c,fortran")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unknown language "fortran"`)
 }
@@ -106,7 +118,7 @@ func TestBrokenSchemaGivesPositionsAndExit2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "broken.yaml")
 	src := "name: dlpack\nheader_guard: G\nversions:\n  - version: \"1.0\"\ndeclarations:\n  - struct: S\n    since: \"1.0\"\n    fields:\n      - {name: a, type: Missing, since: \"1.0\"}\n      - {name: b, type: int32_t, since: \"1.0\", size: 4}\npython:\n  - {name: dltensor, role: capsule, since: \"1.0\"}\n  - {name: used_dltensor, role: used_capsule, since: \"1.0\"}\n"
 	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
-	code, stdout, stderr := dlgen(t, "-schema", path, "-out", t.TempDir())
+	code, stdout, stderr := runDlgen(t, "-schema", path, "-out", t.TempDir())
 	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
@@ -116,7 +128,7 @@ func TestBrokenSchemaGivesPositionsAndExit2(t *testing.T) {
 }
 
 func TestMissingSchemaFile(t *testing.T) {
-	code, _, stderr := dlgen(t, "-schema", filepath.Join(t.TempDir(), "nope.yaml"))
+	code, _, stderr := runDlgen(t, "-schema", filepath.Join(t.TempDir(), "nope.yaml"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "no such file")
 }
@@ -144,7 +156,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-schema", ".", "-out", "x"}, "-schema .: is a directory (give -schema a YAML schema file, or leave it out for the embedded one)"},
 		{[]string{"-identify", "absent.h"}, "-identify absent.h: no such file or directory (give -identify a DLPack header file)"},
 	} {
-		code, stdout, stderr := dlgen(t, c.args...)
+		code, stdout, stderr := runDlgen(t, c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Empty(t, stdout, "%v", c.args)
 		assert.Equal(t, "dlgen: "+c.line+"\nrun dlgen -h for usage\n", stderr, "%v", c.args)
@@ -157,12 +169,12 @@ func TestOutThatIsAFileIsNamed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "notes.txt")
 	require.NoError(t, os.WriteFile(file, []byte("mine\n"), 0o644))
 	for _, args := range [][]string{{"-out", file}, {"-out", file, "-check"}} {
-		code, stdout, stderr := dlgen(t, args...)
+		code, stdout, stderr := runDlgen(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Empty(t, stdout, "%v", args)
 		assert.Equal(t, "dlgen: -out "+file+" is a file, not a directory: name the directory to write into (dlgen makes it if missing)\n", stderr, "%v", args)
 	}
-	code, _, stderr := dlgen(t, "-out", filepath.Join(file, "gen"))
+	code, _, stderr := runDlgen(t, "-out", filepath.Join(file, "gen"))
 	assert.Equal(t, 2, code)
 	assert.Regexp(t, "^dlgen: -out "+regexp.QuoteMeta(filepath.Join(file, "gen"))+": .*not a directory\n$", stderr)
 	content, err := os.ReadFile(file)
@@ -175,7 +187,7 @@ func TestOutThatIsAFileIsNamed(t *testing.T) {
 // that creates every file, and still exits 1.
 func TestCheckOfMissingOutSaysSo(t *testing.T) {
 	t.Chdir(t.TempDir())
-	code, stdout, stderr := dlgen(t, "-lang", "c", "-out", "gen", "-check")
+	code, stdout, stderr := runDlgen(t, "-lang", "c", "-out", "gen", "-check")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "dlgen: -out gen does not exist: nothing to check; run dlgen without -check first\n", stderr)
@@ -193,33 +205,33 @@ func TestCheckNamesGoGenerateWhereALineWritesOut(t *testing.T) {
 	t.Chdir(module)
 	where := filepath.Join("pkg", "gen.go") + ":4"
 
-	code, _, stderr := dlgen(t, "-lang", "c", "-dlpack-version", "1.3", "-out", filepath.Join("pkg", "internal"), "-check")
+	code, _, stderr := runDlgen(t, "-lang", "c", "-dlpack-version", "1.3", "-out", filepath.Join("pkg", "internal"), "-check")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "dlgen: -out "+filepath.Join("pkg", "internal")+" does not exist: nothing to check; run go generate ./... first ("+where+" writes it)\n", stderr)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(module, "pkg", "internal"), 0o755))
 	t.Chdir(filepath.Join(module, "pkg")) // the line is found from anywhere in the module
-	code, _, stderr = dlgen(t, "-lang", "c", "-dlpack-version", "1.3", "-out", "internal", "-check")
+	code, _, stderr = runDlgen(t, "-lang", "c", "-dlpack-version", "1.3", "-out", "internal", "-check")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "dlgen: internal is stale; run go generate ./... to update it (gen.go:4 writes it)\n", stderr)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(module, "pkg", "other"), 0o755))
-	_, _, stderr = dlgen(t, "-lang", "c", "-out", "other", "-check")
+	_, _, stderr = runDlgen(t, "-lang", "c", "-out", "other", "-check")
 	assert.Equal(t, "dlgen: other is stale; run dlgen without -check to update it\n", stderr)
 }
 
 func TestDiffBetweenReleases(t *testing.T) {
-	code, stdout, _ := dlgen(t, "-diff", "1.2", "-dlpack-version", "1.3")
+	code, stdout, _ := runDlgen(t, "-diff", "1.2", "-dlpack-version", "1.3")
 	assert.Equal(t, 0, code, "1.2 to 1.3 breaks nothing")
 	assert.Equal(t, "INFO MACRO_VALUE: DLPACK_MINOR_VERSION is 3, was 2\n", stdout)
 
-	code, stdout, _ = dlgen(t, "-diff", "0.8")
+	code, stdout, _ = runDlgen(t, "-diff", "0.8")
 	assert.Equal(t, 1, code, "macros removed in 1.0 break source code")
 	assert.Contains(t, stdout, "API MACRO_NO_DELETE: macro DLPACK_VERSION is no longer defined")
 	assert.Contains(t, stdout, "INFO ADDITION: new DLManagedTensorVersioned")
 	assert.NotContains(t, stdout, "\nABI ")
 
-	code, _, stderr := dlgen(t, "-diff", "0.5")
+	code, _, stderr := runDlgen(t, "-diff", "0.5")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "unknown DLPack version 0.5")
 }
@@ -228,14 +240,14 @@ func TestDiffBetweenReleases(t *testing.T) {
 func TestReleaseNumbersAreStrict(t *testing.T) {
 	for _, flag := range []string{"-dlpack-version", "-diff"} {
 		for _, bad := range []string{"1.03", "01.3", "+1.3", "1.3.0", "v1.3"} {
-			code, stdout, stderr := dlgen(t, "-out", t.TempDir(), flag, bad)
+			code, stdout, stderr := runDlgen(t, "-out", t.TempDir(), flag, bad)
 			if flag == "-diff" {
-				code, stdout, stderr = dlgen(t, flag, bad)
+				code, stdout, stderr = runDlgen(t, flag, bad)
 			}
 			assert.Equal(t, 2, code, "%s %s", flag, bad)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, flag+`: version "`+bad+`" is not of the form MAJOR.MINOR`, "%s %s", flag, bad)
-			assert.Contains(t, stderr, "(known: 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3, main)", "%s %s", flag, bad)
+			assert.Contains(t, stderr, "(known: "+knownReleases(t)+")", "%s %s", flag, bad)
 		}
 	}
 }
@@ -243,7 +255,7 @@ func TestReleaseNumbersAreStrict(t *testing.T) {
 // Upstream's main branch is a release of its own, never the default.
 func TestMainBranch(t *testing.T) {
 	dir := t.TempDir()
-	code, _, stderr := dlgen(t, "-out", dir, "-dlpack-version", "main")
+	code, _, stderr := runDlgen(t, "-out", dir, "-dlpack-version", "main")
 	require.Equal(t, 0, code, stderr)
 	for path, wants := range map[string][]string{
 		"c/dlpack/dlpack.h":       {"kDLTPU = 19,", "kDLTPUHost = 20,", "kDLAscend = 21", "kDLBcomplex = 18U", "#define DLPACK_MINOR_VERSION 3", "DLPack main (unreleased, after v1.3)"},
@@ -257,11 +269,11 @@ func TestMainBranch(t *testing.T) {
 		}
 	}
 	// The default stays the newest release, and -check tells them apart.
-	code, stdout, _ := dlgen(t, "-out", dir, "-check", "-lang", "c")
+	code, stdout, _ := runDlgen(t, "-out", dir, "-check", "-lang", "c")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "-  kDLAscend = 21\n")
 
-	code, stdout, stderr = dlgen(t, "-diff", "1.3", "-dlpack-version", "main")
+	code, stdout, stderr = runDlgen(t, "-diff", "1.3", "-dlpack-version", "main")
 	assert.Equal(t, 0, code, stderr)
 	for _, name := range []string{"kDLTPU", "kDLTPUHost", "kDLAscend", "kDLBcomplex"} {
 		assert.Contains(t, stdout, "INFO ADDITION: new "+name, stdout)
@@ -274,10 +286,10 @@ func TestMainBranch(t *testing.T) {
 // DLPack header.
 func TestIdentify(t *testing.T) {
 	dir := t.TempDir()
-	code, _, stderr := dlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "1.1")
+	code, _, stderr := runDlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "1.1")
 	require.Equal(t, 0, code, stderr)
 	path := filepath.Join(dir, "c", "dlpack", "dlpack.h")
-	code, stdout, stderr := dlgen(t, "-identify", path)
+	code, stdout, stderr := runDlgen(t, "-identify", path)
 	assert.Equal(t, 0, code, stderr)
 	assert.Equal(t, path+": DLPack v1.1, as dlgen declares it\n", stdout)
 
@@ -285,7 +297,7 @@ func TestIdentify(t *testing.T) {
 	require.NoError(t, err)
 	patched := filepath.Join(dir, "patched.h")
 	require.NoError(t, os.WriteFile(patched, bytes.Replace(text, []byte("int64_t* strides;"), []byte("const int64_t* strides;"), 1), 0o644))
-	code, stdout, stderr = dlgen(t, "-identify", patched)
+	code, stdout, stderr = runDlgen(t, "-identify", patched)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, patched+": DLPack v1.1, with 1 difference from dlgen's declarations of v1.1:\n"+
 		"  field DLTensor.strides: type const int64_t*; v1.1 has int64_t*\n", stdout)
@@ -300,29 +312,29 @@ func TestIdentify(t *testing.T) {
 		notC:                            "not a C header dlgen can read",
 		noDLPack:                        "no DLPack declarations",
 	} {
-		code, stdout, stderr = dlgen(t, "-identify", file)
+		code, stdout, stderr = runDlgen(t, "-identify", file)
 		assert.Equal(t, 2, code, file)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, want)
 	}
 
 	// What a header adds to the schema's newest release, as schema YAML.
-	code, _, stderr = dlgen(t, "-identify", patched, "-schema-yaml")
+	code, _, stderr = runDlgen(t, "-identify", patched, "-schema-yaml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "patched.h is DLPack 1.1, older than the schema's newest release main")
-	code, _, stderr = dlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "main")
+	code, _, stderr = runDlgen(t, "-out", dir, "-lang", "c", "-dlpack-version", "main")
 	require.Equal(t, 0, code, stderr)
 	text, err = os.ReadFile(path)
 	require.NoError(t, err)
 	ahead := filepath.Join(dir, "ahead.h")
 	require.NoError(t, os.WriteFile(ahead, bytes.Replace(text, []byte("kDLAscend = 21\n"), []byte("kDLAscend = 21,\n  kDLNext = 22\n"), 1), 0o644))
-	code, stdout, stderr = dlgen(t, "-identify", ahead, "-schema-yaml")
+	code, stdout, stderr = runDlgen(t, "-identify", ahead, "-schema-yaml")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "# What "+ahead+" declares beyond the schema's newest release, main, as DLPack main.")
 	assert.Contains(t, stdout, "declarations:\n  - enum: DLDeviceType\n    values:\n      - {name: kDLNext, value: 22, since: main}\n")
 
 	for _, args := range [][]string{{"-identify", path, "-lang", "c"}, {"-identify", path, "-dlpack-version", "1.1"}, {"-identify", path, "-check"}, {"-schema-yaml"}} {
-		code, _, stderr = dlgen(t, args...)
+		code, _, stderr = runDlgen(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Contains(t, stderr, "-identify", "%v", args)
 	}
@@ -332,38 +344,38 @@ func TestIdentify(t *testing.T) {
 // Cython files of v1.3 were still there.
 func TestCheckReportsLeftOverFiles(t *testing.T) {
 	dir := t.TempDir()
-	code, _, stderr := dlgen(t, "-out", dir, "-lang", "python")
+	code, _, stderr := runDlgen(t, "-out", dir, "-lang", "python")
 	require.Equal(t, 0, code, stderr)
 	built := filepath.Join(dir, "python", "dlpack_cython.c") // what cythonize leaves: not dlgen's
 	require.NoError(t, os.WriteFile(built, []byte("/* Generated by Cython */\n"), 0o644))
 
-	code, stdout, stderr := dlgen(t, "-out", dir, "-lang", "python", "-dlpack-version", "0.6", "-check")
+	code, stdout, stderr := runDlgen(t, "-out", dir, "-lang", "python", "-dlpack-version", "0.6", "-check")
 	assert.Equal(t, 1, code, stderr)
 	pyDir := filepath.ToSlash(filepath.Join(dir, "python"))
 	assert.Contains(t, stdout, "Only in "+pyDir+": dlpack_cython.pyx\n")
 	assert.Contains(t, stdout, "Only in "+pyDir+"/dlpack: dlpack.h\n")
 	assert.NotContains(t, stdout, "dlpack_cython.c")
 
-	code, _, stderr = dlgen(t, "-out", dir, "-lang", "python", "-dlpack-version", "0.6")
+	code, _, stderr = runDlgen(t, "-out", dir, "-lang", "python", "-dlpack-version", "0.6")
 	require.Equal(t, 0, code, stderr)
 	assert.NoFileExists(t, filepath.Join(dir, "python", "dlpack_cython.pyx"), "generation removes dlgen's left-overs")
 	assert.FileExists(t, built, "files dlgen did not write are kept")
-	code, stdout, _ = dlgen(t, "-out", dir, "-lang", "python", "-dlpack-version", "0.6", "-check")
+	code, stdout, _ = runDlgen(t, "-out", dir, "-lang", "python", "-dlpack-version", "0.6", "-check")
 	assert.Equal(t, 0, code, stdout)
 }
 
 func TestPythonPackageIsVendoredInPlace(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"-lang", "python", "-out", dir, "-python-package", "mylib._vendor.python"}
-	code, _, stderr := dlgen(t, args...)
+	code, _, stderr := runDlgen(t, args...)
 	require.Equal(t, 0, code, stderr)
 	init, err := os.ReadFile(filepath.Join(dir, "python", "__init__.py"))
 	require.NoError(t, err)
 	assert.Contains(t, string(init), "mylib._vendor.python")
-	code, stdout, _ := dlgen(t, append(args, "-check")...)
+	code, stdout, _ := runDlgen(t, append(args, "-check")...)
 	assert.Equal(t, 0, code, stdout)
 	// The same directory as top-level modules: the package's files differ.
-	code, stdout, _ = dlgen(t, "-lang", "python", "-out", dir, "-check")
+	code, stdout, _ = runDlgen(t, "-lang", "python", "-out", dir, "-check")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "Only in "+filepath.ToSlash(filepath.Join(dir, "python"))+": __init__.py")
 	assert.Contains(t, stdout, "\n-from . cimport dlpack\n")
@@ -387,7 +399,7 @@ func TestFlagsThatDoNotCombineAreUsageErrors(t *testing.T) {
 		{"-diff", "9.9"},
 		{"-diff", "one"},
 	} {
-		code, stdout, stderr := dlgen(t, args...)
+		code, stdout, stderr := runDlgen(t, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 		assert.Empty(t, stdout, "%v", args)
 		assert.NotEmpty(t, stderr, "%v", args)
@@ -419,7 +431,7 @@ func TestEveryFlagCombination(t *testing.T) {
 					if mode[0] == "-check" {
 						args = append(args, "-out", empty)
 					}
-					code, _, stderr := dlgen(t, args...)
+					code, _, stderr := runDlgen(t, args...)
 					require.Equal(t, wantExit(schemaArgs != nil, lang, version, mode), code, "%v: %s", args, stderr)
 					usage := strings.Contains(stderr, "run dlgen -h for usage")
 					if schemaArgs != nil {
@@ -467,7 +479,7 @@ func TestHelpIsTheManual(t *testing.T) {
 	manual := string(out)
 	require.Contains(t, manual, "\nUsage:\n")
 	for _, flag := range []string{"-h", "-help", "--help"} {
-		code, stdout, stderr := dlgen(t, flag)
+		code, stdout, stderr := runDlgen(t, flag)
 		assert.Equal(t, 0, code, flag)
 		assert.Equal(t, manual, stdout, flag)
 		assert.Empty(t, stderr, flag)
@@ -485,18 +497,18 @@ func TestBackendRefusalIsPositioned(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "negative.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(src, entry, "{name: kDLVulkan, value: -7,", 1)), 0o644))
 
-	code, stdout, stderr := dlgen(t, "-schema", path, "-out", t.TempDir())
+	code, stdout, stderr := runDlgen(t, "-schema", path, "-out", t.TempDir())
 	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
 	assert.Regexp(t, "^"+regexp.QuoteMeta(path)+fmt.Sprintf(":%d:\\d+: ", line)+
 		regexp.QuoteMeta("python backend: DLDeviceType.kDLVulkan = -7: the Python modules keep enum values in a 64-bit mask")+"\n$", stderr)
 
-	code, _, stderr = dlgen(t, "-schema", path, "-out", t.TempDir(), "-lang", "c,go")
+	code, _, stderr = runDlgen(t, "-schema", path, "-out", t.TempDir(), "-lang", "c,go")
 	assert.Equal(t, 0, code, "C and Go take negative enumerators: %s", stderr)
 }
 
 func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
-	code, stdout, stderr := dlgen(t, "-diff-rules")
+	code, stdout, stderr := runDlgen(t, "-diff-rules")
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 	require.Len(t, lines, 1+len(abidiff.Rules), stdout)
@@ -505,7 +517,7 @@ func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
 		assert.Regexp(t, "^"+r.ID+" +"+string(r.Category)+" +"+regexp.QuoteMeta(r.Purpose)+"$", lines[i+1])
 	}
 	for _, args := range [][]string{{"-diff-rules", "-check"}, {"-diff-rules", "-diff", "1.2"}, {"-diff-rules", "-lang", "c"}, {"-diff-rules", "-out", "x"}} {
-		code, _, stderr := dlgen(t, args...)
+		code, _, stderr := runDlgen(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Contains(t, stderr, "-diff-rules", "%v", args)
 	}
@@ -516,18 +528,33 @@ func TestDiffRulesListsEveryRuleWithItsPurpose(t *testing.T) {
 // which flag to pass instead.
 func TestGenerateWithoutOutIsAUsageError(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, args := range [][]string{{}, {"-check"}, {"-lang", "c", "-dlpack-version", "1.3"}} {
-		code, stdout, stderr := dlgen(t, args...)
-		assert.Equal(t, 2, code, "%v", args)
-		assert.Empty(t, stdout, "%v", args)
-		assert.Equal(t, "dlgen: -out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)\n"+
-			"run dlgen -h for usage\n", stderr, "%v", args)
+	var folders []string // what -lang's default writes: a folder per language
+	for _, r := range backend.Registered() {
+		if !r.ByNameOnly {
+			folders = append(folders, r.Name+"/")
+		}
+	}
+	everyFolder := strings.Join(folders[:len(folders)-1], ", ") + " and " + folders[len(folders)-1]
+	for _, c := range []struct {
+		args    []string
+		folders string // what the run would write
+	}{
+		{nil, everyFolder},
+		{[]string{"-check"}, everyFolder},
+		{[]string{"-lang", "c", "-dlpack-version", "1.3"}, "c/"},
+		{[]string{"-lang", "python,conformance"}, "python/ and conformance/"},
+	} {
+		code, stdout, stderr := runDlgen(t, c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Empty(t, stdout, "%v", c.args)
+		assert.Equal(t, "dlgen: -out is missing: pass -out DIR, the directory to write "+c.folders+" into (-out . for the current one)\n"+
+			"run dlgen -h for usage\n", stderr, "%v", c.args)
 	}
 	entries, err := os.ReadDir(".")
 	require.NoError(t, err)
 	assert.Empty(t, entries, "dlgen wrote without -out")
 
-	code, _, stderr := dlgen(t, "-lang", "c", "-out", ".")
+	code, _, stderr := runDlgen(t, "-lang", "c", "-out", ".")
 	require.Equal(t, 0, code, stderr)
 	assert.FileExists(t, filepath.Join("c", "dlpack", "dlpack.h"))
 }
@@ -542,17 +569,17 @@ func TestCheckUnderPreCommitNamesTheHooksDlgen(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	update := shellQuote(exe) + " -lang c -out '" + dir + "'\n"
-	code, _, stderr := dlgen(t, "-lang", "c", "-check", "-out", dir)
+	code, _, stderr := runDlgen(t, "-lang", "c", "-check", "-out", dir)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "dlgen: -out "+dir+" does not exist: nothing to check; run the hook's dlgen without -check first:\n  "+update, stderr)
 
 	require.NoError(t, os.Mkdir(dir, 0o755))
-	code, _, stderr = dlgen(t, "-lang", "c", "-check", "-out", dir)
+	code, _, stderr = runDlgen(t, "-lang", "c", "-check", "-out", dir)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "dlgen: "+dir+" is stale; run the hook's dlgen without -check to update it:\n  "+update, stderr)
 
 	t.Setenv("PRE_COMMIT", "")
-	_, _, stderr = dlgen(t, "-lang", "c", "-check", "-out", dir)
+	_, _, stderr = runDlgen(t, "-lang", "c", "-check", "-out", dir)
 	assert.Equal(t, "dlgen: "+dir+" is stale; run dlgen without -check to update it\n", stderr)
 }
 
@@ -621,7 +648,7 @@ func TestLinksLeadingOutOfOutAreRefused(t *testing.T) {
 			if c.check {
 				args = append(args, "-check")
 			}
-			code, stdout, stderr := dlgen(t, args...)
+			code, stdout, stderr := runDlgen(t, args...)
 			assert.Equal(t, 2, code, stderr)
 			assert.Empty(t, stdout)
 			assert.Equal(t, "dlgen: "+filepath.Join(work, filepath.FromSlash(c.link))+" is a symbolic link that leads outside -out "+
@@ -637,10 +664,10 @@ func TestLinksInsideOutAreFollowed(t *testing.T) {
 	out := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(out, "vendored-c"), 0o755))
 	require.NoError(t, os.Symlink("vendored-c", filepath.Join(out, "c")))
-	code, _, stderr := dlgen(t, "-lang", "c", "-out", out)
+	code, _, stderr := runDlgen(t, "-lang", "c", "-out", out)
 	require.Equal(t, 0, code, stderr)
 	assert.FileExists(t, filepath.Join(out, "vendored-c", "dlpack", "dlpack.h"))
-	code, stdout, stderr := dlgen(t, "-lang", "c", "-out", out, "-check")
+	code, stdout, stderr := runDlgen(t, "-lang", "c", "-out", out, "-check")
 	assert.Equal(t, 0, code, stdout+stderr)
 }
 
@@ -653,7 +680,7 @@ func TestReservedNameIsPositionedWhateverTheLanguage(t *testing.T) {
 	src := strings.Replace(string(schema.DefaultBytes()), "{name: lanes, type: uint16_t,", "{name: typeof, type: uint16_t,", 1)
 	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
 	out := t.TempDir()
-	code, stdout, stderr := dlgen(t, "-schema", path, "-lang", "go", "-out", out)
+	code, stdout, stderr := runDlgen(t, "-schema", path, "-lang", "go", "-out", out)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(path)+`:\d+:\d+: field name "typeof" is a C23 keyword in C and a reserved keyword in Rust; a schema name must be free in every language dlgen writes\n$`, stderr)
@@ -674,7 +701,7 @@ func TestCheckReportsACompiledModuleBuiltFromOtherSources(t *testing.T) {
 	}
 	old, dir := t.TempDir(), t.TempDir()
 	for _, g := range []struct{ dir, release string }{{old, "1.2"}, {dir, "1.3"}} {
-		code, _, stderr := dlgen(t, "-lang", "python", "-dlpack-version", g.release, "-out", g.dir)
+		code, _, stderr := runDlgen(t, "-lang", "python", "-dlpack-version", g.release, "-out", g.dir)
 		require.Equal(t, 0, code, stderr)
 	}
 	require.NotEmpty(t, of(dir))
@@ -691,7 +718,7 @@ func TestCheckReportsACompiledModuleBuiltFromOtherSources(t *testing.T) {
 		{"built before fingerprints", "\x7fELF\x00", compiled + " carries no dlgen fingerprint: it was built from sources older than those beside it (" + beside + ")" + rebuild},
 	} {
 		require.NoError(t, os.WriteFile(compiled, []byte(c.content), 0o755))
-		code, stdout, stderr := dlgen(t, "-lang", "python", "-dlpack-version", "1.3", "-out", dir, "-check")
+		code, stdout, stderr := runDlgen(t, "-lang", "python", "-dlpack-version", "1.3", "-out", dir, "-check")
 		assert.Equal(t, c.report, stdout, c.name)
 		if c.report == "" {
 			assert.Equal(t, 0, code, "%s: %s", c.name, stderr)

@@ -266,6 +266,22 @@ _TYPE_CODES = {
     16: ("kDLFloat6_e3m2fn", False, 6),
     17: ("kDLFloat4_e2m1fn", False, 4),
 }
+# How each small float type code encodes a value: code: (exponent bits,
+# mantissa bits, exponent bias, what it keeps for infinities and NaN: "ieee",
+# "fn", "fnuz", "finite" or "e8m0"; see the schema's float facts).
+_FLOAT_FORMATS = {
+    7: (3, 4, 3, "ieee"),  # kDLFloat8_e3m4
+    8: (4, 3, 7, "ieee"),  # kDLFloat8_e4m3
+    9: (4, 3, 11, "fnuz"),  # kDLFloat8_e4m3b11fnuz
+    10: (4, 3, 7, "fn"),  # kDLFloat8_e4m3fn
+    11: (4, 3, 8, "fnuz"),  # kDLFloat8_e4m3fnuz
+    12: (5, 2, 15, "ieee"),  # kDLFloat8_e5m2
+    13: (5, 2, 16, "fnuz"),  # kDLFloat8_e5m2fnuz
+    14: (8, 0, 127, "e8m0"),  # kDLFloat8_e8m0fnu
+    15: (2, 3, 1, "finite"),  # kDLFloat6_e2m3fn
+    16: (3, 2, 3, "finite"),  # kDLFloat6_e3m2fn
+    17: (2, 1, 1, "finite"),  # kDLFloat4_e2m1fn
+}
 # The device types whose memory the CPU reads directly.
 _HOST_READABLE = frozenset({
     1,  # kDLCPU
@@ -442,7 +458,7 @@ _GENERATED_NAME = "dlpack_cython"
 # another fingerprint (regenerated, not rebuilt) it refuses to import.
 cdef extern from *:
     """
-    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources eed08f749a5701c5";
+    static const char dlgen_fingerprint[] = "dlgen fingerprint: DLPack 1.3, sources 0d26fc7f6d2276ba";
     """
     const char* dlgen_fingerprint
 _BUILT_FINGERPRINT = dlgen_fingerprint.decode("ascii")

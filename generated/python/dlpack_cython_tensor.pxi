@@ -35,7 +35,7 @@ cdef extern from "Python.h":
 # corpus runs through it), whether a tensor passes them all; when it does
 # not, rules.py is asked, and raises the first check that fails with its
 # words, of the exception class the caller gives. So the two differ in speed
-# only (tests/python/test_conformance.py runs the corpus against both).
+# only (tests/python/test_corpus.py runs the corpus against both).
 
 cdef extern from "dlpack/dlpack_helpers.h" nogil:
     ctypedef enum dlgen_rule:

@@ -1,9 +1,10 @@
 // Package backend defines the interface every language backend implements:
 // render one resolved ir.API into files. Backends are pure functions of
 // their input, so their output is deterministic and easy to golden-test.
-// Backends hold only code that writes files: what they ship unchanged, the
-// hand-written code that runs in users' processes, lives under runtime/
-// (runtime/python, runtime/rust, runtime/conformance), which they import.
+// Each backend is one folder, internal/backend/<lang>: its Go code, its
+// text templates (templates/, declarations only), the hand-written sources
+// it ships unchanged into users' processes (runtime/, the same for every
+// release) and its goldens (testdata/).
 // Each backend registers itself (Register) with its name and its own
 // flags; the driver (package generate) asks the registry.
 package backend
@@ -11,7 +12,9 @@ package backend
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
+	"text/template"
 	"unicode/utf8"
 
 	"github.com/dlgen/dlgen"
@@ -118,4 +121,13 @@ func Wrap(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// ParseTemplate parses the template name of a backend's embedded templates
+// (files, a path such as "templates/dlpack.h.tmpl"), with funcs available to
+// it and the templates in shared, whose blocks it may use. Templates are
+// named by their file name, as ParseFS names them; a missing key is an
+// error.
+func ParseTemplate(files fs.FS, name string, funcs template.FuncMap, shared ...string) (*template.Template, error) {
+	return template.New(path.Base(name)).Funcs(funcs).Option("missingkey=error").ParseFS(files, append([]string{name}, shared...)...)
 }

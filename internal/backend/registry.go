@@ -3,6 +3,8 @@ package backend
 import (
 	"fmt"
 	"sort"
+
+	"github.com/dlgen/dlgen/internal/ir"
 )
 
 // Registration is what the driver knows of a backend: its name, the flags
@@ -25,6 +27,11 @@ type Registration struct {
 	// Reference is the path, in the backend's output, of the module a
 	// ReferenceUser ships as its reference declarations; "" for none.
 	Reference string
+	// Reserved are the words the language takes, which no schema name may
+	// be (its keywords, the names its output uses itself): Register adds
+	// them to the table the schema loader checks names against
+	// (ir.Reserve).
+	Reserved []ir.Reserved
 }
 
 // Option is a flag of dlgen that only one backend takes. A value given
@@ -60,6 +67,7 @@ func Register(r Registration) {
 		}
 	}
 	registry[r.Name] = r
+	ir.Reserve(r.Reserved...)
 }
 
 // Registered returns every registered backend, by name: the order -lang

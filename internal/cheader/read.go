@@ -186,80 +186,101 @@ func parse(cfg *cc.Config, name string, text []byte, target string) (*cc.AST, er
 // declarations fills h from the first parse.
 func (h *Header) declarations(ast *cc.AST) error {
 	consts := constDeclarators(ast.TranslationUnit)
-	type named struct {
-		line, col int
-		name      string
-		node      cc.Node
-	}
-	var nodes []named
-	for name, ns := range ast.Scope.Nodes {
-		for _, n := range ns {
-			p := n.Position()
-			if !ownFile(p.Filename) {
-				continue
-			}
-			nodes = append(nodes, named{p.Line, p.Column, name, n})
-		}
-	}
-	sort.Slice(nodes, func(i, j int) bool {
-		a, b := nodes[i], nodes[j]
-		return a.line < b.line || a.line == b.line && (a.col < b.col || a.col == b.col && a.name < b.name)
-	})
 	byTag := map[string]*Struct{}
-	for _, n := range nodes {
+	for _, n := range ownNodes(ast) {
 		switch d := n.node.(type) {
 		case *cc.StructOrUnionSpecifier:
 			st, ok := d.Type().(*cc.StructType)
 			if !ok || st.IsIncomplete() {
 				continue
 			}
-			s := &Struct{Tag: n.name}
-			s.Fields = fields(st, consts)
+			s := &Struct{Tag: n.name, Fields: fields(st, consts)}
 			byTag[n.name] = s
 			h.Structs = append(h.Structs, s)
 			h.Order = append(h.Order, n.name)
 		case *cc.Declarator:
-			if !d.IsTypename() {
-				continue
-			}
-			switch t := d.Type().(type) {
-			case *cc.StructType:
-				tag := tagName(t)
-				if s := byTag[tag]; tag != "" && s != nil && s.Typedef == "" {
-					s.Typedef = n.name
-					for i := range h.Order {
-						if h.Order[i] == tag {
-							h.Order[i] = s.Name()
-						}
-					}
-					continue
-				}
-				if t.IsIncomplete() {
-					h.Typedefs = append(h.Typedefs, n.name)
-					continue
-				}
-				h.Structs = append(h.Structs, &Struct{Typedef: n.name, Tag: tag, Fields: fields(t, consts)})
-				h.Order = append(h.Order, n.name)
-			case *cc.EnumType:
-				e := &Enum{Name: n.name}
-				for _, ev := range t.Enumerators() {
-					v, _ := integer(ev.Value())
-					e.Values = append(e.Values, Enumerator{Name: ev.Token.SrcStr(), Value: v})
-				}
-				h.Enums = append(h.Enums, e)
-				h.Order = append(h.Order, n.name)
-			case *cc.PointerType:
-				if fn, ok := t.Elem().(*cc.FunctionType); ok {
-					h.Funcs = append(h.Funcs, &FuncType{Name: n.name, Sig: signature(fn, consts)})
-					h.Order = append(h.Order, n.name)
-					continue
-				}
-				h.Typedefs = append(h.Typedefs, n.name)
-			default:
-				h.Typedefs = append(h.Typedefs, n.name)
+			if d.IsTypename() {
+				h.typedef(n.name, d.Type(), byTag, consts)
 			}
 		}
 	}
+	h.macros(ast)
+	if h.Struct("DLTensor") == nil {
+		return fmt.Errorf("%s: no DLPack declarations (it declares no DLTensor)", h.Name)
+	}
+	return nil
+}
+
+// namedNode is a declaration of the header's own, at its position.
+type namedNode struct {
+	line, col int
+	name      string
+	node      cc.Node
+}
+
+// ownNodes are the header's own declarations, in the order they appear.
+func ownNodes(ast *cc.AST) []namedNode {
+	var nodes []namedNode
+	for name, ns := range ast.Scope.Nodes {
+		for _, n := range ns {
+			p := n.Position()
+			if ownFile(p.Filename) {
+				nodes = append(nodes, namedNode{p.Line, p.Column, name, n})
+			}
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool {
+		a, b := nodes[i], nodes[j]
+		return a.line < b.line || a.line == b.line && (a.col < b.col || a.col == b.col && a.name < b.name)
+	})
+	return nodes
+}
+
+// typedef adds the typedef name of type t: the name of a struct declared
+// before it by tag (byTag), or a struct, enum or function pointer type of
+// its own, or an other typedef.
+func (h *Header) typedef(name string, t cc.Type, byTag map[string]*Struct, consts map[cc.Node]bool) {
+	switch t := t.(type) {
+	case *cc.StructType:
+		tag := tagName(t)
+		if s := byTag[tag]; tag != "" && s != nil && s.Typedef == "" {
+			s.Typedef = name
+			for i := range h.Order {
+				if h.Order[i] == tag {
+					h.Order[i] = s.Name()
+				}
+			}
+			return
+		}
+		if t.IsIncomplete() {
+			h.Typedefs = append(h.Typedefs, name)
+			return
+		}
+		h.Structs = append(h.Structs, &Struct{Typedef: name, Tag: tag, Fields: fields(t, consts)})
+		h.Order = append(h.Order, name)
+	case *cc.EnumType:
+		e := &Enum{Name: name}
+		for _, ev := range t.Enumerators() {
+			v, _ := integer(ev.Value())
+			e.Values = append(e.Values, Enumerator{Name: ev.Token.SrcStr(), Value: v})
+		}
+		h.Enums = append(h.Enums, e)
+		h.Order = append(h.Order, name)
+	case *cc.PointerType:
+		if fn, ok := t.Elem().(*cc.FunctionType); ok {
+			h.Funcs = append(h.Funcs, &FuncType{Name: name, Sig: signature(fn, consts)})
+			h.Order = append(h.Order, name)
+			return
+		}
+		h.Typedefs = append(h.Typedefs, name)
+	default:
+		h.Typedefs = append(h.Typedefs, name)
+	}
+}
+
+// macros adds the header's object-like DLPACK_ macros and its include
+// guard, in the order they appear.
+func (h *Header) macros(ast *cc.AST) {
 	var macros []*cc.Macro
 	for name, m := range ast.Macros {
 		if m.IsFnLike || !strings.HasPrefix(name, "DLPACK_") && !strings.HasSuffix(name, "_H_") || !ownFile(m.Position().Filename) {
@@ -280,10 +301,6 @@ func (h *Header) declarations(ast *cc.AST) error {
 		mac.Value, mac.Integer = integer(m.Value())
 		h.Macros = append(h.Macros, mac)
 	}
-	if h.Struct("DLTensor") == nil {
-		return fmt.Errorf("%s: no DLPack declarations (it declares no DLTensor)", h.Name)
-	}
-	return nil
 }
 
 // ownFile reports whether a declaration in file is the header's, not one

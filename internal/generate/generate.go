@@ -10,7 +10,8 @@
 // schema.ErrorList at the element's position, as a malformed schema does.
 //
 // dlgen owns, under the output directory, the deepest directory that holds
-// all files one language writes (c/dlpack, go/dlpack, python, rust/dlpack).
+// all files one language writes (c/dlpack, go/dlpack, python, rust/dlpack:
+// each backend's output starts with the folder named as its language).
 // A file there whose first line is the marker of any release of dlgen but
 // which the run would not write (left from another DLPack release or version
 // of dlgen) is removed by Write and reported by Check; other files there
@@ -54,16 +55,6 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// Backends returns every registered backend (internal/backend/all), in the
-// order -lang lists them by default, made with config.
-func Backends(config backend.Config) []backend.Backend {
-	var out []backend.Backend
-	for _, r := range backend.Registered() {
-		out = append(out, r.New(config))
-	}
-	return out
-}
-
 // Languages returns the names of all backends.
 func Languages() []string {
 	var names []string
@@ -79,6 +70,7 @@ type Request struct {
 	SchemaFile string // "" means the embedded schema
 	Out        string // where to write; required when generating
 	Lang       string // comma-separated; "" means every language
+	LangGiven  bool   // -lang was given on the command line: an empty Lang is then a mistake
 	Version    string // the release to emit; "" means the newest
 	Check      bool   // compare instead of writing
 	DiffFrom   string // list what changed from this release instead of generating
@@ -134,7 +126,8 @@ func (e *BreakingChangeError) Error() string {
 // it), a *NotFileError (a named pipe, say, where a file goes), or an I/O
 // error.
 func Run(req Request, stdout io.Writer) error {
-	if err := req.validate(); err != nil {
+	selected, err := req.validate()
+	if err != nil {
 		return err
 	}
 	if req.DiffRules {
@@ -158,11 +151,11 @@ func Run(req Request, stdout io.Writer) error {
 		}
 		return diff(s, from, v, stdout)
 	}
-	if req.Out == "" { // bare dlgen would scatter c/, go/, python/ and rust/ over the current directory
-		return usagef("-out is missing: pass -out DIR, the directory to write c/, go/, python/ and rust/ into (-out . for the current one)")
+	if req.Out == "" { // bare dlgen would scatter each language's folder over the current directory
+		return usagef("-out is missing: pass -out DIR, the directory to write %s into (-out . for the current one)", folders(selected))
 	}
-	files, err := Files(Options{Schema: s, SchemaName: name, Version: v, Langs: splitList(req.Lang),
-		BackendOptions: req.BackendOptions})
+	j := job{schema: s, schemaName: name, version: v, backends: selected, options: req.BackendOptions}
+	files, err := j.files()
 	if err != nil {
 		return err
 	}
@@ -181,7 +174,7 @@ func Run(req Request, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stale, err := staleBuilds(out, req, files)
+	stale, err := j.staleBuilds(out, files)
 	if err != nil {
 		return err
 	}
@@ -200,22 +193,18 @@ func Run(req Request, stdout io.Writer) error {
 	return nil
 }
 
-// staleBuilds asks each backend req selects that users build in place
+// staleBuilds asks each backend of j that users build in place
 // (backend.BuildChecker) for what under out was built from other sources
 // than files: -check's report of builds older than their sources.
-func staleBuilds(out string, req Request, files []backend.File) ([]string, error) {
-	selected, err := selectBackends(splitList(req.Lang))
-	if err != nil {
-		return nil, err
-	}
+func (j job) staleBuilds(out string, files []backend.File) ([]string, error) {
 	root, err := openOut(out, false)
 	if err != nil || root.root == nil {
 		return nil, err
 	}
 	defer root.Close()
 	var lines []string
-	for _, r := range selected {
-		if bc, ok := r.New(backend.Config{Options: req.BackendOptions}).(backend.BuildChecker); ok {
+	for _, r := range j.backends {
+		if bc, ok := r.New(backend.Config{Options: j.options}).(backend.BuildChecker); ok {
 			found, err := bc.StaleBuilds(root.root.FS(), out, files)
 			if err != nil {
 				return nil, err
@@ -226,22 +215,32 @@ func staleBuilds(out string, req Request, files []backend.File) ([]string, error
 	return lines, nil
 }
 
-// EmptyLanguageError is the error of a -lang list with an empty name in it
+// emptyLanguageError is the error of a -lang list with an empty name in it
 // ("c,,go", ","; "" given on the command line).
-func EmptyLanguageError(lang string) error {
+func emptyLanguageError(lang string) error {
 	return usagef("-lang %q has an empty name in its list; name languages separated by commas (known: %s), or leave -lang out for all of them", lang, strings.Join(Languages(), ", "))
 }
 
 // validate rejects flags that do not combine and unknown languages, before
-// anything is read.
-func (req Request) validate() error {
-	if req.Lang != "" && slices.Contains(strings.Split(strings.ReplaceAll(req.Lang, " ", ""), ","), "") {
-		return EmptyLanguageError(req.Lang)
+// anything is read, and returns the backends -lang selects: the one place
+// -lang is read.
+func (req Request) validate() ([]backend.Registration, error) {
+	if req.LangGiven && req.Lang == "" {
+		return nil, emptyLanguageError(req.Lang)
 	}
-	langs := splitList(req.Lang)
-	if _, err := selectBackends(langs); err != nil {
-		return err
+	langs, err := splitLanguages(req.Lang)
+	if err != nil {
+		return nil, err
 	}
+	selected, err := selectBackends(langs)
+	if err != nil {
+		return nil, err
+	}
+	return selected, req.combine(langs)
+}
+
+// combine rejects flags that do not combine.
+func (req Request) combine(langs []string) error {
 	given, err := req.givenOptions()
 	if err != nil {
 		return err
@@ -346,33 +345,46 @@ func parseRelease(s *ir.Schema, text, flag string) (ir.Version, error) {
 	return v, nil
 }
 
-// release settles which release to emit: v, or the newest if v is zero.
+// release settles which release to emit: v, or the newest if v is zero,
+// looked up as -dlpack-version's text is (ir.Schema.ParseRelease).
 func release(s *ir.Schema, v ir.Version) (ir.Version, error) {
 	if v == (ir.Version{}) {
 		return s.Newest(), nil
 	}
-	if _, ok := s.Lookup(v); !ok {
-		return v, usagef("unknown DLPack version %s (known: %s)", v, strings.Join(versions(s), ", "))
+	settled, err := s.ParseRelease(v.String())
+	if err != nil {
+		return v, usagef("%v", err)
 	}
-	return v, nil
+	return settled, nil
 }
 
-func versions(s *ir.Schema) []string {
-	var out []string
-	for _, r := range s.Releases {
-		out = append(out, r.Version.String())
+// folders lists the top folders the backends write, one per language named
+// as it is: "c/, go/, python/ and rust/".
+func folders(backends []backend.Registration) string {
+	var names []string
+	for _, r := range backends {
+		names = append(names, r.Name+"/")
 	}
-	return out
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-func splitList(s string) []string {
+// splitLanguages splits -lang's list, nil for none; an empty name in it
+// ("c,,go", ",") is an emptyLanguageError.
+func splitLanguages(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
 	var out []string
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+		if p = strings.TrimSpace(p); p == "" {
+			return nil, emptyLanguageError(s)
 		}
+		out = append(out, p)
 	}
-	return out
+	return out, nil
 }
 
 // diff prints the findings of abidiff from release from to release to.
@@ -451,10 +463,25 @@ func Files(opts Options) ([]backend.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	config := backend.Config{Schema: opts.SchemaName, Options: opts.BackendOptions}
-	api := opts.Schema.At(v)
+	return job{schema: opts.Schema, schemaName: opts.SchemaName, version: v, backends: selected, options: opts.BackendOptions}.files()
+}
+
+// job is one request settled: its schema, a release of it, the backends
+// selected and their options, each read from the flags once.
+type job struct {
+	schema     *ir.Schema
+	schemaName string
+	version    ir.Version
+	backends   []backend.Registration
+	options    map[string]string
+}
+
+// files renders j's backends, sorted by path.
+func (j job) files() ([]backend.File, error) {
+	config := backend.Config{Schema: j.schemaName, Options: j.options}
+	api := j.schema.At(j.version)
 	var files []backend.File
-	for _, r := range selected {
+	for _, r := range j.backends {
 		b := r.New(config)
 		fs, err := render(b, api)
 		if err != nil {
@@ -462,7 +489,7 @@ func Files(opts Options) ([]backend.File, error) {
 		}
 		files = append(files, fs...)
 		if hu, ok := b.(backend.HeaderUser); ok && hu.Header(api) != "" {
-			headers, err := supplied("the C headers", func(r backend.Registration) bool { return r.Headers }, opts.SchemaName, api)
+			headers, err := supplied("the C headers", func(r backend.Registration) bool { return r.Headers }, j.schemaName, api)
 			if err != nil {
 				return nil, err
 			}
@@ -472,7 +499,7 @@ func Files(opts Options) ([]backend.File, error) {
 			}
 		}
 		if ru, ok := b.(backend.ReferenceUser); ok {
-			module, err := reference(opts.SchemaName, api)
+			module, err := reference(j.schemaName, api)
 			if err != nil {
 				return nil, err
 			}

@@ -361,7 +361,36 @@ type Enumerator struct {
 	Bits int
 	// DataTypes are the names of a type code's element types.
 	DataTypes []DataTypeName
-	Pos       Pos // where the schema declares it
+	// Float is how a small float type code encodes a value in its bits;
+	// nil for other codes, whose elements are read by their width.
+	Float *FloatFormat
+	Pos   Pos // where the schema declares it
+}
+
+// FloatFormat is the encoding of a small float (8 bits or fewer): a sign
+// bit unless Special is "e8m0", Exponent exponent bits with bias Bias,
+// Mantissa mantissa bits, and what the encoding keeps for infinities and
+// NaN (Special).
+type FloatFormat struct {
+	Exponent int // exponent bits
+	Mantissa int // mantissa bits
+	Bias     int // exponent bias
+	// Special is "ieee" (all-ones exponent: infinities and NaNs), "fn"
+	// (finite; all ones is NaN), "fnuz" (finite, unsigned zero: the
+	// negative zero's bits are the NaN), "finite" (no infinity, no NaN) or
+	// "e8m0" (unsigned, exponent only; all ones is NaN).
+	Special string
+}
+
+// FloatSpecials are the encodings FloatFormat.Special names.
+var FloatSpecials = []string{"ieee", "fn", "fnuz", "finite", "e8m0"}
+
+// Width is the bits one element of f takes.
+func (f FloatFormat) Width() int {
+	if f.Special == "e8m0" {
+		return f.Exponent + f.Mantissa
+	}
+	return 1 + f.Exponent + f.Mantissa
 }
 
 // Flags is a group of single-bit mask macros for one integer field.

@@ -382,7 +382,7 @@ func (d *decoder) enumDecl(n *yaml.Node) ir.Decl {
 	d.cxxBase(e, m["cxx_base"])
 	seen := map[int64]string{}
 	for _, vn := range d.seq(m["values"], "values") {
-		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "reworded", "host_readable", "streamless", "opaque", "bits", "dtypes", "doc")
+		vm := d.mapping(vn, "an enumerator", "name!", "value!", "since!", "until", "renamed", "reworded", "host_readable", "streamless", "opaque", "bits", "dtypes", "float", "doc")
 		if vm == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode"
 
+	_ "github.com/dlgen/dlgen/internal/backend/all" // every language's reserved words (backend.Registration.Reserved)
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ func withName(t *testing.T, old, new string) ([]byte, int) {
 }
 
 // TestEveryReservedWordIsRefused: each word of each list of the one
-// table (ir.OutputNames, the names dlgen's output uses, included), as a
+// table (every backend's Reserved, the names its output uses included), as a
 // name of a kind the list applies to, is a positioned error naming the
 // word and the language, whichever language would be written.
 func TestEveryReservedWordIsRefused(t *testing.T) {
@@ -41,8 +42,9 @@ func TestEveryReservedWordIsRefused(t *testing.T) {
 		{ir.TypeName, "  - struct: DLDevice\n", "DLDevice", "struct name"},
 		{ir.MacroName, "  - name: DLPACK_MAJOR_VERSION\n", "DLPACK_MAJOR_VERSION", "macro name"},
 	}
-	require.NotEmpty(t, ir.OutputNames)
-	for _, list := range ir.ReservedWords {
+	lists := ir.ReservedWords()
+	require.True(t, slices.ContainsFunc(lists, func(r ir.Reserved) bool { return r.Output }), "no backend registered the names its output uses")
+	for _, list := range lists {
 		first := slices.IndexFunc(sites, func(s site) bool { return list.On&s.kind != 0 })
 		for w, word := range strings.Fields(list.Words) {
 			for i, site := range sites {
@@ -136,7 +138,7 @@ func TestDocTextThatBreaksTheBuildIsRefused(t *testing.T) {
 // accepted and breaking the output ("type object 'ctypes' has no attribute
 // 'Structure'", "conflicting types for 'int64_t'", "the name `c_int` is
 // defined multiple times") are refused at their position, as every name
-// of ir.OutputNames is.
+// of the output's names (ir.Reserved's Output) is.
 func TestNamesTheOutputUsesAreRefused(t *testing.T) {
 	for lang, names := range map[string][]string{
 		"Python": {"sys", "ctypes", "os", "math", "gc", "typing", "threading", "datetime"},

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/ir"
@@ -67,9 +68,34 @@ func (d *decoder) enumeratorRules(e *ir.Enum, ev *ir.Enumerator, m map[string]*y
 	if only("dtypes", ir.DataTypeCodeEnum) {
 		ev.DataTypes = d.dtypes(m["dtypes"], ev)
 	}
+	if only("float", ir.DataTypeCodeEnum) {
+		ev.Float = d.floatFormat(m["float"], ev)
+	}
 	if ev.Opaque && (ev.Bits != 0 || len(ev.DataTypes) > 0) {
 		d.errorf(m["opaque"], "%s is opaque: its elements have no width and no dtype names", ev.Name)
 	}
+}
+
+// floatFormat reads a small float's encoding: {exponent, mantissa, bias,
+// special}, whose width must be the code's bits.
+func (d *decoder) floatFormat(n *yaml.Node, ev *ir.Enumerator) *ir.FloatFormat {
+	m := d.mapping(n, "a float format", "exponent!", "mantissa!", "bias!", "special!")
+	if m == nil {
+		return nil
+	}
+	f := &ir.FloatFormat{Exponent: int(d.integer(m["exponent"], "exponent")), Mantissa: int(d.integer(m["mantissa"], "mantissa")),
+		Bias: int(d.integer(m["bias"], "bias")), Special: d.str(m["special"], "special")}
+	if m["special"] != nil && !slices.Contains(ir.FloatSpecials, f.Special) {
+		d.errorf(m["special"], "special %q is none of %s", f.Special, strings.Join(ir.FloatSpecials, ", "))
+	}
+	if f.Exponent < 1 || f.Mantissa < 0 || f.Width() > 8 {
+		d.errorf(n, "float format of %s: %d exponent and %d mantissa bits are no small float (at most 8 bits in all)", ev.Name, f.Exponent, f.Mantissa)
+	} else if ev.Bits == 0 {
+		d.errorf(n, "float format of %s: a small float's code fixes its width; give %s bits: %d", ev.Name, ev.Name, f.Width())
+	} else if f.Width() != ev.Bits {
+		d.errorf(n, "float format of %s is %d bits wide, but %s allows %d", ev.Name, f.Width(), ev.Name, ev.Bits)
+	}
+	return f
 }
 
 // width reads a number of bits, as DLDataType.bits holds it.

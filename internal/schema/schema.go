@@ -4,10 +4,11 @@
 // Loading is strict: unknown keys are rejected at every level, and every
 // problem is reported as "file:line:col: message". The file must hold one
 // YAML document. Validation covers duplicate names, names reserved in any
-// language dlgen writes (the one table ir.ReservedWords: keywords of C,
-// C++, Go, Python, Cython and Rust, C's reserved identifiers, Go's
-// predeclared names, ctypes' and enum's attributes, and the names dlgen's
-// output uses itself, ir.OutputNames), fields or parameters
+// language dlgen writes (the one table ir.ReservedWords(), which every
+// backend registered adds its lists to: keywords of C, C++, Go, Python,
+// Cython and Rust, C's reserved identifiers, Go's predeclared names,
+// ctypes' and enum's attributes, and the names dlgen's output uses
+// itself), fields or parameters
 // that differ only in case or underscores (one name in Go or Rust), old
 // spellings (renamed.from) that clash with another
 // name of a release using them, undefined or not-yet-declared type
@@ -250,7 +251,7 @@ func (r *reader) text(n *yaml.Node, what string) string {
 }
 
 // ident reads a C identifier that names an element of kind, which no list
-// of ir.ReservedWords for kind may hold; n may be nil (an optional key
+// of ir.ReservedWords() for kind may hold; n may be nil (an optional key
 // left out).
 func (r *reader) ident(n *yaml.Node, what string, kind ir.NameKind) string {
 	return r.name(n, what, func(s string) []string { return ir.ReservedAs(s, kind) })
@@ -268,7 +269,7 @@ func (r *reader) pythonIdent(n *yaml.Node, what string) string {
 }
 
 // name reads an identifier that the languages dlgen writes it in must
-// take: reserved says why one would not (ir.ReservedWords).
+// take: reserved says why one would not (ir.ReservedWords()).
 func (r *reader) name(n *yaml.Node, what string, reserved func(string) []string) string {
 	s := r.str(n, what)
 	switch {

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/dlgen/dlgen/runtime/dltensor/internal/ccheck"
 	"github.com/dlgen/dlgen/runtime/dltensor/internal/cproducer"

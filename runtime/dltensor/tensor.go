@@ -30,7 +30,7 @@
 // exports, Import accepts. The checks are DLPack's rules as dlgen states
 // them for every language (docs/rules.md), read from the tables of package
 // dlpack, and a refusal is a *RuleError that names the rule and says it in
-// the words every dlgen module uses; runtime/conformance/corpus/corpus.json pins
+// the words every dlgen module uses; conformance/corpus/corpus.json pins
 // them. Among them: every element count, byte offset and byte extent stays
 // below 2^(P-1) for P-bit pointers, and every byte of every element has an
 // address below 2^P. A tensor with no elements is exported with NULL data

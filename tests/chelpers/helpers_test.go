@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/internal/schema"
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/abi"
 	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
@@ -41,7 +41,7 @@ func releases(t *testing.T) []string {
 	return out
 }
 
-// TestConformanceCorpusWithTheCHelpers runs the conformance corpus
+// TestCorpusWithTheCHelpers runs the conformance corpus
 // through dlgen_check_versioned and dlgen_check_legacy of the newest
 // release (the corpus's): every case gets the verdict, the rule and the
 // words the corpus says, the deleter runs exactly once (at the refusal, or
@@ -51,7 +51,7 @@ func releases(t *testing.T) []string {
 // for i686 (the cases of 32-bit pointers), and once more with clang
 // through the header's _MSC_VER branch (static __inline), which MSVC's C
 // takes: forced on Linux, so LP64 and glibc, not MSVC's LLP64 and CRT.
-func TestConformanceCorpusWithTheCHelpers(t *testing.T) {
+func TestCorpusWithTheCHelpers(t *testing.T) {
 	c, err := corpus.Load()
 	require.NoError(t, err)
 	rs := releases(t)
@@ -276,7 +276,7 @@ func TestDocsCPlusPlusOwnerCompiles(t *testing.T) {
 	tooltest.Run(t, "", nil, "g++", append(append([]string{"-std=c++17", "-fsyntax-only", "-I", include}, strict...), src)...)
 }
 
-// TestHandWrittenHelpersCompileInPlace compiles runtime/c/dlpack_helpers.h
+// TestHandWrittenHelpersCompileInPlace compiles internal/backend/c/runtime/dlpack_helpers.h
 // where it lies, between the newest release's macros and tables (the
 // generated header cut around its copy), feature blocks and all, as C11
 // and C++17 with Python.h,
@@ -289,7 +289,7 @@ func TestHandWrittenHelpersCompileInPlace(t *testing.T) {
 		tooltest.Missing(t, "the test venv (.venv) is missing")
 	}
 	pythonInclude := strings.TrimSpace(tooltest.Run(t, "", nil, python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"))
-	source := filepath.Join(tooltest.Root(), "runtime", "c", "dlpack_helpers.h")
+	source := filepath.Join(tooltest.Root(), "internal", "backend", "c", "runtime", "dlpack_helpers.h")
 	code, err := os.ReadFile(source)
 	require.NoError(t, err)
 	rs := releases(t)
@@ -300,9 +300,9 @@ func TestHandWrittenHelpersCompileInPlace(t *testing.T) {
 	// block only: cut it at the file's first and last lines.
 	lines := strings.SplitAfter(strings.TrimSpace(string(code)), "\n")
 	before, rest, ok := strings.Cut(string(header), lines[0])
-	require.True(t, ok, "the generated header does not hold runtime/c/dlpack_helpers.h's first line")
+	require.True(t, ok, "the generated header does not hold internal/backend/c/runtime/dlpack_helpers.h's first line")
 	end := strings.Index(rest, lines[len(lines)-1]) // the tables have a Python section too
-	require.GreaterOrEqual(t, end, 0, "the generated header does not hold runtime/c/dlpack_helpers.h's last line")
+	require.GreaterOrEqual(t, end, 0, "the generated header does not hold internal/backend/c/runtime/dlpack_helpers.h's last line")
 	after := rest[end+len(lines[len(lines)-1]):]
 	guard := "#ifndef DLGEN_DLPACK_HELPERS_H_\n#define DLGEN_DLPACK_HELPERS_H_\n"
 	require.Contains(t, before, guard)
@@ -319,7 +319,7 @@ func TestHandWrittenHelpersCompileInPlace(t *testing.T) {
 		}
 		args := append(append([]string{}, cc.args...), "-fsyntax-only", "-I", include, "-I", pythonInclude, "-x", lang, unit)
 		if msg, err := tooltest.Try("", nil, cc.cmd, args...); err != nil {
-			t.Fatalf("%s rejects runtime/c/dlpack_helpers.h: %v\n%s", cc.name, err, msg)
+			t.Fatalf("%s rejects internal/backend/c/runtime/dlpack_helpers.h: %v\n%s", cc.name, err, msg)
 		}
 	}
 }

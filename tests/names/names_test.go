@@ -1,9 +1,10 @@
 // Package names proves the other side of the schema's reserved names
-// (ir.ReservedWords): names that look dangerous but no language reserves
+// (ir.ReservedWords(), every backend's lists): names that look dangerous but no language reserves
 // (type_, self_, Match, Object, None_ ...) pass the loader, and what dlgen
 // writes with them compiles in every language: C (C11, C23) and C++20,
 // Go, Python's ctypes, Cython and Rust. It also writes the lists of names
-// dlgen's output uses itself (ir.OutputNames, outputnames_test.go) and
+// dlgen's output uses itself (each backend's output_names.go,
+// outputnames_test.go) and
 // fails when they and the output part.
 package names
 
@@ -23,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The borderline names, each on no list of ir.ReservedWords for its kind,
+// The borderline names, each on no list of ir.ReservedWords() for its kind,
 // and no two of one scope folding alike (ir.Fold).
 var (
 	fields      = []string{"type_", "self_", "Match", "Impl", "Class", "Lambda", "Nil", "Def", "_align", "fields", "value", "name", "cls", "this_", "Object"}

@@ -29,39 +29,40 @@ import (
 // names those files use. Go is not here: the Go backend maps schema names
 // to Go names and refuses a collision with one it writes itself, at the
 // schema element (TestGoNamesDlgenWritesAreRefusedAtTheDeclaration).
-var update = flag.Bool("update", false, "rewrite internal/ir/output_names.go from the output")
+var update = flag.Bool("update", false, "rewrite each backend's output_names.go from the output")
 
 var outputLists = []struct {
-	lang, kind string
-	exts       []string // the files, by extension; none: the C standard headers they include
-	on         ir.NameKind
-	syntax     syntax
+	dir, lang, kind string   // dir: the backend folder the list is registered by
+	exts            []string // the files, by extension; none: the C standard headers they include
+	on              ir.NameKind
+	syntax          syntax
 }{
 	// C: macros, typedefs, tags and enumerators share the file scope of
 	// the headers and of whatever includes them.
-	{"C", "name dlgen's C headers use or declare", []string{".h"}, ir.TypeName | ir.EnumeratorName | ir.MacroName, cSyntax},
+	{"c", "C", "name dlgen's C headers use or declare", []string{".h"}, ir.TypeName | ir.EnumeratorName | ir.MacroName, cSyntax},
 	// ... and so do the names the standard headers they include declare
 	// (ptrdiff_t, SIZE_MAX, strlen), as gcc and glibc declare them.
-	{"C", "name a standard header dlgen's C headers include declares", nil, ir.TypeName | ir.EnumeratorName | ir.MacroName, cSyntax},
+	{"c", "C", "name a standard header dlgen's C headers include declares", nil, ir.TypeName | ir.EnumeratorName | ir.MacroName, cSyntax},
 	// Python: types and macros are module-level names of the ctypes
 	// module; enumerators are enum.IntEnum members.
-	{"Python", "name dlgen's Python modules use or declare", []string{".py", ".pyi"}, ir.TypeName | ir.MacroName, pythonSyntax},
+	{"python", "Python", "name dlgen's Python modules use or declare", []string{".py", ".pyi"}, ir.TypeName | ir.MacroName, pythonSyntax},
 	// Cython: a cdef extern enum's enumerators are module-level too.
-	{"Cython", "name dlgen's Cython module uses or declares", []string{".pyx", ".pxd", ".pxi"}, ir.TypeName | ir.EnumeratorName | ir.MacroName, pythonSyntax},
+	{"python", "Cython", "name dlgen's Cython module uses or declares", []string{".pyx", ".pxd", ".pxi"}, ir.TypeName | ir.EnumeratorName | ir.MacroName, pythonSyntax},
 	// Rust: types and macros (consts) are items of the crate's modules;
 	// enumerators are associated consts.
-	{"Rust", "name dlgen's Rust crate uses or declares", []string{".rs"}, ir.TypeName | ir.MacroName, rustSyntax},
+	{"rust", "Rust", "name dlgen's Rust crate uses or declares", []string{".rs"}, ir.TypeName | ir.MacroName, rustSyntax},
 }
 
-// TestReservedOutputNamesAreWhatTheOutputUses: ir.OutputNames, the names
+// TestReservedOutputNamesAreWhatTheOutputUses: the lists each backend
+// registers as its output's names (ir.Reserved's Output), the names
 // each language's output uses or declares itself (int64_t, memcpy,
 // dlgen_error, DLGEN_OK; ctypes, sys, math; c_int, Option, rules), which
 // a schema name of the same scope would shadow or redeclare, are exactly
 // the identifiers of dlgen's output for every release of the default
 // schema, less the schema's own names, the language's keywords and the
 // patterns already reserved, and the names the standard headers the C
-// output includes declare. go test ./tests/names -update rewrites
-// internal/ir/output_names.go.
+// output includes declare. go test ./tests/names -update rewrites each
+// backend's output_names.go.
 func TestReservedOutputNamesAreWhatTheOutputUses(t *testing.T) {
 	s, err := schema.Default()
 	require.NoError(t, err)
@@ -110,20 +111,28 @@ func TestReservedOutputNamesAreWhatTheOutputUses(t *testing.T) {
 			}
 		}
 		sort.Strings(words)
-		want = append(want, ir.Reserved{Lang: l.lang, Kind: l.kind, On: l.on, Words: strings.Join(words, " ")})
+		want = append(want, ir.Reserved{Lang: l.lang, Kind: l.kind, On: l.on, Output: true, Words: strings.Join(words, " ")})
 	}
 	if *update {
-		require.NoError(t, os.WriteFile(filepath.Join(tooltest.Root(), "internal", "ir", "output_names.go"), outputNamesSource(t, want), 0o644))
+		byDir := map[string][]ir.Reserved{}
+		for i, l := range outputLists {
+			byDir[l.dir] = append(byDir[l.dir], want[i])
+		}
+		for dir, lists := range byDir {
+			path := filepath.Join(tooltest.Root(), "internal", "backend", dir, "output_names.go")
+			require.NoError(t, os.WriteFile(path, outputNamesSource(t, dir, lists), 0o644))
+		}
 		return
 	}
-	require.Len(t, ir.OutputNames, len(want))
+	output := outputNames()
+	require.Len(t, output, len(want))
 	for i, w := range want {
-		got := ir.OutputNames[i]
+		got := output[i]
 		assert.Equal(t, w.Lang+" "+w.Kind, got.Lang+" "+got.Kind)
 		assert.Equal(t, w.On, got.On, w.Lang)
 		missing, extra := difference(strings.Fields(w.Words), strings.Fields(got.Words)), difference(strings.Fields(got.Words), strings.Fields(w.Words))
-		assert.Empty(t, missing, "%s output uses these, which ir.OutputNames lacks; run go test ./tests/names -update", w.Lang)
-		assert.Empty(t, extra, "%s output no longer uses these, which ir.OutputNames lists; run go test ./tests/names -update", w.Lang)
+		assert.Empty(t, missing, "%s output uses these, which its backend's output_names.go lacks; run go test ./tests/names -update", w.Lang)
+		assert.Empty(t, extra, "%s output no longer uses these, which its backend's output_names.go lists; run go test ./tests/names -update", w.Lang)
 	}
 }
 
@@ -152,11 +161,22 @@ func standardHeaders(t *testing.T, includes map[string]bool) string {
 	return string(out)
 }
 
+// outputNames are the registered lists of the names the output uses.
+func outputNames() []ir.Reserved {
+	var out []ir.Reserved
+	for _, r := range ir.ReservedWords() {
+		if r.Output {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // reservedElsewhere reports whether a name id of kind is refused by a
-// list of ir.ReservedWords other than ir.OutputNames, or by a pattern.
+// registered list other than the output's names, or by a pattern.
 func reservedElsewhere(id string, kind ir.NameKind) bool {
 	output := map[string]bool{}
-	for _, r := range ir.OutputNames {
+	for _, r := range outputNames() {
 		output["a "+r.Kind+" in "+r.Lang] = true
 	}
 	for _, why := range ir.ReservedAs(id, kind) {
@@ -191,21 +211,22 @@ func difference(a, b []string) []string {
 	return out
 }
 
-// outputNamesSource is internal/ir/output_names.go declaring lists.
-func outputNamesSource(t *testing.T, lists []ir.Reserved) []byte {
+// outputNamesSource is a backend's output_names.go declaring lists.
+func outputNamesSource(t *testing.T, pkg string, lists []ir.Reserved) []byte {
 	var b strings.Builder
-	b.WriteString("// Code generated by go test ./tests/names -update. DO NOT EDIT.\n\npackage ir\n\n")
-	b.WriteString("// OutputNames lists, per language, the names dlgen's output uses or\n")
-	b.WriteString("// declares itself (a library's, a builtin, a helper of dlgen's), which a\n")
-	b.WriteString("// schema name of the same scope would shadow or redeclare: the\n")
-	b.WriteString("// identifiers of the output for every release of the default schema, less\n")
-	b.WriteString("// the schema's own names, keywords and patterns already reserved. A test\n")
-	b.WriteString("// of tests/names derives it from the output and fails when it is stale.\n")
-	b.WriteString("var OutputNames = []Reserved{\n")
-	kinds := map[ir.NameKind]string{ir.TypeName | ir.EnumeratorName | ir.MacroName: "TypeName | EnumeratorName | MacroName", ir.TypeName | ir.MacroName: "TypeName | MacroName"}
+	fmt.Fprintf(&b, "// Code generated by go test ./tests/names -update. DO NOT EDIT.\n\npackage %s\n\n", pkg)
+	b.WriteString("import \"github.com/dlgen/dlgen/internal/ir\"\n\n")
+	b.WriteString("// outputNames lists the names the backend's output uses or declares\n")
+	b.WriteString("// itself (a library's, a builtin, a helper of dlgen's), which a schema\n")
+	b.WriteString("// name of the same scope would shadow or redeclare: the identifiers of the\n")
+	b.WriteString("// output for every release of the default schema, less the schema's own\n")
+	b.WriteString("// names, keywords and patterns already reserved. A test of tests/names\n")
+	b.WriteString("// derives it from the output and fails when it is stale.\n")
+	b.WriteString("var outputNames = []ir.Reserved{\n")
+	kinds := map[ir.NameKind]string{ir.TypeName | ir.EnumeratorName | ir.MacroName: "ir.TypeName | ir.EnumeratorName | ir.MacroName", ir.TypeName | ir.MacroName: "ir.TypeName | ir.MacroName"}
 	for _, l := range lists {
 		require.Contains(t, kinds, l.On)
-		fmt.Fprintf(&b, "\t{Lang: %q, Kind: %q, On: %s, Words: `%s`},\n", l.Lang, l.Kind, kinds[l.On], wrapWords(l.Words))
+		fmt.Fprintf(&b, "\t{Lang: %q, Kind: %q, On: %s, Output: true, Words: `%s`},\n", l.Lang, l.Kind, kinds[l.On], wrapWords(l.Words))
 	}
 	b.WriteString("}\n")
 	src, err := format.Source([]byte(b.String()))

@@ -1,5 +1,5 @@
 // dlpack_nanobind: a small nanobind extension for dlgen's conformance matrix
-// (scripts/conformance_matrix.py builds it, tests/python/test_conformance_kit.py
+// (conformance/matrix.py builds it, conformance/tests/test_conformance_kit.py
 // runs the kit against it). Everything DLPack here is nanobind's own:
 // nb::ndarray's type caster imports any object with __dlpack__ (or a
 // capsule), and an nb::ndarray<nb::array_api> returned to Python is

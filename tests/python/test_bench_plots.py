@@ -10,7 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import REQUIRED, ROOT
+from harness import REQUIRED, ROOT
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -47,6 +47,7 @@ def text_of(svg):
     """Every text element's content, in document order."""
     root = ET.fromstring(svg)
     assert root.tag == SVG + "svg"
+    assert not re.search(r'\bd="[^"]*\n', svg), "a path's data is written over more than one line"
     assert float(root.get("width").removesuffix("pt")) > 0 and float(root.get("height").removesuffix("pt")) > 0
     return ["".join(t.itertext()) for t in root.iter(SVG + "text")]
 

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import MODULES, ROOT
+from harness import MODULES, ROOT
 
 import dlpack_ctypes as dl  # the bridge is driven through the ctypes module
 

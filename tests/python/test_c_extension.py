@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import required
 
-from conftest import REQUIRED, ROOT
+from harness import REQUIRED, ROOT
 
 EXAMPLE = os.path.join(ROOT, "examples", "cextension")
 

@@ -6,7 +6,7 @@ import importlib
 import pytest
 
 import dlpack_ctypes as ct
-from conftest import MODULES
+from harness import MODULES
 
 pytestmark = pytest.mark.skipif("dlpack_cython" not in MODULES, reason="dlpack_cython is not built")
 

@@ -16,7 +16,7 @@ import sysconfig
 
 import numpy as np
 import pytest
-from conftest import REQUIRED
+from harness import REQUIRED
 
 ct = importlib.import_module("dlpack_ctypes")
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import required
 
-from conftest import CYTHON_DIR, cython_warnings
+from harness import CYTHON_DIR, cython_warnings
 
 pytestmark = pytest.mark.skipif(not CYTHON_DIR, reason="dlpack_cython is not built")
 

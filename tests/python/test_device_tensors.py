@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dlpack_ctypes as ct
-from conftest import MODULES
+from harness import MODULES
 
 CPU, CUDA, CUDA_HOST, OPENCL, VULKAN, ROCM, ROCM_HOST, CUDA_MANAGED, ONEAPI = 1, 2, 3, 4, 7, 10, 11, 13, 14
 # Upstream's device types after DLPack 1.3 (kDLTPU, kDLTPUHost, kDLAscend),

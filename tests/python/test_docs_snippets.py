@@ -39,7 +39,7 @@ from typing import NamedTuple
 import pytest
 import required
 
-from conftest import CYTHON_DIR, GENERATED, ROOT
+from harness import CYTHON_DIR, GENERATED, ROOT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HARNESSES = os.path.join(HERE, "testdata", "snippets")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import REQUIRED, ROOT, cython_warnings
+from harness import REQUIRED, ROOT, cython_warnings
 
 EXAMPLE = os.path.join(ROOT, "examples", "framework")
 

@@ -9,7 +9,7 @@ import dlpack_ctypes as ct
 import numpy as np
 import pytest
 import required
-from conftest import CYTHON_DIR, GENERATED, MODULES
+from harness import CYTHON_DIR, GENERATED, MODULES
 
 pytestmark = pytest.mark.skipif("dlpack_cython" not in MODULES, reason="dlpack_cython is not built")
 

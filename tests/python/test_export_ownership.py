@@ -15,10 +15,9 @@ import weakref
 
 import numpy as np
 import pytest
-from conftest import CYTHON_DIR, GENERATED, REQUIRED, ROOT
+from harness import CYTHON_DIR, GENERATED, REQUIRED, ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import conformance_matrix as matrix
+from harness import matrix  # noqa: E402
 
 _py = ctypes.pythonapi
 _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", _py))
@@ -88,7 +87,7 @@ def test_a_consumer_that_clears_the_destructor_owns_the_tensor(dl, versioned):
 
 def nanobind_module():
     """The directory holding tests/nanobind's extension, built for its venv's
-    Python (scripts/conformance_matrix.py's build), or a skip."""
+    Python (conformance/matrix.py's build), or a skip."""
     if not os.path.exists(matrix.python_of("dlpack_nanobind")) or shutil.which("g++") is None:
         if REQUIRED:
             pytest.fail("no .venv-libs (nanobind) or no g++: run scripts/deps.sh")

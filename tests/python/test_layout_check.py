@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from conftest import GENERATED
+from harness import GENERATED
 
 SOURCE = open(os.path.join(GENERATED, "dlpack_ctypes.py")).read()
 

@@ -6,6 +6,7 @@ The stubs of the default build match both modules (mypy's stubtest;
 test_releases.py checks every release), and each module's __all__ lists
 exactly its public names."""
 import ast
+import glob
 import importlib
 import os
 import re
@@ -13,12 +14,12 @@ import subprocess
 
 import pytest
 
-from conftest import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
+from harness import CYTHON_DIR, GENERATED, MODULES, RELEASES, ROOT, stubtest, tool
 
-# The rules of runtime/python/ruff.toml, for output that has no config.
+# The rules of internal/backend/python/runtime/ruff.toml, for output that has no config.
 RUFF_OUTPUT = ["check", "--no-cache", "--isolated", "--line-length", "100", "--target-version", "py310",
                "--select", "E,F,W,B,UP,SIM,RUF"]
-PROTOCOL = os.path.join(ROOT, "runtime", "python")
+PROTOCOL = os.path.join(ROOT, "internal", "backend", "python", "runtime")
 
 
 def ruff(*args, cwd=ROOT):
@@ -110,7 +111,7 @@ def test_conformance_kit_passes_ruff(dlgen, tmp_path):
     module) under the kit's ruff settings: E, F, W, B, UP, SIM, RUF and
     isort. Its dlpack_ctypes.py is the Python backend's, linted above."""
     subprocess.run([dlgen, "-lang", "conformance", "-out", str(tmp_path)], check=True)
-    config = os.path.join(ROOT, "runtime", "conformance", "ruff.toml")
+    config = os.path.join(ROOT, "conformance", "ruff.toml")
     status, report = ruff("check", "--no-cache", "--config", config, "--extend-exclude", "dlpack_ctypes.py",
                           str(tmp_path / "conformance"))
     assert status == 0, report
@@ -196,3 +197,18 @@ def test_cython_renames_capsules_in_a_critical_section():
 def test_cython_changes_a_tensors_state_in_a_critical_section():
     # __dealloc__ runs when no other thread can hold the Tensor.
     assert not _pxi_lines_outside(r"\._exports\s*[-+]?=|\._closed\s*=|\._free\(\)", ("__dealloc__",))
+
+
+def test_no_kit_function_is_long():
+    """No function of the conformance kit (its package and matrix script) is
+    over 150 lines, so that each reads as one thing."""
+    kit = os.path.join(ROOT, "conformance")
+    long = []
+    for path in sorted(glob.glob(os.path.join(kit, "dlpack_conformance", "*.py")) + [os.path.join(kit, "matrix.py")]):
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 150:
+                long.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {node.name} is "
+                            f"{node.end_lineno - node.lineno + 1} lines (150 at most)")
+    assert not long, "\n".join(long)

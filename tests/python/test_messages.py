@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import required
 
-from conftest import MODULES
+from harness import MODULES
 
 
 def outcome(action):

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import GENERATED, REQUIRED, ROOT
+from harness import GENERATED, REQUIRED, ROOT
 
 MXNET_PYTHON = os.path.join(ROOT, ".venv-mxnet", "bin", "python")
 

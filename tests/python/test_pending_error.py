@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dlpack_ctypes as ct
-from conftest import MODULES, REQUIRED
+from harness import MODULES, REQUIRED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MESSAGE = "the consumer's own error"

@@ -279,7 +279,7 @@ def test_byte_offset_is_honoured(dl, producer):
     np.testing.assert_array_equal(np.asarray(t), [2, 3])
 
 
-# Malformed tensors: the conformance corpus (test_conformance.py) has every
+# Malformed tensors: the conformance corpus (test_corpus.py) has every
 # refusal, in the words of every dlgen module, the deleter counted.
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import RELEASES, REQUIRED, cython_warnings, stubtest
+from harness import RELEASES, REQUIRED, cython_warnings, stubtest
 
 SMOKE = r"""
 import sys

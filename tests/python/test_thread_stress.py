@@ -245,7 +245,8 @@ except ImportError:  # a bare interpreter: run as a script (below)
     pytest = None
 
 if pytest is not None:
-    from conftest import MODULES
+    import conftest  # noqa: F401  (run as a script, this puts tests/harness.py on sys.path)
+    from harness import MODULES
 
     @pytest.mark.parametrize("threads", THREADS)
     @pytest.mark.parametrize("module", MODULES)

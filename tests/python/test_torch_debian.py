@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import GENERATED, REQUIRED
+from harness import GENERATED, REQUIRED
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 

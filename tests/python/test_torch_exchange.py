@@ -10,7 +10,7 @@ import pytest
 import required
 
 import dlpack_ctypes as ct
-from conftest import MODULES
+from harness import MODULES
 
 pytestmark = pytest.mark.skipif("dlpack_cython" not in MODULES, reason="dlpack_cython is not built")
 torch = required.module("torch")

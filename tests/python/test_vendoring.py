@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import REQUIRED, cython_warnings
+from harness import REQUIRED, cython_warnings
 
 VENDORS = {"liba": "1.2", "libb": "1.3"}
 
@@ -185,7 +185,7 @@ def test_readme_recipe_to_the_letter(dlgen, tmp_path):
         "top-level names: dlgen -lang python -python-package mypkg._vendor.python -out mypkg/_vendor and rebuild"), r.stderr
 
 
-NAME_CHECK = os.path.join(os.path.dirname(README), "runtime", "python", "name_check.py")
+NAME_CHECK = os.path.join(os.path.dirname(README), "internal", "backend", "python", "runtime", "name_check.py")
 
 # (built, imported, generated) of every kind of mistake a module's name
 # check refuses; the ctypes module is never built, so built is generated.

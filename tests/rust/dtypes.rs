@@ -18,6 +18,7 @@ fn main() {
                     code: f[0].parse().expect("a code"),
                     bits: f[1].parse().expect("bits"),
                     lanes: f[2].parse().expect("lanes"),
+                    ..DLDataType::ZERO
                 };
                 dtype.to_string()
             }

@@ -46,8 +46,8 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/generated/go/dlpack"
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 	"github.com/dlgen/dlgen/runtime/dltensor"
 	"github.com/dlgen/dlgen/tests/internal/corpustest"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/tests/internal/corpustest"
 	"github.com/dlgen/dlgen/tests/internal/tooltest"
 )

@@ -127,16 +127,19 @@ fn main() {
             device: DLDevice {
                 device_type: DLDeviceType(number(f[2])),
                 device_id: number(f[3]),
+                ..DLDevice::ZERO
             },
             ndim: number(f[7]),
             dtype: DLDataType {
                 code: number(f[4]),
                 bits: number(f[5]),
                 lanes: number(f[6]),
+                ..DLDataType::ZERO
             },
             shape: shape.as_mut().map_or(ptr::null_mut(), |s| s.as_mut_ptr()),
             strides: strides.as_mut().map_or(ptr::null_mut(), |s| s.as_mut_ptr()),
             byte_offset: number(f[10]),
+            ..DLTensor::ZERO
         };
         CALLS.store(0, Ordering::SeqCst);
         let imported = match f[0].split_once('.') {
@@ -145,11 +148,13 @@ fn main() {
                     version: DLPackVersion {
                         major: number(major),
                         minor: number(minor),
+                        ..DLPackVersion::ZERO
                     },
                     manager_ctx: ptr::null_mut(),
                     deleter: Some(count_versioned),
                     flags: number(f[1]),
                     dl_tensor,
+                    ..DLManagedTensorVersioned::ZERO
                 }));
                 // SAFETY: m is the producer's tensor, handed over once.
                 let imported = unsafe { ManagedTensor::from_versioned(m) };
@@ -161,6 +166,7 @@ fn main() {
                     dl_tensor,
                     manager_ctx: ptr::null_mut(),
                     deleter: Some(count_legacy),
+                    ..DLManagedTensor::ZERO
                 }));
                 // SAFETY: as above.
                 let imported = unsafe { ManagedTensor::from_legacy(m) };

@@ -27,7 +27,7 @@
  * (dlgen_element_count, dlgen_byte_size, ...) are for checked tensors.
  *
  * Layout: first what this release says (its macros, the checks), then the
- * code, the same for every release (dlgen's runtime/c/dlpack_helpers.h),
+ * code, the same for every release (dlgen's internal/backend/c/runtime/dlpack_helpers.h),
  * then the release's tables that code reads.
  */
 #ifndef DLGEN_DLPACK_HELPERS_H_
@@ -181,7 +181,7 @@ typedef enum {
 
 /* The hand-written part of dlgen's C helper header, dlpack_helpers.h: the
  * same for every release. dlgen writes it into the header after the
- * release's macros and dlgen_rule (templates/c/dlpack_helpers.h.tmpl) and
+ * release's macros and dlgen_rule (internal/backend/c/templates/dlpack_helpers.h.tmpl) and
  * before the release's tables, which the prototypes below declare; it
  * names no fact of a release. Where releases differ it asks the macros
  * (DLGEN_HAS_VERSIONED, DLGEN_HAS_PADDED_FLAG, DLGEN_MANAGED_TENSOR, ...).

@@ -15,13 +15,27 @@ package c
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/templates"
 )
+
+// templates are the backend's templates, declarations only.
+//
+//go:embed templates/*.tmpl
+var templates embed.FS
+
+// helpersCode is the code of the helper header, hand-written, the same for
+// every release (runtime/dlpack_helpers.h): written into each release's
+// header between the release's macros and its tables, keeping only the
+// release's side of each #if DLGEN_HAS_... block. It is an ordinary file
+// that editors, compilers and tests read as it is.
+//
+//go:embed runtime/dlpack_helpers.h
+var helpersCode string
 
 // Path is where the header is written, relative to the output directory.
 const Path = "c/dlpack/dlpack.h"
@@ -37,15 +51,16 @@ func (Backend) Name() string { return "c" }
 
 func init() {
 	backend.Register(backend.Registration{
-		Name:    "c",
-		New:     func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
-		Headers: true,
+		Name:     "c",
+		New:      func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		Headers:  true,
+		Reserved: reserved,
 	})
 }
 
 // Generate renders the header of api.
 func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
-	tmpl, err := templates.Parse("c/dlpack.h.tmpl", map[string]any{"comment": comment})
+	tmpl, err := backend.ParseTemplate(templates, "templates/dlpack.h.tmpl", map[string]any{"comment": comment})
 	if err != nil {
 		return nil, err
 	}

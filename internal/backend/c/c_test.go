@@ -7,7 +7,6 @@ import (
 
 	"github.com/dlgen/dlgen/internal/ir"
 	"github.com/dlgen/dlgen/internal/schema"
-	"github.com/dlgen/dlgen/runtime/c"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,15 +82,15 @@ func atoi(s string) int {
 }
 
 // TestHelperHeaderHoldsTheHandWrittenCode: every release's helper header
-// carries runtime/c/dlpack_helpers.h once, as it is but for the other side
+// carries runtime/dlpack_helpers.h once, as it is but for the other side
 // of each feature block, so a reviewer reads there what ships; that file is
 // C, not a template, and asks the release's macros, never a release number,
 // where releases differ. A release without versioned tensors says nothing
 // of them.
 func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
-	assert.NotContains(t, cruntime.Helpers, "{{", "runtime/c/dlpack_helpers.h holds a template action")
-	assert.False(t, release.MatchString(cComment.ReplaceAllString(cruntime.Helpers, "")),
-		"runtime/c/dlpack_helpers.h's code names a release")
+	assert.NotContains(t, helpersCode, "{{", "runtime/dlpack_helpers.h holds a template action")
+	assert.False(t, release.MatchString(cComment.ReplaceAllString(helpersCode, "")),
+		"runtime/dlpack_helpers.h's code names a release")
 	s, err := schema.Default()
 	require.NoError(t, err)
 	files, err := Backend{Schema: "dlpack.yaml"}.Generate(s.At(s.Newest()))
@@ -105,7 +104,7 @@ func TestHelperHeaderHoldsTheHandWrittenCode(t *testing.T) {
 		require.Len(t, files, 2)
 		assert.Equal(t, HelpersPath, files[1].Path)
 		api := s.At(r.Version)
-		code, err := withFeatures(cruntime.Helpers, map[string]bool{
+		code, err := withFeatures(helpersCode, map[string]bool{
 			"DLGEN_HAS_VERSIONED": api.Versioned(), "DLGEN_HAS_PADDED_FLAG": api.Flag.SubbytePadded != nil})
 		require.NoError(t, err)
 		header := string(files[1].Content)

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The hand-written helpers (runtime/c/dlpack_helpers.h) are the same for
+// The hand-written helpers (runtime/dlpack_helpers.h) are the same for
 // every release; where releases differ they ask a feature macro the
 // template defines (#if DLGEN_HAS_VERSIONED ... #else ... #endif). A
 // release's header carries only its own side of each such block, as

@@ -8,8 +8,6 @@ import (
 
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/runtime/c"
-	"github.com/dlgen/dlgen/templates"
 )
 
 // HelpersPath is where the helper header is written, beside the header.
@@ -19,7 +17,7 @@ const HelpersPath = "c/dlpack/dlpack_helpers.h"
 // frameworks written in C and C++: the checks, in their order, the facts a
 // consumer recomputes, the legacy/versioned wrappers, the capsule protocol
 // and a complete __dlpack__ and from_dlpack for C extensions. Its code is
-// hand-written, the same for every release (runtime/c/dlpack_helpers.h,
+// hand-written, the same for every release (runtime/dlpack_helpers.h,
 // with the release's side of each feature block: features.go), and names
 // no fact; the template (dlpack_helpers.h.tmpl) renders around it
 // only what a release says, from the IR alone: macros (DLGEN_HAS_VERSIONED,
@@ -97,6 +95,33 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if h.Versioned {
 		h.Major, h.Minor = api.Versions.Major.Name, api.Versions.Minor.Name
 	}
+	if err := h.addStructs(api); err != nil {
+		return nil, err
+	}
+	h.addEnums(api)
+	if err := h.addRules(api); err != nil {
+		return nil, err
+	}
+	h.addProtocol(api.Protocol)
+	code, err := withFeatures(helpersCode, features(h))
+	if err != nil {
+		return nil, fmt.Errorf("internal/backend/c/runtime/dlpack_helpers.h: %w", err)
+	}
+	h.Code = code
+	tmpl, err := backend.ParseTemplate(templates, "templates/dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, h); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// addStructs adds the managed tensors' C types and DLTensor's nullable
+// pointers.
+func (h *helpers) addStructs(api *ir.API) error {
 	for _, s := range api.Structs() {
 		switch s.Name {
 		case "DLManagedTensor":
@@ -119,12 +144,19 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		}
 	}
 	if len(h.Nullables) != 3 || h.Legacy == "" || h.Versioned != (h.VersionedType != "") {
-		return nil, fmt.Errorf("the C helpers need DLTensor's pointers data, shape and strides, and the managed tensors")
+		return fmt.Errorf("the C helpers need DLTensor's pointers data, shape and strides, and the managed tensors")
 	}
+	return nil
+}
+
+// addEnums adds the type codes, the devices' facts, the dtype names and the
+// flags.
+func (h *helpers) addEnums(api *ir.API) {
+	codes := api.Enum.DataTypeCode
 	for _, ev := range codes.Values {
 		h.Codes = append(h.Codes, typeCode{Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits})
 	}
-	for _, ev := range devices.Values {
+	for _, ev := range api.Enum.DeviceType.Values {
 		if ev.HostReadable {
 			h.HostReadable = append(h.HostReadable, ev.Name)
 		}
@@ -151,13 +183,18 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if f := api.Flag.IsCopied; f != nil {
 		h.IsCopied = f.Name
 	}
+}
+
+// addRules adds the import rules, each message a C format whose parameters
+// are the bytes 1, 2, ...
+func (h *helpers) addRules(api *ir.API) error {
 	for _, m := range api.Rules.Messages {
 		var format strings.Builder
 		for _, p := range m.Parts() {
 			if p.Text == "" {
 				format.WriteByte(byte(p.Param + 1))
 			} else if strings.IndexFunc(p.Text, func(c rune) bool { return c < ' ' }) >= 0 {
-				return nil, fmt.Errorf("the message of %s holds a control character, which the C helpers read as a parameter: %q", m.Check.ID, p.Text)
+				return fmt.Errorf("the message of %s holds a control character, which the C helpers read as a parameter: %q", m.Check.ID, p.Text)
 			} else {
 				format.WriteString(p.Text)
 			}
@@ -168,7 +205,11 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 		h.Rules = append(h.Rules, r)
 	}
 	h.Rules[len(h.Rules)-1].Comma = ""
-	p := api.Protocol
+	return nil
+}
+
+// addProtocol adds the capsules' names and the C exchange API's.
+func (h *helpers) addProtocol(p ir.Protocol) {
 	h.Capsule, h.UsedCapsule = cString(p.Capsule.Name), cString(p.UsedCapsule.Name)
 	if h.Versioned {
 		h.VersionedCapsule, h.UsedVersioned = cString(p.VersionedCapsule.Name), cString(p.UsedVersionedCapsule.Name)
@@ -179,27 +220,16 @@ func (b Backend) helpers(api *ir.API) ([]byte, error) {
 	if p.ExchangeAPICapsule != nil {
 		h.ExchangeCapsule = cString(p.ExchangeAPICapsule.Name)
 	}
-	code, err := withFeatures(cruntime.Helpers, features(h))
-	if err != nil {
-		return nil, fmt.Errorf("runtime/c/dlpack_helpers.h: %w", err)
-	}
-	h.Code = code
-	tmpl, err := templates.Parse("c/dlpack_helpers.h.tmpl", map[string]any{"comment": comment})
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, h); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // features are the template's feature macros (DLGEN_HAS_...) and their
 // value in the release h describes.
 func features(h helpers) map[string]bool {
-	return map[string]bool{"DLGEN_HAS_VERSIONED": h.Versioned, "DLGEN_HAS_PADDED_FLAG": h.Padded != ""}
+	return map[string]bool{featureMacros[0]: h.Versioned, featureMacros[1]: h.Padded != ""}
 }
+
+// featureMacros are the feature macros the hand-written helper code asks.
+var featureMacros = []string{"DLGEN_HAS_VERSIONED", "DLGEN_HAS_PADDED_FLAG"}
 
 // cString is s as a C string literal: printable ASCII as it is, anything
 // else escaped in octal (which, unlike \x, ends after three digits).
@@ -221,4 +251,24 @@ func cString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// Verbatim maps the hand-written helper code, as each release's header
+// holds it (one text per combination of the feature macros, named by
+// their values), to that text, so that golden files name it instead of
+// repeating it (package backendtest).
+func (Backend) Verbatim() map[string]string {
+	out := map[string]string{}
+	for combination := range 1 << len(featureMacros) {
+		on := map[string]bool{}
+		var values []string
+		for i, name := range featureMacros {
+			on[name] = combination>>i&1 == 1
+			values = append(values, fmt.Sprintf("%s=%d", name, combination>>i&1))
+		}
+		if code, err := withFeatures(helpersCode, on); err == nil { // else the generator reports it
+			out["internal/backend/c/runtime/dlpack_helpers.h with "+strings.Join(values, " ")] = code
+		}
+	}
+	return out
 }

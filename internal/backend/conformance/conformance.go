@@ -4,10 +4,10 @@
 // from_dlpack from inside the capsule (docs/conformance-kit.md).
 //
 // The kit's code is hand-written and the same for every release
-// (runtime/conformance); what varies by release is its reference module,
+// (conformance); what varies by release is its reference module,
 // the generated ctypes declarations (the driver places the Python backend's
 // dlpack_ctypes.py at Reference), and the corpus of tensors with the
-// verdicts of that release (corpus.py, from runtime/conformance/corpus/corpus.json,
+// verdicts of that release (corpus.py, from conformance/corpus/corpus.json,
 // shipped when the corpus is written for the release). The directory is a
 // Python project (pyproject.toml, project.go): pip installs it, and
 // scripts/wheels makes the newest release's kit a wheel with the same
@@ -20,10 +20,10 @@ import (
 	"path"
 	"strings"
 
+	kit "github.com/dlgen/dlgen/conformance"
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/runtime/conformance"
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
 )
 
 // Dir is where the kit is written, relative to the output directory.
@@ -59,11 +59,11 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		return nil, fmt.Errorf("DLPack %s has no versioned protocol (max_version, DLManagedTensorVersioned): the conformance kit is for DLPack 1.0 and later", api.Version())
 	}
 	var files []backend.File
-	err := fs.WalkDir(kitruntime.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(kit.Sources, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := fs.ReadFile(kitruntime.Sources, p)
+		data, err := fs.ReadFile(kit.Sources, p)
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func corpusModule(raw []byte) []byte {
 	var b strings.Builder
 	b.WriteString("# " + backend.Marker + "\n# " + backend.SPDX + "\n")
 	b.WriteString("# ruff: noqa: E501 - the corpus's lines as corpus.json has them\n")
-	b.WriteString(`"""The conformance corpus of this release (dlgen's runtime/conformance/corpus/corpus.json)."""` + "\n")
+	b.WriteString(`"""The conformance corpus of this release (dlgen's conformance/corpus/corpus.json)."""` + "\n")
 	b.WriteString("import json\n\nCORPUS = json.loads(r'''\n")
 	b.Write(raw)
 	b.WriteString("''')\n")

@@ -48,7 +48,8 @@ type Backend struct {
 func (Backend) Name() string { return "go" }
 
 func init() {
-	backend.Register(backend.Registration{Name: "go", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+	backend.Register(backend.Registration{Name: "go", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		Reserved: reserved})
 }
 
 // Generate renders the package of api.

@@ -222,6 +222,13 @@ func (g *gen) dataTypeNames(f *jen.File) error {
 		jen.Id("bits").Uint8(),
 	).Custom(multiline, rows...)
 
+	dataTypeString(f, dt)
+	g.parseDataType(f, dt)
+	return nil
+}
+
+// dataTypeString declares DataType's String (dt) and DataTypeNames.
+func dataTypeString(f *jen.File, dt string) {
 	f.Comment("String returns the dtype's name (\"float32\", \"bfloat16\", \"float8_e4m3fn\",")
 	f.Comment("\"bool\"), followed by x and the lane count for several lanes (\"float32x4\");")
 	f.Comment("a dtype without a name is \"" + dt + "(code=C, bits=B, lanes=L)\".")
@@ -248,6 +255,10 @@ func (g *gen) dataTypeNames(f *jen.File) error {
 		jen.Return(jen.Id("out")),
 	)
 
+}
+
+// parseDataType declares ParseDataType, the parser of String's names.
+func (g *gen) parseDataType(f *jen.File, dt string) {
 	unknown := jen.Qual("fmt", "Errorf").Call(jen.Lit("unknown dtype name %q"), jen.Id("s"))
 	if g.message("dtype_name") != nil {
 		unknown = jen.Qual("errors", "New").Call(jen.Id(ruleName("dtype_name")).Dot("Format").Call(
@@ -274,7 +285,6 @@ func (g *gen) dataTypeNames(f *jen.File) error {
 		),
 		jen.Return(jen.Id(dt).Values(), unknown),
 	)
-	return nil
 }
 
 // message returns the message of check id, or nil.

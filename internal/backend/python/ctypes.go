@@ -27,8 +27,8 @@ func ctypesFiles(v *view) ([]file, error) {
 		return nil, err
 	}
 	return []file{
-		{path: "dlpack_ctypes.py", template: "python/dlpack_ctypes.py.tmpl", page: module},
-		{path: "dlpack_ctypes.pyi", template: "python/dlpack.pyi.tmpl", page: stub},
+		{path: "dlpack_ctypes.py", template: "templates/dlpack_ctypes.py.tmpl", page: module},
+		{path: "dlpack_ctypes.pyi", template: "templates/dlpack.pyi.tmpl", page: stub},
 	}, nil
 }
 

@@ -68,10 +68,10 @@ func cythonFiles(v *view) ([]file, []backend.File, error) {
 		}
 	}
 	return []file{
-		{path: "dlpack.pxd", template: "python/dlpack.pxd.tmpl", page: page{view: v, Cython: true}},
-		{path: "dlpack_cython.pxd", template: "python/dlpack_cython.pxd.tmpl", page: pxd},
-		{path: "dlpack_cython.pyx", template: "python/dlpack_cython.pyx.tmpl", page: pyx},
-		{path: "dlpack_cython.pyi", template: "python/dlpack.pyi.tmpl", page: stub},
+		{path: "dlpack.pxd", template: "templates/dlpack.pxd.tmpl", page: page{view: v, Cython: true}},
+		{path: "dlpack_cython.pxd", template: "templates/dlpack_cython.pxd.tmpl", page: pxd},
+		{path: "dlpack_cython.pyx", template: "templates/dlpack_cython.pyx.tmpl", page: pyx},
+		{path: "dlpack_cython.pyi", template: "templates/dlpack.pyi.tmpl", page: stub},
 	}, copies, nil
 }
 

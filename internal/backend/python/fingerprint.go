@@ -20,11 +20,11 @@ import (
 // dlpack_ctypes.py carry it; the Cython module is built with it as a C
 // string, so that a compiled module built from other sources than those
 // beside it is found: at import (it refuses, naming the rebuild, in
-// runtime/python/cython_fingerprint.pxi) and by dlgen -check
+// internal/backend/python/runtime/cython_fingerprint.pxi) and by dlgen -check
 // (Backend.StaleBuilds), which reads the string from the compiled file.
 
 // fingerprintPattern matches a fingerprint, in a source or a compiled
-// module. runtime/python/cython_fingerprint.pxi spells it the same.
+// module. internal/backend/python/runtime/cython_fingerprint.pxi spells it the same.
 var fingerprintPattern = regexp.MustCompile(`dlgen fingerprint: DLPack [0-9a-z.]+, sources [0-9a-f]{16}`)
 
 // fingerprint is the fingerprint of release's sources of the given hash.

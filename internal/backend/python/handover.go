@@ -1,7 +1,7 @@
 package python
 
 // The names that cross between the generated declarations and the
-// hand-written sources in runtime/python: one table, in two parts, one each way.
+// hand-written sources in internal/backend/python/runtime: one table, in two parts, one each way.
 // handover_test.go checks it against the sources and every release's
 // output: each name is used (or defined) where it says, and no other name
 // crosses. Besides these, the Cython sources take the header's structs and

@@ -1,6 +1,7 @@
 package python
 
 import (
+	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
@@ -250,7 +251,7 @@ func TestDeclaredSeesTopLevelNamesAndConditionalOnes(t *testing.T) {
 // opening comment every name of the declarations it reads (the line after
 // "Names this file reads and never defines"), and no other.
 func TestRulesPyStatesTheNamesItReads(t *testing.T) {
-	src, err := sources.ReadFile("rules.py")
+	src, err := fs.ReadFile(sources, "rules.py")
 	if err != nil {
 		t.Fatal(err)
 	}

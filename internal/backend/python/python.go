@@ -26,7 +26,7 @@
 // declarator (cython.go).
 //
 // Everything else is hand-written and the same for every release: the
-// sources in runtime/python, which linters, editors and tests read as they are.
+// sources in internal/backend/python/runtime, which linters, editors and tests read as they are.
 // They reach the output in one of two ways, one per kind of text:
 //   - Python (the ctypes module and both stubs): a generated file is its
 //     template's declarations followed by hand-written sources, verbatim
@@ -54,14 +54,19 @@ package python
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
 	"strings"
 	"text/template"
 
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/templates"
 )
+
+// templates are the backend's templates, declarations only.
+//
+//go:embed templates/*.tmpl
+var templates embed.FS
 
 // Dir is where the modules are written, relative to the output directory.
 const Dir = "python"
@@ -119,6 +124,7 @@ func init() {
 			return Backend{Schema: c.Schema, Package: c.Options[PackageFlag]}
 		},
 		Reference: Dir + "/dlpack_ctypes.py",
+		Reserved:  reserved,
 	})
 }
 
@@ -172,7 +178,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		pages, copies = append(pages, cython...), shipped
 	}
 	if b.Package != "" {
-		pages = append(pages, file{path: "__init__.py", template: "python/package_init.py.tmpl", page: page{view: v}})
+		pages = append(pages, file{path: "__init__.py", template: "templates/package_init.py.tmpl", page: page{view: v}})
 	}
 	var out []backend.File
 	for _, f := range pages {
@@ -186,7 +192,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		// The package around python/, the output directory, may have an
 		// __init__.py of its own already: a seed. (-python-package python
 		// makes python/ a top-level package, with none around it.)
-		content, err := file{template: "python/parent_init.py.tmpl", page: page{view: v}}.render()
+		content, err := file{template: "templates/parent_init.py.tmpl", page: page{view: v}}.render()
 		if err != nil {
 			return nil, err
 		}
@@ -198,10 +204,10 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 }
 
 // declarationsTemplate holds the blocks both modules render alike.
-const declarationsTemplate = "python/dlpack_declarations.py.tmpl"
+const declarationsTemplate = "templates/dlpack_declarations.py.tmpl"
 
 func (f file) render() ([]byte, error) {
-	tmpl, err := templates.Parse(f.template, template.FuncMap{"comment": comment, "docstring": docstring, "pystr": pystr,
+	tmpl, err := backend.ParseTemplate(templates, f.template, template.FuncMap{"comment": comment, "docstring": docstring, "pystr": pystr,
 		"pkgpath": func(pkg string) string { return strings.ReplaceAll(pkg, ".", "/") },
 		"parent":  func(pkg string) string { return pkg[:strings.LastIndex(pkg, ".")] }}, declarationsTemplate)
 	if err != nil {

@@ -1,6 +1,7 @@
 package python
 
 import (
+	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ func TestReadPythonLiftsTheImportsAfterTheOpeningComment(t *testing.T) {
 
 func TestSplitPythonRefusesAnImportAfterTheCode(t *testing.T) {
 	for _, late := range []string{"# late\nimport os\n\nx = 1\nfrom sys import argv\n", "# late\nimport os\n\nx = 1\nimport sys\n"} {
-		if _, err := splitPython("late.py", late); err == nil || !strings.Contains(err.Error(), "runtime/python/late.py:5: an import after the code") {
+		if _, err := splitPython("late.py", late); err == nil || !strings.Contains(err.Error(), "internal/backend/python/runtime/late.py:5: an import after the code") {
 			t.Errorf("splitPython(%q) = %v", late, err)
 		}
 	}
@@ -36,7 +37,7 @@ func TestSplitPythonRefusesAnImportAfterTheCode(t *testing.T) {
 // Every hand-written Python source keeps to the layout readPython lifts
 // imports from.
 func TestEveryPythonSourceHasItsImportsUpFront(t *testing.T) {
-	entries, err := sources.ReadDir(".")
+	entries, err := fs.ReadDir(sources, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,13 +84,13 @@ func TestVerbatimIsTheSourcesAsTheOutputHoldsThem(t *testing.T) {
 		}
 	}
 	for path, text := range (Backend{}).Verbatim() {
-		name := strings.TrimPrefix(strings.TrimSuffix(path, " without its import lines"), "runtime/python/")
-		data, err := sources.ReadFile(name)
+		name := strings.TrimPrefix(strings.TrimSuffix(path, " without its import lines"), "internal/backend/python/runtime/")
+		data, err := fs.ReadFile(sources, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := string(data)
-		if name != path[len("runtime/python/"):] {
+		if name != path[len("internal/backend/python/runtime/"):] {
 			want = strings.TrimRight(imports.ReplaceAllString(want, ""), "\n")
 		}
 		if strings.TrimRight(text, "\n") != strings.TrimRight(want, "\n") {

@@ -1,21 +1,33 @@
 package python
 
 import (
+	"embed"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/backend"
-	"github.com/dlgen/dlgen/runtime/python"
 )
 
-// The hand-written sources in runtime/python, the same for every release. dlgen
+// The hand-written sources in internal/backend/python/runtime, the same for every release. dlgen
 // never edits them: a Python source (.py, .pyi) goes into a generated module
 // or stub after the declarations, verbatim but for its import lines, which
 // join the file's import block; a Cython source (.pxi) is shipped beside the
 // .pyx and .pxd as it is, behind the marker lines, and included by them.
-var sources = pyruntime.Sources
+//
+//go:embed runtime/*.py runtime/*.pyi runtime/*.pxi
+var runtimeFiles embed.FS
+
+// sources are the hand-written sources, by file name.
+var sources = func() fs.FS {
+	sub, err := fs.Sub(runtimeFiles, "runtime")
+	if err != nil {
+		panic(err) // a constant path: cannot fail
+	}
+	return sub
+}()
 
 // pythonSource is a hand-written Python source as a module or stub takes
 // it: the modules it imports, and the rest of its text.
@@ -30,20 +42,20 @@ var (
 	anyImport  = regexp.MustCompile(`(?m)^(import|from) `)
 )
 
-// readPython reads runtime/python/name: a comment, then its imports, `import
+// readPython reads internal/backend/python/runtime/name: a comment, then its imports, `import
 // module` one a line, then its code. Its imports are lifted into the
 // generated file's import block; an import anywhere else at the top level
 // (a from-import, say, which could not be merged with another source's) is
 // an error.
 func readPython(name string) (pythonSource, error) {
-	data, err := sources.ReadFile(name)
+	data, err := fs.ReadFile(sources, name)
 	if err != nil {
 		return pythonSource{}, err
 	}
 	return splitPython(name, string(data))
 }
 
-// splitPython separates the imports of runtime/python/name, whose text is data,
+// splitPython separates the imports of internal/backend/python/runtime/name, whose text is data,
 // from the rest.
 func splitPython(name, data string) (pythonSource, error) {
 	lines := strings.Split(data, "\n")
@@ -63,14 +75,14 @@ func splitPython(name, data string) (pythonSource, error) {
 	src.text = strings.TrimRight(strings.Join(append(lines[:head:head], lines[end:]...), "\n"), "\n")
 	if loc := anyImport.FindStringIndex(src.text); loc != nil {
 		line := strings.Count(src.text[:loc[0]], "\n") + 1 + end - head
-		return src, fmt.Errorf("runtime/python/%s:%d: an import after the code: imports are `import module` lines right after the opening comment", name, line)
+		return src, fmt.Errorf("internal/backend/python/runtime/%s:%d: an import after the code: imports are `import module` lines right after the opening comment", name, line)
 	}
 	return src, nil
 }
 
-// readCython reads runtime/python/name as dlgen ships it: its marker lines first.
+// readCython reads internal/backend/python/runtime/name as dlgen ships it: its marker lines first.
 func readCython(name string) (string, error) {
-	data, err := sources.ReadFile(name)
+	data, err := fs.ReadFile(sources, name)
 	if err != nil {
 		return "", err
 	}
@@ -102,12 +114,12 @@ func importBlock(own []string, srcs []pythonSource) []string {
 // the text of it that dlgen copies unchanged into its output: a Cython
 // source as it is, a Python source without its import lines (shared.py is
 // both), so that golden files can name the sources instead of repeating
-// them (generate's TestGolden).
+// them (package backendtest).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
-	entries, _ := sources.ReadDir(".")
+	entries, _ := fs.ReadDir(sources, ".")
 	for _, e := range entries {
-		name, path := e.Name(), "runtime/python/"+e.Name()
+		name, path := e.Name(), "internal/backend/python/runtime/"+e.Name()
 		if strings.HasSuffix(name, ".py") || strings.HasSuffix(name, ".pyi") {
 			if src, err := readPython(name); err == nil && len(src.imports) > 0 {
 				out[path+" without its import lines"] = src.text
@@ -117,8 +129,8 @@ func (Backend) Verbatim() map[string]string {
 		}
 	}
 	for _, name := range append(append(pyxIncludes(true), pyxIncludes(false)...), pxdIncludes...) {
-		if data, err := sources.ReadFile(name); err == nil {
-			out["runtime/python/"+name] = string(data)
+		if data, err := fs.ReadFile(sources, name); err == nil {
+			out["internal/backend/python/runtime/"+name] = string(data)
 		}
 	}
 	return out

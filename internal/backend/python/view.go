@@ -59,6 +59,7 @@ type rules struct {
 	MaxDims                           int
 	Nullables                         []nullable
 	TypeCodes                         []typeCode
+	SmallFloats                       []typeCode // the type codes with a Float
 	HostReadable                      []constant // Name: the enumerator, Value: its value
 	Streamless                        []constant // Name: the enumerator, Value: its value
 	DataTypes                         []ir.NamedDataType
@@ -77,6 +78,7 @@ type typeCode struct {
 	Name   string
 	Opaque bool
 	Bits   int
+	Float  *ir.FloatFormat // a small float's encoding, or nil
 }
 
 // message is a check's message: its id, the Python exception, its words as
@@ -162,7 +164,33 @@ func (b Backend) view(api *ir.API) (*view, error) {
 			m.Constants = append(m.Constants, constant{Name: mac.Name, Doc: mac.Doc, Value: fmt.Sprint(mac.Value)})
 		}
 	}
-	pr := api.Protocol
+	m.addProtocol(api.Protocol)
+	for _, d := range api.Decls {
+		if err := m.addDecl(d); err != nil {
+			return nil, err
+		}
+		m.CDecls = append(m.CDecls, cDecl(d, v))
+		switch d.(type) {
+		case *ir.Struct, *ir.FuncType:
+			m.Cimports = append(m.Cimports, d.DeclName())
+		}
+	}
+	sort.Strings(m.Cimports)
+	if m.Versioned {
+		r, err := rulesOf(api)
+		if err != nil {
+			return nil, err
+		}
+		m.Rules = r
+	}
+	for _, abi := range ir.ABIs {
+		m.Layouts = append(m.Layouts, layoutOn(api, abi))
+	}
+	return m, nil
+}
+
+// addProtocol adds the capsules' names and the C exchange API's.
+func (m *view) addProtocol(pr ir.Protocol) {
 	for _, c := range []struct {
 		name         *ir.PythonName
 		python, cstr string
@@ -182,75 +210,66 @@ func (b Backend) view(api *ir.API) (*view, error) {
 			m.Exchange.Capsule = c.Name
 		}
 	}
-	for _, d := range api.Decls {
-		switch d := d.(type) {
-		case *ir.Enum:
-			e, err := pythonEnum(d)
-			if err != nil {
-				return nil, err
-			}
-			m.Enums = append(m.Enums, e)
-		case *ir.Flags:
-			for _, f := range d.Bits {
-				m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: fmt.Sprintf("0x%x", uint64(1)<<f.Bit)})
-			}
-		case *ir.Struct:
-			s := structure{Name: d.Name, Doc: d.Doc}
-			for _, f := range d.Fields {
-				t, err := ctype(f.Type)
-				if err != nil {
-					return nil, backend.Errorf(f.Pos, "%s.%s: %v", d.Name, f.Name, err)
-				}
-				s.Fields = append(s.Fields, field{Name: f.Name, Type: t, Doc: f.Doc})
-			}
-			m.Structs = append(m.Structs, s)
-			if m.Versioned {
-				m.Leaves = append(m.Leaves, structLeaves{Name: d.Name, Leaves: leaves(d, "")})
-			}
-		case *ir.FuncType:
-			ft := functype{Name: d.Name, Doc: d.Doc}
-			var err error
-			if ft.Result, err = ctype(d.Sig.Returns); err != nil {
-				return nil, backend.Errorf(d.Pos, "%s: %v", d.Name, err)
-			}
-			for _, p := range d.Sig.Params {
-				t, err := ctype(p.Type)
-				if err != nil {
-					return nil, backend.Errorf(d.Pos, "%s: %v", d.Name, err)
-				}
-				ft.Params = append(ft.Params, t)
-			}
-			m.FuncTypes = append(m.FuncTypes, ft)
-		}
-		m.CDecls = append(m.CDecls, cDecl(d, v))
-		switch d.(type) {
-		case *ir.Struct, *ir.FuncType:
-			m.Cimports = append(m.Cimports, d.DeclName())
-		}
-	}
-	sort.Strings(m.Cimports)
-	if m.Versioned {
-		r, err := rulesOf(api)
+}
+
+// addDecl adds the Python declaration of d: an enum, the constants of a
+// flags type, a ctypes structure, a function pointer type.
+func (m *view) addDecl(d ir.Decl) error {
+	switch d := d.(type) {
+	case *ir.Enum:
+		e, err := pythonEnum(d)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		m.Rules = r
-	}
-	for _, abi := range ir.ABIs {
-		// The interpreter's own C compiler decides, through ctypes, both
-		// facts a model is made of; a platform matching none (m68k aligns
-		// int64 to 2) is not checked.
-		l := layout{ABI: abi.Name, PtrSize: abi.PtrSize, Int64Align: abi.Int64Align}
-		for _, lc := range api.LayoutChecks(abi) {
-			if lc.Field == nil {
-				l.Checks = append(l.Checks, check{Struct: lc.Struct.Name, Want: lc.Size})
-			} else {
-				l.Checks = append(l.Checks, check{Struct: lc.Struct.Name, Field: lc.Field.Name, Want: lc.Offset})
+		m.Enums = append(m.Enums, e)
+	case *ir.Flags:
+		for _, f := range d.Bits {
+			m.Constants = append(m.Constants, constant{Name: f.Name, Doc: f.Doc, Value: fmt.Sprintf("0x%x", uint64(1)<<f.Bit)})
+		}
+	case *ir.Struct:
+		s := structure{Name: d.Name, Doc: d.Doc}
+		for _, f := range d.Fields {
+			t, err := ctype(f.Type)
+			if err != nil {
+				return backend.Errorf(f.Pos, "%s.%s: %v", d.Name, f.Name, err)
 			}
+			s.Fields = append(s.Fields, field{Name: f.Name, Type: t, Doc: f.Doc})
 		}
-		m.Layouts = append(m.Layouts, l)
+		m.Structs = append(m.Structs, s)
+		if m.Versioned {
+			m.Leaves = append(m.Leaves, structLeaves{Name: d.Name, Leaves: leaves(d, "")})
+		}
+	case *ir.FuncType:
+		ft := functype{Name: d.Name, Doc: d.Doc}
+		var err error
+		if ft.Result, err = ctype(d.Sig.Returns); err != nil {
+			return backend.Errorf(d.Pos, "%s: %v", d.Name, err)
+		}
+		for _, p := range d.Sig.Params {
+			t, err := ctype(p.Type)
+			if err != nil {
+				return backend.Errorf(d.Pos, "%s: %v", d.Name, err)
+			}
+			ft.Params = append(ft.Params, t)
+		}
+		m.FuncTypes = append(m.FuncTypes, ft)
 	}
-	return m, nil
+	return nil
+}
+
+// layoutOn is the layout checks of api on abi. The interpreter's own C
+// compiler decides, through ctypes, both facts a model is made of; a
+// platform matching none (m68k aligns int64 to 2) is not checked.
+func layoutOn(api *ir.API, abi ir.ABI) layout {
+	l := layout{ABI: abi.Name, PtrSize: abi.PtrSize, Int64Align: abi.Int64Align}
+	for _, lc := range api.LayoutChecks(abi) {
+		if lc.Field == nil {
+			l.Checks = append(l.Checks, check{Struct: lc.Struct.Name, Want: lc.Size})
+		} else {
+			l.Checks = append(l.Checks, check{Struct: lc.Struct.Name, Field: lc.Field.Name, Want: lc.Offset})
+		}
+	}
+	return l
 }
 
 // pythonEnum is an IntEnum. Its values lie in [0, 63]: the Cython module
@@ -295,7 +314,11 @@ func rulesOf(api *ir.API) (*rules, error) {
 		}
 	}
 	for _, ev := range codes.Values {
-		r.TypeCodes = append(r.TypeCodes, typeCode{Value: ev.Value, Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits})
+		tc := typeCode{Value: ev.Value, Name: ev.Name, Opaque: ev.Opaque, Bits: ev.Bits, Float: ev.Float}
+		r.TypeCodes = append(r.TypeCodes, tc)
+		if tc.Float != nil {
+			r.SmallFloats = append(r.SmallFloats, tc)
+		}
 	}
 	for _, ev := range devices.Values {
 		if ev.HostReadable {

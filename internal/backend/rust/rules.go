@@ -12,7 +12,7 @@ import (
 // be NULL, which device types the CPU reads, which type codes allow one
 // width or cannot be addressed), the rest is api.Rules: the dimension
 // limit and the message of every check. The hand-written checker
-// (runtime/rust/check.rs) and the readers of the tables (runtime/rust/rule_types.rs)
+// (internal/backend/rust/runtime/check.rs) and the readers of the tables (internal/backend/rust/runtime/rule_types.rs)
 // know no fact of their own; the limits of the address space are the
 // template's definition against the pointer width, docs/rules.md's.
 
@@ -94,6 +94,15 @@ func ruleTables(api *ir.API) (*rules, error) {
 	if f := api.Flag.SubbytePadded; f != nil {
 		r.Padded = "Some(" + f.Name + ")"
 	}
+	r.Nullables = nullables(api)
+	r.addEnums(api)
+	r.addChecks(api)
+	return r, nil
+}
+
+// nullables are the nullable pointer fields of api's structs.
+func nullables(api *ir.API) []nullableStruct {
+	var out []nullableStruct
 	for _, s := range api.Structs() {
 		ns := nullableStruct{Struct: s.Name}
 		for _, f := range s.Fields {
@@ -111,9 +120,15 @@ func ruleTables(api *ir.API) (*rules, error) {
 			ns.Fields = append(ns.Fields, nf)
 		}
 		if ns.Fields != nil {
-			r.Nullables = append(r.Nullables, ns)
+			out = append(out, ns)
 		}
 	}
+	return out
+}
+
+// addEnums adds the devices' facts, the type codes' and the dtype names.
+func (r *rules) addEnums(api *ir.API) {
+	devices, codes := api.Enum.DeviceType, api.Enum.DataTypeCode
 	for _, ev := range devices.Values {
 		if ev.HostReadable {
 			r.HostReadable = append(r.HostReadable, ev.Name)
@@ -139,6 +154,10 @@ func ruleTables(api *ir.API) (*rules, error) {
 		}
 		r.DataTypes = append(r.DataTypes, dataType{Name: rustString(n.Name), Code: codes.Name + "::" + name, Bits: n.Bits})
 	}
+}
+
+// addChecks adds the import checks and the Python protocol's names.
+func (r *rules) addChecks(api *ir.API) {
 	for _, m := range api.Rules.Messages {
 		var params []string
 		for _, p := range m.Check.Params {
@@ -163,7 +182,6 @@ func ruleTables(api *ir.API) (*rules, error) {
 	if p.ExchangeAPICapsule != nil {
 		r.Python.ExchangeCapsule = p.ExchangeAPICapsule.Name
 	}
-	return r, nil
 }
 
 // nullWhens are the Rust spellings of ir.NullWhen, in its order.

@@ -18,7 +18,7 @@
 // Only what varies by release is generated, from the IR through the
 // templates rust-*.tmpl. The readers of the rule tables (rules/types.rs),
 // the safe layer (an owned managed tensor, import validation, exports of
-// Rust memory) and the PyO3 glue are hand-written Rust in runtime/rust, embedded
+// Rust memory) and the PyO3 glue are hand-written Rust in internal/backend/rust/runtime, embedded
 // here and copied, behind the generated marker lines, into src/ of every
 // release from 1.0; python/exchange.rs is
 // exchange_api.rs where the release has the C exchange API and
@@ -33,13 +33,12 @@ package rust
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/backend"
 	"github.com/dlgen/dlgen/internal/ir"
-	"github.com/dlgen/dlgen/runtime/rust"
-	"github.com/dlgen/dlgen/templates"
 )
 
 // Dir is where the crate is written, relative to the output directory.
@@ -52,10 +51,16 @@ const RustVersion = "1.81"
 // PyO3 is the PyO3 release line the pyo3 feature builds against.
 const PyO3 = "0.30"
 
-var sources = rustruntime.Sources
+// embedded are the backend's templates (declarations only) and the crate's
+// hand-written runtime (runtime/): its safe layer (import checks, owned
+// tensors, exports of Rust memory) and its PyO3 glue, the same for every
+// release, shipped beside the declarations.
+//
+//go:embed templates/*.tmpl runtime/*.rs
+var embedded embed.FS
 
 // handWritten maps the crate's hand-written files to their sources in
-// runtime/rust; the exchange module is chosen per release.
+// internal/backend/rust/runtime; the exchange module is chosen per release.
 var handWritten = []struct{ path, source string }{
 	{"src/rules/types.rs", "rule_types.rs"},
 	{"src/check.rs", "check.rs"},
@@ -76,7 +81,8 @@ type Backend struct {
 func (Backend) Name() string { return "rust" }
 
 func init() {
-	backend.Register(backend.Registration{Name: "rust", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} }})
+	backend.Register(backend.Registration{Name: "rust", New: func(c backend.Config) backend.Backend { return Backend{Schema: c.Schema} },
+		Reserved: reserved})
 }
 
 // Generate renders the crate of api.
@@ -86,16 +92,16 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 		return nil, err
 	}
 	outputs := []struct{ path, template string }{
-		{"Cargo.toml", "rust/Cargo.toml.tmpl"},
-		{"src/lib.rs", "rust/lib.rs.tmpl"},
-		{"src/layout.rs", "rust/layout.rs.tmpl"},
+		{"Cargo.toml", "templates/Cargo.toml.tmpl"},
+		{"src/lib.rs", "templates/lib.rs.tmpl"},
+		{"src/layout.rs", "templates/layout.rs.tmpl"},
 	}
 	if v.Safe {
-		outputs = append(outputs, struct{ path, template string }{"src/rules.rs", "rust/rules.rs.tmpl"})
+		outputs = append(outputs, struct{ path, template string }{"src/rules.rs", "templates/rules.rs.tmpl"})
 	}
 	var files []backend.File
 	for _, o := range outputs {
-		tmpl, err := templates.Parse(o.template, map[string]any{"doc": doc, "noCfg": noCfg})
+		tmpl, err := backend.ParseTemplate(embedded, o.template, map[string]any{"doc": doc, "noCfg": noCfg})
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +125,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 	}
 	copies = append(copies, struct{ path, source string }{"src/python/exchange.rs", exchange})
 	for _, c := range copies {
-		text, err := sources.ReadFile(c.source)
+		text, err := embedded.ReadFile("runtime/" + c.source)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +136,7 @@ func (b Backend) Generate(api *ir.API) ([]backend.File, error) {
 }
 
 // handDebug is the struct whose Debug the safe layer writes by hand
-// (runtime/rust/rule_types.rs, beside its Display): a dtype shows as its name, as
+// (internal/backend/rust/runtime/rule_types.rs, beside its Display): a dtype shows as its name, as
 // Python's repr shows it, not as `code: 2`.
 const handDebug = "DLDataType"
 
@@ -164,6 +170,7 @@ type decl struct {
 type field struct {
 	Doc, Line   string
 	FuncPointer bool
+	Name, Zero  string // for ZERO: the field's Rust name and zero value
 }
 
 type enumValue struct {
@@ -188,75 +195,16 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 		}
 	}
 	used := map[string]bool{}
-	note := func(t rtype) {
-		for _, ffi := range []string{"c_char", "c_int", "c_void"} {
-			if strings.Contains(t.text(""), ffi) {
-				used[ffi] = true
-			}
-		}
-	}
 	for _, d := range api.Decls {
-		switch d := d.(type) {
-		case *ir.Struct:
-			s := decl{Kind: "struct", Name: d.Name, Doc: d.Doc, Derive: "Clone, Copy, Debug"}
-			if c.Safe && d.Name == handDebug {
-				s.Derive = "Clone, Copy"
-			}
-			if pointerFree(d) {
-				s.Derive += ", PartialEq, Eq, Hash"
-			}
-			for _, f := range d.Fields {
-				t, err := rustType(f.Type)
-				if err != nil {
-					return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
-				}
-				note(t)
-				s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc()})
-			}
-			c.Decls = append(c.Decls, s)
-		case *ir.Enum:
-			repr, ok := rustScalar[d.Storage]
-			if !ok {
-				return nil, fmt.Errorf("enum %s: no Rust type for %s", d.Name, d.Storage)
-			}
-			e := decl{Kind: "enum", Name: d.Name, Doc: d.Doc, Repr: repr}
-			for _, ev := range d.Values {
-				e.Values = append(e.Values, enumValue{Doc: ev.Doc, Name: ev.Name, Value: ev.Value})
-			}
-			c.Decls = append(c.Decls, e)
-		case *ir.Flags:
-			typ, ok := rustScalar[d.Type]
-			if !ok {
-				return nil, fmt.Errorf("flags %s: no Rust type for %s", d.Name, d.Type)
-			}
-			f := decl{Kind: "flags", Name: d.Name, Doc: d.Doc}
-			for _, bit := range d.Bits {
-				f.Bits = append(f.Bits, constant{Doc: bit.Doc, Name: bit.Name, Type: typ, Value: fmt.Sprintf("1 << %d", bit.Bit)})
-			}
-			c.Decls = append(c.Decls, f)
-		case *ir.FuncType:
-			t, err := funcType(d.Sig)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", d.Name, err)
-			}
-			note(t)
-			// Parameter names are C's; rustc would ask for snake case.
-			c.Decls = append(c.Decls, decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Type: t.text(""), NonSnakeCase: !t.snakeCase()})
+		rd, err := c.decl(d, used)
+		if err != nil {
+			return nil, err
+		}
+		if rd != nil {
+			c.Decls = append(c.Decls, *rd)
 		}
 	}
-	var imports []string
-	for _, ffi := range []string{"c_char", "c_int", "c_void"} {
-		if used[ffi] {
-			imports = append(imports, ffi)
-		}
-	}
-	switch len(imports) {
-	case 0:
-	case 1:
-		c.Imports = "use core::ffi::" + imports[0] + ";"
-	default:
-		c.Imports = "use core::ffi::{" + strings.Join(imports, ", ") + "};"
-	}
+	c.Imports = ffiImports(used)
 	c.Models = models(api)
 	if c.Safe {
 		r, err := ruleTables(api)
@@ -266,6 +214,87 @@ func (b Backend) view(api *ir.API) (*crate, error) {
 		c.Rules = r
 	}
 	return c, nil
+}
+
+// ffiTypes are the core::ffi types the declarations may name.
+var ffiTypes = []string{"c_char", "c_int", "c_void"}
+
+// decl is the Rust declaration of d, or nil for none; used notes the
+// core::ffi types it names.
+func (c *crate) decl(d ir.Decl, used map[string]bool) (*decl, error) {
+	note := func(t rtype) {
+		for _, ffi := range ffiTypes {
+			if strings.Contains(t.text(""), ffi) {
+				used[ffi] = true
+			}
+		}
+	}
+	switch d := d.(type) {
+	case *ir.Struct:
+		s := decl{Kind: "struct", Name: d.Name, Doc: d.Doc, Derive: "Clone, Copy, Debug"}
+		if c.Safe && d.Name == handDebug {
+			s.Derive = "Clone, Copy"
+		}
+		if pointerFree(d) {
+			s.Derive += ", PartialEq, Eq, Hash"
+		}
+		for _, f := range d.Fields {
+			t, err := rustType(f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", d.Name, f.Name, err)
+			}
+			note(t)
+			s.Fields = append(s.Fields, field{Doc: f.Doc, Line: "pub " + ident(f.Name) + ": " + t.text("    ") + ",", FuncPointer: t.isFunc(),
+				Name: ident(f.Name), Zero: t.zero})
+		}
+		return &s, nil
+	case *ir.Enum:
+		repr, ok := rustScalar[d.Storage]
+		if !ok {
+			return nil, fmt.Errorf("enum %s: no Rust type for %s", d.Name, d.Storage)
+		}
+		e := decl{Kind: "enum", Name: d.Name, Doc: d.Doc, Repr: repr}
+		for _, ev := range d.Values {
+			e.Values = append(e.Values, enumValue{Doc: ev.Doc, Name: ev.Name, Value: ev.Value})
+		}
+		return &e, nil
+	case *ir.Flags:
+		typ, ok := rustScalar[d.Type]
+		if !ok {
+			return nil, fmt.Errorf("flags %s: no Rust type for %s", d.Name, d.Type)
+		}
+		f := decl{Kind: "flags", Name: d.Name, Doc: d.Doc}
+		for _, bit := range d.Bits {
+			f.Bits = append(f.Bits, constant{Doc: bit.Doc, Name: bit.Name, Type: typ, Value: fmt.Sprintf("1 << %d", bit.Bit)})
+		}
+		return &f, nil
+	case *ir.FuncType:
+		t, err := funcType(d.Sig)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Name, err)
+		}
+		note(t)
+		// Parameter names are C's; rustc would ask for snake case.
+		return &decl{Kind: "functype", Name: d.Name, Doc: d.Doc, Type: t.text(""), NonSnakeCase: !t.snakeCase()}, nil
+	}
+	return nil, nil
+}
+
+// ffiImports is the use line of the core::ffi types used, or "".
+func ffiImports(used map[string]bool) string {
+	var imports []string
+	for _, ffi := range ffiTypes {
+		if used[ffi] {
+			imports = append(imports, ffi)
+		}
+	}
+	switch len(imports) {
+	case 0:
+		return ""
+	case 1:
+		return "use core::ffi::" + imports[0] + ";"
+	}
+	return "use core::ffi::{" + strings.Join(imports, ", ") + "};"
 }
 
 // doc renders text as /// lines at indent, wrapped at docWidth (prose,
@@ -283,16 +312,16 @@ func doc(indent, text string) string {
 // docWidth is where documentation lines end.
 const docWidth = 80
 
-// Verbatim maps each hand-written source of runtime/rust, by path in the
+// Verbatim maps each hand-written source of internal/backend/rust/runtime, by path in the
 // repository, to its text, which Generate copies unchanged behind the
 // marker lines, so that golden files can name the sources instead of
-// repeating them (generate's TestGolden).
+// repeating them (package backendtest).
 func (Backend) Verbatim() map[string]string {
 	out := map[string]string{}
-	entries, _ := sources.ReadDir(".")
+	entries, _ := embedded.ReadDir("runtime")
 	for _, e := range entries {
-		if data, err := sources.ReadFile(e.Name()); err == nil {
-			out["runtime/rust/"+e.Name()] = string(data)
+		if data, err := embedded.ReadFile("runtime/" + e.Name()); err == nil {
+			out["internal/backend/rust/runtime/"+e.Name()] = string(data)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package rust
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dlgen/dlgen/internal/ir"
@@ -16,12 +17,15 @@ var rustScalar = map[string]string{
 }
 
 // ident spells a C member or parameter name as a Rust identifier: a word
-// on a Rust list of ir.ReservedWords gets a trailing underscore (self and
-// friends cannot be raw identifiers). The schema refuses such field names;
-// a parameter may be one (DLPack's deleter takes self).
+// on one of the backend's reserved lists that apply to fields gets a
+// trailing underscore (self and friends cannot be raw identifiers). The
+// schema refuses such field names; a parameter may be one (DLPack's
+// deleter takes self).
 func ident(c string) string {
-	if ir.RustKeyword(c) {
-		return c + "_"
+	for _, r := range reserved {
+		if r.On&ir.FieldName != 0 && slices.Contains(strings.Fields(r.Words), c) {
+			return c + "_"
+		}
 	}
 	return c
 }
@@ -32,6 +36,7 @@ type rtype struct {
 	plain  string
 	params []rparam // for a function pointer
 	ret    *rtype   // nil for void
+	zero   string   // its zero value as a constant expression: 0, a NULL pointer, None
 }
 
 type rparam struct {
@@ -87,14 +92,14 @@ func rustType(t *ir.Type) (rtype, error) {
 		if !ok {
 			return rtype{}, fmt.Errorf("no Rust type for C %s", t.Name)
 		}
-		return rtype{plain: s}, nil
+		return rtype{plain: s, zero: "0"}, nil
 	case ir.Pointer:
-		mut := "*mut "
+		mut, null := "*mut ", "core::ptr::null_mut()"
 		if t.Elem.Const {
-			mut = "*const "
+			mut, null = "*const ", "core::ptr::null()"
 		}
 		if t.Elem.Kind == ir.Scalar && t.Elem.Name == "void" {
-			return rtype{plain: mut + "c_void"}, nil
+			return rtype{plain: mut + "c_void", zero: null}, nil
 		}
 		if t.Elem.Kind == ir.Func {
 			return rtype{}, fmt.Errorf("pointer to an inline function type is not supported")
@@ -103,7 +108,7 @@ func rustType(t *ir.Type) (rtype, error) {
 		if err != nil {
 			return rtype{}, err
 		}
-		return rtype{plain: mut + elem.plain}, nil
+		return rtype{plain: mut + elem.plain, zero: null}, nil
 	case ir.Func:
 		return funcType(t.Sig)
 	}
@@ -112,12 +117,18 @@ func rustType(t *ir.Type) (rtype, error) {
 		// over a narrower integer would change the layout.
 		return rtype{}, fmt.Errorf("enum %s is stored as %s, which has not the size of the C int a field of it takes", e.Name, e.Storage)
 	}
-	return rtype{plain: t.Name}, nil
+	switch t.Decl.(type) {
+	case *ir.Enum:
+		return rtype{plain: t.Name, zero: t.Name + "(0)"}, nil
+	case *ir.FuncType:
+		return rtype{plain: t.Name, zero: "None"}, nil
+	}
+	return rtype{plain: t.Name, zero: t.Name + "::ZERO"}, nil
 }
 
 // funcType is the nullable function pointer of sig.
 func funcType(sig *ir.Signature) (rtype, error) {
-	f := rtype{}
+	f := rtype{zero: "None"}
 	if !(sig.Returns.Kind == ir.Scalar && sig.Returns.Name == "void") {
 		r, err := rustType(sig.Returns)
 		if err != nil {

@@ -1,4 +1,4 @@
-// Package corpustest runs the conformance corpus (runtime/conformance/corpus)
+// Package corpustest runs the conformance corpus (conformance/corpus)
 // through an importer written in another language and checks its verdicts:
 // the loop that every such runner shares (tests/chelpers, tests/rust).
 //
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlgen/dlgen/runtime/conformance/corpus"
+	"github.com/dlgen/dlgen/conformance/corpus"
 	"github.com/stretchr/testify/assert"
 )
 

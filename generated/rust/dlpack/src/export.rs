@@ -45,7 +45,7 @@ impl<'a> Layout<'a> {
             byte_offset: 0,
             device: DLDevice {
                 device_type: DLDeviceType::kDLCPU,
-                device_id: 0,
+                ..DLDevice::ZERO
             },
         }
     }
@@ -222,27 +222,28 @@ impl Export {
         memory: impl FnOnce(&mut O) -> (*mut c_void, usize),
     ) -> Result<Export, Error> {
         let tensor = DLTensor {
-            data: ptr::null_mut(),
             device: layout.device,
-            ndim: 0,
             dtype: layout.dtype,
-            shape: ptr::null_mut(),
-            strides: ptr::null_mut(),
             byte_offset: layout.byte_offset,
+            ..DLTensor::ZERO
         };
         let (major, minor) = rules::VERSION;
         let raw = Box::into_raw(Box::new(Holder {
             versioned: DLManagedTensorVersioned {
-                version: DLPackVersion { major, minor },
-                manager_ctx: ptr::null_mut(),
+                version: DLPackVersion {
+                    major,
+                    minor,
+                    ..DLPackVersion::ZERO
+                },
                 deleter: Some(delete_versioned::<O>),
                 flags: if read_only { rules::READ_ONLY } else { 0 },
                 dl_tensor: tensor,
+                ..DLManagedTensorVersioned::ZERO
             },
             legacy: DLManagedTensor {
                 dl_tensor: tensor,
-                manager_ctx: ptr::null_mut(),
                 deleter: Some(delete_legacy::<O>),
+                ..DLManagedTensor::ZERO
             },
             dims: Vec::new(),
             owner,

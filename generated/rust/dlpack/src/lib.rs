@@ -29,6 +29,10 @@
 //!   `__dlpack__` for PyO3 extensions, with the C exchange API where a
 //!   producer has one.
 #![no_std]
+// The runtime builds DLPack's structs from their ZERO (`..DLTensor::ZERO`)
+// even where it sets every field today, so that a field a later release
+// adds does not break it.
+#![allow(clippy::needless_update)]
 // A function pointer lists its parameters one a line, however short: one
 // layout for every release, kept by #[rustfmt::skip], as rustfmt's would
 // follow the width of the names.
@@ -75,6 +79,18 @@ pub struct DLPackVersion {
     pub major: u32,
     /// Minor version.
     pub minor: u32,
+}
+
+impl DLPackVersion {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLPackVersion::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        major: 0,
+        minor: 0,
+    };
 }
 
 /// Where the memory of a tensor lives.
@@ -159,6 +175,18 @@ pub struct DLDevice {
     pub device_type: DLDeviceType,
     /// Index of the device; 0 for host, pinned and managed memory.
     pub device_id: i32,
+}
+
+impl DLDevice {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLDevice::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        device_type: DLDeviceType(0),
+        device_id: 0,
+    };
 }
 
 /// The base kind of an element. Stored in DLDataType.code as a uint8_t, so
@@ -266,6 +294,19 @@ pub struct DLDataType {
     pub lanes: u16,
 }
 
+impl DLDataType {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLDataType::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        code: 0,
+        bits: 0,
+        lanes: 0,
+    };
+}
+
 /// A view of an n-dimensional array that owns nothing. The element at index
 /// (i0, ..., in-1) is element number sum(ik * strides\[k\]) counted from data +
 /// byte_offset, where an element takes ceil(bits * lanes / 8) bytes, or bits *
@@ -301,6 +342,23 @@ pub struct DLTensor {
     pub byte_offset: u64,
 }
 
+impl DLTensor {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLTensor::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        data: core::ptr::null_mut(),
+        device: DLDevice::ZERO,
+        ndim: 0,
+        dtype: DLDataType::ZERO,
+        shape: core::ptr::null_mut(),
+        strides: core::ptr::null_mut(),
+        byte_offset: 0,
+    };
+}
+
 /// The unversioned (legacy) exchange object: a DLTensor lent to a consumer
 /// together with the means to give it back. It lends, it does not hand over:
 /// the consumer calls deleter exactly once when it no longer needs the tensor.
@@ -318,6 +376,19 @@ pub struct DLManagedTensor {
     pub deleter: Option<unsafe extern "C" fn(
         self_: *mut DLManagedTensor,
     )>,
+}
+
+impl DLManagedTensor {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLManagedTensor::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        dl_tensor: DLTensor::ZERO,
+        manager_ctx: core::ptr::null_mut(),
+        deleter: None,
+    };
 }
 
 // Bits of DLManagedTensorVersioned.flags.
@@ -353,6 +424,21 @@ pub struct DLManagedTensorVersioned {
     pub flags: u64,
     /// The lent tensor.
     pub dl_tensor: DLTensor,
+}
+
+impl DLManagedTensorVersioned {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLManagedTensorVersioned::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        version: DLPackVersion::ZERO,
+        manager_ctx: core::ptr::null_mut(),
+        deleter: None,
+        flags: 0,
+        dl_tensor: DLTensor::ZERO,
+    };
 }
 
 /// Asks the producer to allocate a new tensor like prototype, of which only
@@ -430,6 +516,18 @@ pub struct DLPackExchangeAPIHeader {
     pub prev_api: *mut DLPackExchangeAPIHeader,
 }
 
+impl DLPackExchangeAPIHeader {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLPackExchangeAPIHeader::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        version: DLPackVersion::ZERO,
+        prev_api: core::ptr::null_mut(),
+    };
+}
+
 /// A producer's table of C entry points for exchanging tensors without the
 /// Python-level __dlpack__ round trip, made for libraries that run kernels on a
 /// framework's tensors on the framework's current stream (__dlpack__ stays the
@@ -452,4 +550,20 @@ pub struct DLPackExchangeAPI {
     pub dltensor_from_py_object_no_sync: DLPackDLTensorFromPyObjectNoSync,
     /// Never NULL.
     pub current_work_stream: DLPackCurrentWorkStream,
+}
+
+impl DLPackExchangeAPI {
+    /// Every field zero: numbers 0, pointers NULL, no function. Code that
+    /// builds one names the fields it sets and takes the rest from here
+    /// (`..DLPackExchangeAPI::ZERO`), so that a field a later release adds keeps it
+    /// compiling.
+    #[rustfmt::skip]
+    pub const ZERO: Self = Self {
+        header: DLPackExchangeAPIHeader::ZERO,
+        managed_tensor_allocator: None,
+        managed_tensor_from_py_object_no_sync: None,
+        managed_tensor_to_py_object_no_sync: None,
+        dltensor_from_py_object_no_sync: None,
+        current_work_stream: None,
+    };
 }

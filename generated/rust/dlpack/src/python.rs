@@ -325,10 +325,11 @@ impl DlpackRequest {
             let asked = DLDevice {
                 device_type: DLDeviceType(device_type),
                 device_id,
+                ..DLDevice::ZERO
             };
             let cpu = DLDevice {
                 device_type: DLDeviceType::kDLCPU,
-                device_id: 0,
+                ..DLDevice::ZERO
             };
             if asked != device && (asked != cpu || !host) {
                 return Err(PyBufferError::new_err(format!(

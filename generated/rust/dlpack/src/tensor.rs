@@ -106,6 +106,7 @@ macro_rules! elements {
                 code: DLDataTypeCode::$code.0,
                 bits: (8 * core::mem::size_of::<$t>()) as u8,
                 lanes: 1,
+                ..DLDataType::ZERO
             };
         }
     )*};
@@ -390,6 +391,7 @@ impl ManagedTensor {
             let DLDevice {
                 device_type,
                 device_id,
+                ..
             } = self.desc.device;
             return Err(check::broken(
                 Rule::DeviceUnreadable,

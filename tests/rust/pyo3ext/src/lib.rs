@@ -24,6 +24,7 @@ static RELEASED: AtomicUsize = AtomicUsize::new(0);
 const CPU: DLDevice = DLDevice {
     device_type: DLDeviceType::kDLCPU,
     device_id: 0,
+    ..DLDevice::ZERO
 };
 
 /// What an export keeps alive: counted when made, and when the consumer
@@ -397,6 +398,7 @@ fn take_with(
     let device = device.map(|(t, id)| DLDevice {
         device_type: DLDeviceType(t),
         device_id: id,
+        ..DLDevice::ZERO
     });
     Ok(Imported {
         tensor: Some(dl::from_dlpack_with(obj, copy, device, stream)?),
@@ -437,6 +439,7 @@ impl DeviceArray {
             device: DLDevice {
                 device_type: self.device_type,
                 device_id: self.device_id,
+                ..DLDevice::ZERO
             },
             ..Layout::of::<f32>(&[4])
         };
@@ -502,6 +505,7 @@ impl DeviceArray {
         let device = DLDevice {
             device_type: this.device_type,
             device_id: this.device_id,
+            ..DLDevice::ZERO
         };
         let request = DlpackRequest::new(
             device,
@@ -530,14 +534,17 @@ static TABLE: Table = Table(DLPackExchangeAPI {
         version: DLPackVersion {
             major: dlpack::DLPACK_MAJOR_VERSION,
             minor: dlpack::DLPACK_MINOR_VERSION,
+            ..DLPackVersion::ZERO
         },
         prev_api: ptr::null_mut(),
+        ..DLPackExchangeAPIHeader::ZERO
     },
     managed_tensor_allocator: None,
     managed_tensor_from_py_object_no_sync: Some(table_export),
     managed_tensor_to_py_object_no_sync: None,
     dltensor_from_py_object_no_sync: None,
     current_work_stream: Some(table_current_work_stream),
+    ..DLPackExchangeAPI::ZERO
 });
 
 /// Sets `e` as the pending exception and returns -1, the entries' failure.
